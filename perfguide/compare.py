@@ -1,0 +1,104 @@
+"""Set measurements side by side: a table in plain text (terminal) and HTML (the docs).
+
+>>> from perfguide.timer import Measurement
+>>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
+>>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
+>>> print(Comparison([slow, fast], baseline="slow"))
+variant  time per iteration  spread (IQR)  speed-up vs slow  first call  noisy
+-------  ------------------  ------------  ----------------  ----------  -----
+slow     2.00 ms             0 ns          1.00x             500 ms
+fast     5.00 µs             0 ns          400x              10.0 ms
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from perfguide.timer import Measurement
+
+_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def format_seconds(seconds: float) -> str:
+    """Three significant figures in the largest unit that keeps the number at least 1.
+
+    >>> format_seconds(0.0123456), format_seconds(2.5e-7), format_seconds(42.0)
+    ('12.3 ms', '250 ns', '42.0 s')
+    """
+    scale, name = next(((s, n) for s, n in _SCALES if seconds >= s), _SCALES[-1])
+    return f"{_three_figures(seconds / scale)} {name}"
+
+
+def format_ratio(ratio: float) -> str:
+    """A speed-up factor to three significant figures, e.g. ``'12.3x'``."""
+    return f"{_three_figures(ratio)}x"
+
+
+def _three_figures(value: float) -> str:
+    if value == 0:
+        return "0"
+    if value >= 100:
+        return f"{value:.0f}"
+    return f"{value:#.3g}".rstrip(".")
+
+
+def speedups(measurements: Sequence[Measurement], baseline: str) -> dict[str, float]:
+    """Baseline time over each variant's time (above 1 means faster than the baseline).
+
+    >>> ms = [Measurement(name, "call", 1, 1, 0.0, (t,) * 5) for name, t in [("a", 2), ("b", 0.5)]]
+    >>> speedups(ms, "a")
+    {'a': 1.0, 'b': 4.0}
+    """
+    by_label = {m.label: m for m in measurements}
+    if baseline not in by_label:
+        raise ValueError(f"baseline {baseline!r} is not among {sorted(by_label)}")
+    base = by_label[baseline].median_s
+    return {label: base / m.median_s for label, m in by_label.items()}
+
+
+class Comparison:
+    """A table of measurements of one workload, optionally with speed-ups against a baseline."""
+
+    def __init__(self, measurements: Sequence[Measurement], baseline: str | None = None):
+        if not measurements:
+            raise ValueError("nothing to compare: no measurements")
+        self.measurements = list(measurements)
+        self.baseline = baseline
+        self.unit = measurements[0].unit
+
+    def header(self) -> list[str]:
+        columns = ["variant", f"time per {self.unit}", "spread (IQR)"]
+        if self.baseline:
+            columns.append(f"speed-up vs {self.baseline}")
+        return [*columns, "first call", "noisy"]
+
+    def rows(self) -> list[list[str]]:
+        ratios = speedups(self.measurements, self.baseline) if self.baseline else {}
+        rows = []
+        for m in self.measurements:
+            row = [m.label, format_seconds(m.median_s), format_seconds(m.iqr_s)]
+            if self.baseline:
+                row.append(format_ratio(ratios[m.label]))
+            rows.append([*row, format_seconds(m.first_call_s), "NOISY" if m.noisy else ""])
+        return rows
+
+    def __str__(self) -> str:
+        table = [self.header(), *self.rows()]
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        lines = [self.header(), ["-" * w for w in widths], *self.rows()]
+        return "\n".join(
+            "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+            for line in lines
+        )
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.header())
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.rows()
+        )
+        return (
+            f'<table class="table perfguide-comparison"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )

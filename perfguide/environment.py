@@ -1,0 +1,139 @@
+"""What machine and software a measurement was taken on.
+
+Numbers without their environment cannot be compared; every results file carries this record.
+
+>>> record = collect()
+>>> record["logical_cores"] >= 1 and record["tensorflow"].startswith("2.")
+True
+>>> ("TensorFlow", record["tensorflow"]) in as_rows(record)
+True
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# The SIMD extensions that decide how fast TensorFlow's CPU kernels can be.
+_VECTOR_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+)
+_CPUINFO = Path("/proc/cpuinfo")
+# Terraform shares the TF_ prefix; its variables say nothing about TensorFlow.
+_TERRAFORM_PREFIXES = ("TF_CLI_", "TF_VAR_", "TF_LOG", "TF_PLUGIN_", "TF_REGISTRY_", "TF_DATA_DIR")
+
+
+def _cpuinfo_field(name: str) -> str:
+    if not _CPUINFO.exists():
+        return ""
+    for line in _CPUINFO.read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == name:
+            return value.strip()
+    return ""
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name, as the OS reports it."""
+    return _cpuinfo_field("model name") or platform.processor() or "unknown"
+
+
+def cpu_vector_flags() -> list[str]:
+    """Which of the SIMD extensions TensorFlow cares about the CPU has (Linux only; else empty)."""
+    flags = set(_cpuinfo_field("flags").split())
+    return [flag for flag in _VECTOR_FLAGS if flag in flags]
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (affinity), which can be fewer than the machine has."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def gpu_names() -> list[str]:
+    """Names of the GPUs TensorFlow can see (empty on a CPU-only machine)."""
+    import tensorflow as tf
+
+    return [gpu.name for gpu in tf.config.list_physical_devices("GPU")]
+
+
+def tensorflow_variables() -> dict[str, str]:
+    """The ``TF_*`` and ``XLA_*`` environment variables set, minus Terraform's (``TF_CLI_*``…)."""
+    return {
+        k: v
+        for k, v in sorted(os.environ.items())
+        if k.startswith(("TF_", "XLA_")) and not k.startswith(_TERRAFORM_PREFIXES)
+    }
+
+
+def collect() -> dict[str, Any]:
+    """The environment record: software versions, CPU, GPUs, TensorFlow threading, date."""
+    import keras
+    import tensorflow as tf
+
+    threading = tf.config.threading
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "tensorflow_build": {k: str(v) for k, v in tf.sysconfig.get_build_info().items()},
+        "cpu_model": cpu_model(),
+        "logical_cores": os.cpu_count(),
+        "usable_cores": usable_cores(),
+        "cpu_vector_flags": cpu_vector_flags(),
+        "gpus": gpu_names(),
+        # 0 means "TensorFlow picks", which is what users get unless they set it.
+        "tf_intra_op_threads": threading.get_intra_op_parallelism_threads(),
+        "tf_inter_op_threads": threading.get_inter_op_parallelism_threads(),
+        "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on for x86 CPUs)"),
+        "tf_env": tensorflow_variables(),
+    }
+
+
+_LABELS = {
+    "date": "Date (UTC)",
+    "platform": "Platform",
+    "python": "Python",
+    "numpy": "NumPy",
+    "tensorflow": "TensorFlow",
+    "keras": "Keras",
+    "tensorflow_build": "TensorFlow build",
+    "cpu_model": "CPU",
+    "logical_cores": "Logical cores",
+    "usable_cores": "Usable cores (affinity)",
+    "cpu_vector_flags": "CPU vector extensions",
+    "gpus": "Visible GPUs",
+    "tf_intra_op_threads": "TF intra-op threads (0 = default)",
+    "tf_inter_op_threads": "TF inter-op threads (0 = default)",
+    "onednn_opts": "oneDNN optimizations (TF_ENABLE_ONEDNN_OPTS)",
+    "tf_env": "TF_*/XLA_* variables",
+}
+
+
+def _readable(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return str(value)
+
+
+def as_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The record as (label, readable value) pairs, for tables."""
+    return [(_LABELS.get(key, key), _readable(value)) for key, value in record.items()]

@@ -1,0 +1,86 @@
+"""Results files: the environment record plus measurements, as JSON.
+
+Shape: ``{"environment": {...}, "measurements": [{"workload", "variant", "unit", "median_s",
+"iqr_s", "first_call_s", "noisy", ...}]}`` with ``median_s`` in seconds per ``unit``. Files are
+written atomically (a temporary file in the same directory, then renamed), so a crash never leaves
+half a file behind.
+
+>>> import tempfile
+>>> from perfguide.timer import Measurement
+>>> path = Path(tempfile.mkdtemp()) / "out.json"
+>>> save(path, {"python": "3.11"}, [Measurement("numpy", "iteration", 1, 3, 0.1, (1e-5,) * 5)])
+>>> [m.label for m in load_measurements(path)]
+['numpy']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perfguide.timer import Measurement
+
+#: Gallery examples publish their JSON into the directory this variable names (the docs set it).
+MEASUREMENTS_DIR_ENV = "PERFGUIDE_MEASUREMENTS_DIR"
+
+
+class ResultsError(Exception):
+    """A results file that cannot be read or is not shaped like one."""
+
+
+def measurements_dir() -> Path:
+    """Where chapters publish their measurements: ``$PERFGUIDE_MEASUREMENTS_DIR`` or
+    ``./perfguide-measurements``."""
+    return Path(os.environ.get(MEASUREMENTS_DIR_ENV, "perfguide-measurements"))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def save(path: Path, environment: dict[str, Any], measurements: Sequence[Measurement]) -> None:
+    """Write a results file."""
+    document = {
+        "environment": environment,
+        "measurements": [m.to_dict() for m in measurements],
+    }
+    write_atomically(Path(path), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read a results file, raising :class:`ResultsError` with a one-line reason if it is bad."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ResultsError(f"cannot read results file {path}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ResultsError(f"{path} is not a JSON results file: {error}") from None
+    if not (
+        isinstance(document, dict)
+        and isinstance(document.get("environment"), dict)
+        and isinstance(document.get("measurements"), list)
+    ):
+        raise ResultsError(f"{path} lacks the 'environment' and 'measurements' of a results file")
+    return document
+
+
+def load_measurements(path: Path) -> list[Measurement]:
+    """The measurements of a results file."""
+    try:
+        return [Measurement.from_dict(record) for record in load(path)["measurements"]]
+    except (KeyError, TypeError) as error:
+        raise ResultsError(f"{path} has a malformed measurement: {error}") from None

@@ -1,0 +1,168 @@
+"""Time a callable the way a careful benchmark engineer would.
+
+:func:`measure` separates the first call (where TensorFlow traces and compiles) from the steady
+state, calibrates how many calls make one timed block, times several blocks, and forces every
+result to host memory inside the block so asynchronous dispatch cannot make work look free.
+
+>>> import time
+>>> def two_ms():
+...     end = time.perf_counter() + 0.002
+...     while time.perf_counter() < end:
+...         pass
+>>> m = measure(two_ms, label="busy wait", min_block_s=0.02)
+>>> 0.0019 < m.median_s < 0.0025
+True
+>>> len(m.block_s) >= 5
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
+NOISE_THRESHOLD = 0.10
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """Steady-state time per unit of work, plus the first call, for one labelled callable.
+
+    ``block_s`` holds one sample per timed block: seconds per unit (per iteration, per call…),
+    each the mean over ``calls_per_block`` calls of ``units_per_call`` units.
+    """
+
+    label: str
+    unit: str
+    units_per_call: int
+    calls_per_block: int
+    first_call_s: float
+    block_s: tuple[float, ...]
+    workload: str = ""
+    size: int | None = None
+    device: str = "cpu"
+
+    @property
+    def quartiles_s(self) -> tuple[float, float, float]:
+        """First quartile, median and third quartile of the block samples (seconds per unit)."""
+        q1, median, q3 = statistics.quantiles(self.block_s, n=4, method="inclusive")
+        return q1, median, q3
+
+    @property
+    def median_s(self) -> float:
+        """Median seconds per unit over the blocks."""
+        return self.quartiles_s[1]
+
+    @property
+    def iqr_s(self) -> float:
+        """Interquartile range of the block samples, in seconds per unit."""
+        q1, _, q3 = self.quartiles_s
+        return q3 - q1
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the spread is too large (IQR/median > :data:`NOISE_THRESHOLD`) to trust."""
+        return self.iqr_s > NOISE_THRESHOLD * self.median_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record of this measurement (``median_s`` and ``iqr_s`` are per ``unit``)."""
+        return {
+            "workload": self.workload,
+            "variant": self.label,
+            "size": self.size,
+            "device": self.device,
+            "unit": self.unit,
+            "median_s": self.median_s,
+            "iqr_s": self.iqr_s,
+            "first_call_s": self.first_call_s,
+            "noisy": self.noisy,
+            "units_per_call": self.units_per_call,
+            "calls_per_block": self.calls_per_block,
+            "block_s": list(self.block_s),
+        }
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> Measurement:
+        """Rebuild a measurement from :meth:`to_dict` output."""
+        return cls(
+            label=record["variant"],
+            unit=record["unit"],
+            units_per_call=record["units_per_call"],
+            calls_per_block=record["calls_per_block"],
+            first_call_s=record["first_call_s"],
+            block_s=tuple(record["block_s"]),
+            workload=record["workload"],
+            size=record["size"],
+            device=record["device"],
+        )
+
+
+def materialize(result: Any) -> Any:
+    """Force a (possibly nested) result into host memory: call ``.numpy()`` on anything that has it.
+
+    >>> class Lazy:
+    ...     def numpy(self):
+    ...         return 42
+    >>> materialize((Lazy(), [Lazy(), 1.5]))
+    (42, [42, 1.5])
+    """
+    if hasattr(result, "numpy"):
+        return result.numpy()
+    if isinstance(result, (tuple, list)):
+        return type(result)(materialize(item) for item in result)
+    return result
+
+
+def _time_calls(fn: Callable[[], Any], calls: int) -> float:
+    start = time.perf_counter()
+    for _ in range(calls):
+        materialize(fn())
+    return time.perf_counter() - start
+
+
+def calibrate(fn: Callable[[], Any], min_block_s: float) -> int:
+    """Number of calls that makes one block last at least ``min_block_s`` seconds.
+
+    Grows the count from a trial block until one block is long enough; the trial blocks double as
+    warm-up and are discarded.
+    """
+    calls = 1
+    while (elapsed := _time_calls(fn, calls)) < min_block_s:
+        # Aim 20 % past the target, never more than 10x in one go (the first calls may be slow).
+        calls = min(calls * 10, math.ceil(calls * 1.2 * min_block_s / max(elapsed, 1e-9)))
+    return calls
+
+
+def measure(
+    fn: Callable[[], Any],
+    *,
+    label: str,
+    unit: str = "call",
+    units_per_call: int = 1,
+    min_block_s: float = 0.1,
+    blocks: int = 5,
+) -> Measurement:
+    """Measure ``fn`` (a callable doing ``units_per_call`` units of work) in steady state.
+
+    The first call is timed on its own (``first_call_s``, whole call, tracing and compilation
+    included); calibration calls warm up; then ``blocks`` blocks of the calibrated number of calls
+    are timed, each result materialized inside the block.
+    """
+    if blocks < 5:
+        raise ValueError(f"need at least 5 blocks for a median and spread, got {blocks}")
+    first_call_s = _time_calls(fn, 1)
+    calls = calibrate(fn, min_block_s)
+    samples = tuple(_time_calls(fn, calls) / (calls * units_per_call) for _ in range(blocks))
+    return Measurement(
+        label=label,
+        unit=unit,
+        units_per_call=units_per_call,
+        calls_per_block=calls,
+        first_call_s=first_call_s,
+        block_s=samples,
+    )

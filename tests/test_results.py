@@ -1,0 +1,58 @@
+import json
+import os
+
+import pytest
+
+from perfguide import results
+from perfguide.timer import Measurement
+
+MEASUREMENT = Measurement("numpy", "iteration", 100, 3, 0.01, (1e-5, 2e-5, 3e-5, 4e-5, 5e-5))
+
+
+def test_saved_file_has_the_documented_shape(tmp_path):
+    path = tmp_path / "out.json"
+    results.save(path, {"tensorflow": "2.21.0"}, [MEASUREMENT])
+    document = json.loads(path.read_text())
+    assert document["environment"] == {"tensorflow": "2.21.0"}
+    (record,) = document["measurements"]
+    for key in ("workload", "variant", "unit", "median_s", "iqr_s", "first_call_s", "noisy"):
+        assert key in record
+    assert record["median_s"] == 3e-5
+    assert results.load_measurements(path) == [MEASUREMENT]
+
+
+def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "out.json"
+    path.write_text("old")
+
+    def crash(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        results.save(path, {}, [MEASUREMENT])
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "cannot read results file"),
+        ("{not json", "is not a JSON results file"),
+        ('{"measurements": []}', "lacks the 'environment' and 'measurements'"),
+        ('{"environment": {}, "measurements": [{"variant": "x"}]}', "malformed measurement"),
+    ],
+)
+def test_bad_files_raise_one_line_reasons(tmp_path, content, reason):
+    path = tmp_path / "bad.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(results.ResultsError, match=reason) as error:
+        results.load_measurements(path)
+    assert "\n" not in str(error.value)
+
+
+def test_measurements_dir_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(results.MEASUREMENTS_DIR_ENV, str(tmp_path))
+    assert results.measurements_dir() == tmp_path
