@@ -1,0 +1,7 @@
+"""The registry of workloads, one module per chapter topic."""
+
+from perfguide.workload import Workload
+from perfguide.workloads import linear_regression
+
+#: Workload name -> :class:`~perfguide.workload.Workload`.
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (linear_regression.WORKLOAD,)}
