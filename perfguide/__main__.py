@@ -1,0 +1,5 @@
+import sys
+
+from perfguide.cli import main
+
+sys.exit(main())

@@ -1,0 +1,122 @@
+"""``python -m perfguide``: rerun any chapter's measurements on your own hardware.
+
+Bad input ends with one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from perfguide import results
+from perfguide.compare import Comparison
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are a single line (argparse prints the usage too)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="perfguide", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands.add_parser("list", help="list workloads and their variants")
+    run = commands.add_parser("run", help="measure a workload's variants and print a table")
+    run.add_argument("workload", help="workload name (see `list`)")
+    run.add_argument("--variant", action="append", help="variant to run (repeatable; default all)")
+    run.add_argument("--size", type=_positive_int, help="problem size (default: the chapter's)")
+    run.add_argument("--quick", action="store_true", help="shorter timed blocks: a fast look")
+    run.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="default: cpu")
+    run.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    show = commands.add_parser("show", help="print the table of a saved results file")
+    show.add_argument("path", help="a JSON file written by `run --json`")
+    return parser
+
+
+def _workloads():
+    try:
+        from perfguide.workloads import WORKLOADS
+    except ImportError as error:
+        raise UsageError(
+            f"cannot import {error.name or 'a dependency'}: install with "
+            "`pip install perfguide[cpu]` (or [gpu])"
+        ) from None
+    return WORKLOADS
+
+
+def _list() -> None:
+    for workload in _workloads().values():
+        print(f"{workload.name}: {workload.question}")
+        print(f"  variants: {', '.join(workload.variants)} (baseline {workload.baseline})")
+
+
+def _run(args: argparse.Namespace) -> None:
+    from perfguide import environment, runner
+
+    workloads = _workloads()
+    if args.workload not in workloads:
+        raise UsageError(f"unknown workload {args.workload!r}; choose from {', '.join(workloads)}")
+    workload = workloads[args.workload]
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        raise UsageError(f"cannot write {args.json}: its directory does not exist")
+    try:
+        measurements = runner.run(
+            workload, args.variant, size=args.size, quick=args.quick, device=args.device
+        )
+    except (ValueError, runner.DeviceError) as error:
+        raise UsageError(str(error)) from None
+    baseline = (
+        workload.baseline if any(m.label == workload.baseline for m in measurements) else None
+    )
+    print(Comparison(measurements, baseline=baseline))
+    if args.json:
+        try:
+            results.save(args.json, environment.collect(), measurements)
+        except OSError as error:
+            raise UsageError(f"cannot write {args.json}: {error.strerror}") from None
+        print(f"wrote {args.json}")
+
+
+def _show(args: argparse.Namespace) -> None:
+    try:
+        measurements = results.load_measurements(args.path)
+    except results.ResultsError as error:
+        raise UsageError(str(error)) from None
+    if not measurements:
+        raise UsageError(f"{args.path} holds no measurements")
+    print(Comparison(measurements))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            _list()
+        elif args.command == "run":
+            _run(args)
+        else:
+            _show(args)
+    except UsageError as error:
+        print(f"perfguide: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0

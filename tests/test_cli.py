@@ -1,0 +1,102 @@
+"""The command line: its tables, its JSON, and one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfguide import environment
+from perfguide.cli import main
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_usage_error(code, err, *fragments):
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+
+
+def test_list_names_workloads_and_variants(capsys):
+    code, out, _ = run_cli(capsys, "list")
+    assert code == 0
+    assert "linear-regression" in out and "xla-loop" in out and "tf1-session" in out
+
+
+def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
+    path = tmp_path / "out.json"
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        "linear-regression",
+        "--quick",
+        "--variant",
+        "numpy",
+        "--variant",
+        "xla-loop",
+        "--json",
+        str(path),
+    )
+    assert code == 0
+    assert "speed-up vs numpy" in out and "xla-loop" in out
+    document = json.loads(path.read_text())
+    assert document["environment"]["tensorflow"].startswith("2.21")
+    assert [m["variant"] for m in document["measurements"]] == ["numpy", "xla-loop"]
+    assert all(m["unit"] == "iteration" and m["median_s"] > 0 for m in document["measurements"])
+
+    code, out, _ = run_cli(capsys, "show", str(path))
+    assert code == 0 and "xla-loop" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["run", "nope"], ["unknown workload 'nope'", "linear-regression"]),
+        (
+            ["run", "linear-regression", "--variant", "torch"],
+            ["unknown variant 'torch'", "xla-loop"],
+        ),
+        (["run", "linear-regression", "--size", "0"], ["--size", "at least 1"]),
+        (["run", "linear-regression", "--size", "lots"], ["--size", "not a whole number"]),
+        (
+            ["run", "linear-regression", "--json", "/no/such/dir/out.json"],
+            ["directory does not exist"],
+        ),
+        (["show", "/no/such/file.json"], ["cannot read results file"]),
+        (["frobnicate"], ["invalid choice"]),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own errors
+        code = exit_.code
+    assert_usage_error(code, capsys.readouterr().err, *fragments)
+
+
+def test_show_rejects_a_file_that_is_not_results(capsys, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("[1, 2]")
+    assert_usage_error(main(["show", str(path)]), capsys.readouterr().err, "lacks")
+
+
+@pytest.mark.skipif(bool(environment.gpu_names()), reason="this machine has a GPU")
+def test_gpu_asked_for_but_absent(capsys):
+    code = main(["run", "linear-regression", "--quick", "--device", "gpu"])
+    assert_usage_error(code, capsys.readouterr().err, "GPU", "sees none")
+
+
+def test_module_entry_point_exits_2_without_traceback():
+    done = subprocess.run(
+        [sys.executable, "-m", "perfguide", "run", "nope"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "unknown workload 'nope'" in done.stderr
+    assert "Traceback" not in done.stderr
