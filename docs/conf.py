@@ -1,0 +1,113 @@
+"""Sphinx configuration. The build runs every chapter: each number on the site is measured by it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+# sphinx-gallery only pickles callables named by an importable "module.function" string; this makes
+# "conf.reset_keras" (defined below) importable. Importing it re-runs this file, which is harmless.
+if str(DOCS) not in sys.path:
+    sys.path.insert(0, str(DOCS))
+
+# Keep the build log readable: hide TensorFlow's C++ INFO lines, keep its warnings. Set before
+# TensorFlow is imported; the myst-nb kernels inherit it. An explicit setting wins (debugging).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+import perfguide  # noqa: E402  (the installed package under documentation)
+from perfguide.results import MEASUREMENTS_DIR_ENV  # noqa: E402
+
+# Chapters write their measurements here; html_extra_path copies them to <site>/measurements/.
+# Created now because Sphinx checks html_extra_path while it reads this configuration.
+EXTRA = DOCS / "_generated" / "extra"
+(EXTRA / "measurements").mkdir(parents=True, exist_ok=True)
+os.environ[MEASUREMENTS_DIR_ENV] = str(EXTRA / "measurements")
+
+project = "perfguide"
+author = "perfguide contributors"
+copyright = "perfguide contributors"
+release = version = perfguide.__version__
+
+extensions = [
+    "myst_nb",
+    "sphinx_gallery.gen_gallery",
+    "sphinx_design",
+    "sphinx_copybutton",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.viewcode",
+    "sphinx.ext.extlinks",
+]
+
+exclude_patterns = [
+    "_build",
+    "_generated",
+    # sphinx-gallery's by-products beside its .rst pages. myst-nb registers .ipynb as a source
+    # suffix and would otherwise try to build the gallery's download notebooks.
+    "auto_examples/**.ipynb",
+    "auto_examples/**.py",
+    "auto_examples/**.zip",
+    "auto_examples/**.md5",
+    "auto_examples/**.pickle",
+    "auto_examples/**.json",
+    "**.ipynb_checkpoints",
+]
+
+# No network at build time, so no intersphinx; TensorFlow publishes no Sphinx inventory anyway.
+extlinks = {"tfapi": ("https://www.tensorflow.org/api_docs/python/%s", "%s")}
+
+# -- HTML --------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = "TensorFlow performance guide"
+html_theme_options = {
+    "use_edit_page_button": False,
+    "icon_links": [],
+    "navbar_align": "left",
+    "show_toc_level": 2,
+}
+html_extra_path = [str(EXTRA.relative_to(DOCS))]
+html_show_sourcelink = False
+
+# -- sphinx-gallery: one chapter per examples/<topic>/plot_<topic>.py --------------------------
+
+
+def reset_keras(gallery_conf, fname):
+    """Clear Keras' global state between examples (they all run in this one process)."""
+    tf = sys.modules.get("tensorflow")  # never import TensorFlow just to reset it
+    if tf is not None:
+        tf.keras.backend.clear_session()
+
+
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,  # a chapter that cannot measure must fail the build
+    "run_stale_examples": True,  # belt and braces with the clean build: always re-measure
+    "capture_repr": ("_repr_html_", "__repr__"),
+    "min_reported_time": 0,
+    "write_computation_times": True,  # sg_execution_times is in a toctree; never skip it
+    "remove_config_comments": True,
+    "download_all_examples": True,
+    "reset_modules": ("matplotlib", "conf.reset_keras"),
+    "image_scrapers": ("matplotlib",),
+}
+
+# -- myst-nb: MyST notebooks (e.g. environment.md) are executed on every build ------------------
+nb_execution_mode = "force"
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_execution_timeout = 600
+# Markdown that cells output (e.g. the environment table) is parsed as MyST, which has tables.
+nb_render_markdown_format = "myst"
+myst_enable_extensions = ["colon_fence", "dollarmath"]
+
+# -- API reference -----------------------------------------------------------------------------
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True

@@ -1,0 +1,109 @@
+"""Sessions: `nox` runs lint, tests and docs on CPU; docs-gpu and tests-gpu need a GPU."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "tests", "docs"]
+
+ROOT = Path(__file__).resolve().parent
+DOCS = ROOT / "docs"
+# Everything a previous build left behind. sphinx-gallery skips an example whose file is
+# unchanged (md5) even if the library it measures changed, so a real build starts from nothing.
+DOCS_OUTPUTS = [
+    DOCS / "_build",
+    DOCS / "auto_examples",
+    DOCS / "_generated",
+    DOCS / "sg_execution_times.rst",
+]
+
+# Prints "GPUS=<n>" last, after whatever TensorFlow logs while it starts.
+COUNT_TF_GPUS = (
+    "import tensorflow as tf; print(f\"GPUS={len(tf.config.list_physical_devices('GPU'))}\")"
+)
+
+
+def require_visible_gpu(session: nox.Session) -> None:
+    """Fail before installing gigabytes of CUDA wheels if the driver sees no GPU."""
+    hint = "use `nox -s docs` / `nox -s tests` on CPU machines"
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        session.error(f"no visible GPU: nvidia-smi not found; {hint}")
+    try:
+        listing = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        session.error(f"no visible GPU: nvidia-smi -L failed ({exc}); {hint}")
+    if not any(line.startswith("GPU ") for line in listing.splitlines()):
+        session.error(f"no visible GPU: nvidia-smi -L lists none; {hint}")
+
+
+def require_tensorflow_gpu(session: nox.Session) -> None:
+    """The driver may see a GPU that TensorFlow cannot use (CUDA wheels, compute capability)."""
+    output = session.run("python", "-c", COUNT_TF_GPUS, silent=True)
+    found = re.findall(r"^GPUS=(\d+)$", str(output), flags=re.MULTILINE)
+    if not found or int(found[-1]) == 0:
+        session.error(
+            "nvidia-smi lists a GPU but TensorFlow sees none: "
+            "check the driver/CUDA versions tensorflow[and-cuda] needs"
+        )
+    session.log(f"TensorFlow sees {found[-1]} GPU(s)")
+
+
+def install(session: nox.Session, device: str, purpose: str) -> dict[str, str]:
+    """Install the package for `device` ("cpu" or "gpu"); return the env the run needs."""
+    if device == "gpu":
+        require_visible_gpu(session)
+    session.install("-e", f".[{device},{purpose}]")
+    if device == "gpu":
+        require_tensorflow_gpu(session)
+    return {"PERFGUIDE_DEVICE": device}
+
+
+def run_tests(session: nox.Session, device: str) -> None:
+    env = install(session, device, "tests")
+    session.run("pytest", *session.posargs, env=env)
+
+
+def build_docs(session: nox.Session, device: str) -> None:
+    env = install(session, device, "docs")
+    for path in DOCS_OUTPUTS:
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    html = DOCS / "_build" / "html"
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "html", str(DOCS), str(html), env=env)
+    session.log(f"Site built: {html / 'index.html'}")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    run_tests(session, "cpu")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    build_docs(session, "cpu")
+
+
+@nox.session(name="tests-gpu")
+def tests_gpu(session: nox.Session) -> None:
+    run_tests(session, "gpu")
+
+
+@nox.session(name="docs-gpu")
+def docs_gpu(session: nox.Session) -> None:
+    build_docs(session, "gpu")
