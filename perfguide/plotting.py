@@ -45,7 +45,7 @@ def bar_chart(measurements: Sequence[Measurement], ax: Axes | None = None) -> Ax
     if any(m.noisy for m in ordered):
         # One legend entry for all hatched bars.
         handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles[:1], labels[:1], loc="lower right")
+        ax.legend(handles[:1], labels[:1], loc="upper right")
     return ax
 
 

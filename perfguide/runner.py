@@ -14,8 +14,8 @@ from perfguide.workload import Workload
 DEVICES = ("cpu", "gpu")
 #: The docs build reads the device for its examples from this variable (``cpu`` unless set).
 DEVICE_ENV = "PERFGUIDE_DEVICE"
-#: Seconds per timed block: full runs, and ``quick`` ones for a fast look.
-MIN_BLOCK_S, QUICK_MIN_BLOCK_S = 0.1, 0.02
+#: Seconds per timed block and number of blocks: full runs, and ``quick`` ones for a fast look.
+FULL, QUICK = {"min_block_s": 0.1, "blocks": 10}, {"min_block_s": 0.02, "blocks": 5}
 
 
 class DeviceError(RuntimeError):
@@ -76,7 +76,7 @@ def run(
                 label=variant,
                 unit=workload.unit,
                 units_per_call=units,
-                min_block_s=QUICK_MIN_BLOCK_S if quick else MIN_BLOCK_S,
+                **(QUICK if quick else FULL),
             )
             measurements.append(
                 dataclasses.replace(measurement, workload=workload.name, size=size, device=device)

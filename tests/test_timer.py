@@ -14,7 +14,7 @@ def busy_wait(seconds):
 
 
 def test_median_matches_known_cost():
-    m = measure(lambda: busy_wait(1e-3), label="1 ms", min_block_s=0.02)
+    m = measure(lambda: busy_wait(1e-3), label="1 ms", min_block_s=0.02, blocks=5)
     assert m.median_s == pytest.approx(1e-3, rel=0.2)
     assert len(m.block_s) == 5
 

@@ -188,6 +188,9 @@ WORKLOAD = Workload(
 
 # Feature scaling: the seed's answer to "why 1e5 iterations?"
 
+#: Converged: the loss is within this fraction of the least-squares loss.
+CONVERGED = 1e-3
+
 
 def least_squares(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """The exact optimum ``(a, b)`` (float64 closed form), which gradient descent approaches."""
@@ -208,9 +211,9 @@ def loss_curve(x, y, learning_rate, steps) -> tuple[np.ndarray, tuple[float, flo
     return losses, (float(a), float(b))
 
 
-def iterations_to_converge(losses: np.ndarray, optimum: float, rel_tol: float = 1e-3) -> int | None:
-    """First iteration whose loss is within ``rel_tol`` of ``optimum`` (None if never)."""
-    reached = np.flatnonzero(losses <= optimum * (1 + rel_tol))
+def iterations_to_converge(losses: np.ndarray, optimum: float) -> int | None:
+    """First iteration whose loss is within :data:`CONVERGED` of ``optimum`` (None if never)."""
+    reached = np.flatnonzero(losses <= optimum * (1 + CONVERGED))
     return int(reached[0]) if reached.size else None
 
 
