@@ -67,9 +67,11 @@ def _numpy(x, y, learning_rate) -> Advance:
 
 def _tf1_session(x, y, learning_rate) -> Advance:
     v1 = tf.compat.v1
+    # Where the caller's tf.device scope puts ops; a new graph does not inherit that scope.
+    device = tf.identity(0.0).device
     # Its own graph, so eager execution stays on for everything else in the process.
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf.device(device):
         x_in = v1.placeholder(tf.float32, shape=x.shape, name="x")
         y_in = v1.placeholder(tf.float32, shape=y.shape, name="y")
         a = v1.get_variable("a", (), initializer=v1.zeros_initializer())
@@ -90,29 +92,33 @@ def _tf1_session(x, y, learning_rate) -> Advance:
     return advance
 
 
-def _gradient_step(x, y, a, b, learning_rate):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(a * x + b - y))
-    grad_a, grad_b = tape.gradient(loss, [a, b])
-    a.assign_sub(learning_rate * grad_a)
-    b.assign_sub(learning_rate * grad_b)
+def _bound_step(x, y, learning_rate):
+    """A zero-argument gradient step on fresh variables a = b = 0, and a reader of (a, b)."""
+    x, y = tf.constant(x), tf.constant(y)
+    a, b = tf.Variable(0.0), tf.Variable(0.0)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(a * x + b - y))
+        grad_a, grad_b = tape.gradient(loss, [a, b])
+        a.assign_sub(learning_rate * grad_a)
+        b.assign_sub(learning_rate * grad_b)
+
+    return step, lambda: (float(a.numpy()), float(b.numpy()))
 
 
 def _python_loop(*, compile_step: bool) -> Callable[..., Advance]:
     """Variants that take each step from a Python loop, eagerly or as one ``tf.function`` call."""
 
     def build(x, y, learning_rate) -> Advance:
-        a, b = tf.Variable(0.0), tf.Variable(0.0)
-        step = functools.partial(
-            _gradient_step, tf.constant(x), tf.constant(y), a, b, learning_rate
-        )
+        step, read = _bound_step(x, y, learning_rate)
         if compile_step:
             step = tf.function(step)
 
         def advance(steps):
             for _ in range(steps):
                 step()
-            return float(a.numpy()), float(b.numpy())
+            return read()
 
         return advance
 
@@ -123,10 +129,7 @@ def _graph_loop(*, jit_compile: bool) -> Callable[..., Advance]:
     """Variants whose whole loop is one ``tf.function`` call over ``tf.range``."""
 
     def build(x, y, learning_rate) -> Advance:
-        a, b = tf.Variable(0.0), tf.Variable(0.0)
-        step = functools.partial(
-            _gradient_step, tf.constant(x), tf.constant(y), a, b, learning_rate
-        )
+        step, read = _bound_step(x, y, learning_rate)
 
         @tf.function(jit_compile=jit_compile)
         def loop(steps):
@@ -136,7 +139,7 @@ def _graph_loop(*, jit_compile: bool) -> Callable[..., Advance]:
         def advance(steps):
             # A tensor argument, so a new step count does not retrace.
             loop(tf.constant(steps))
-            return float(a.numpy()), float(b.numpy())
+            return read()
 
         return advance
 

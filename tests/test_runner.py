@@ -1,0 +1,41 @@
+import pytest
+
+from perfguide import environment, runner
+from perfguide.workloads import WORKLOADS
+
+WORKLOAD = WORKLOADS["linear-regression"]
+
+
+def test_run_labels_measurements_with_workload_size_and_device():
+    (m,) = runner.run(WORKLOAD, ["numpy"], size=100, quick=True)
+    assert (m.workload, m.label, m.size, m.device, m.unit) == (
+        "linear-regression",
+        "numpy",
+        100,
+        "cpu",
+        "iteration",
+    )
+    assert len(m.block_s) == runner.QUICK["blocks"]
+
+
+@pytest.mark.parametrize(
+    ("variants", "size", "message"),
+    [(["nope"], 10, "unknown variant 'nope'"), (["numpy"], 0, "points must be a positive")],
+)
+def test_bad_choices_fail_before_measuring(variants, size, message):
+    with pytest.raises(ValueError, match=message):
+        runner.run(WORKLOAD, variants, size=size)
+
+
+def test_device_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv(runner.DEVICE_ENV, raising=False)
+    assert runner.default_device() == "cpu"
+    monkeypatch.setenv(runner.DEVICE_ENV, "tpu")
+    with pytest.raises(runner.DeviceError, match="not one of cpu, gpu"):
+        runner.default_device()
+
+
+@pytest.mark.skipif(bool(environment.gpu_names()), reason="this machine has a GPU")
+def test_absent_gpu_is_a_device_error():
+    with pytest.raises(runner.DeviceError, match="sees none"), runner.device_scope("gpu"):
+        pass
