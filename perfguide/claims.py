@@ -55,6 +55,8 @@ def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: flo
     )
     if f.noisy or s.noisy:
         evidence += "; noisy, so treat the ratio with care"
+    if f.retraced or s.retraced:
+        evidence += "; retraced while timed, so tracing is in the time"
     return Claim(f"{fast} is {relation} {slow} per {f.unit}", ratio >= by, evidence)
 
 

@@ -4,7 +4,7 @@
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  spread (IQR)  speed-up vs slow  first call  noisy
+variant  time per iteration  spread (IQR)  speed-up vs slow  first call  flags
 -------  ------------------  ------------  ----------------  ----------  -----
 slow     2.00 ms             0 ns          1.00x             500 ms
 fast     5.00 µs             0 ns          400x              10.0 ms
@@ -71,7 +71,7 @@ class Comparison:
         columns = ["variant", f"time per {self.unit}", "spread (IQR)"]
         if self.baseline:
             columns.append(f"speed-up vs {self.baseline}")
-        return [*columns, "first call", "noisy"]
+        return [*columns, "first call", "flags"]
 
     def rows(self) -> list[list[str]]:
         ratios = speedups(self.measurements, self.baseline) if self.baseline else {}
@@ -80,7 +80,7 @@ class Comparison:
             row = [m.label, format_seconds(m.median_s), format_seconds(m.iqr_s)]
             if self.baseline:
                 row.append(format_ratio(ratios[m.label]))
-            rows.append([*row, format_seconds(m.first_call_s), "NOISY" if m.noisy else ""])
+            rows.append([*row, format_seconds(m.first_call_s), " ".join(m.flags)])
         return rows
 
     def __str__(self) -> str:

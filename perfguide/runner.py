@@ -70,12 +70,13 @@ def run(
     measurements = []
     with device_scope(device):
         for variant in variants:
-            call, units = workload.make_call(variant, size)
+            timed = workload.make_call(variant, size)
             measurement = measure(
-                call,
+                timed.call,
                 label=variant,
                 unit=workload.unit,
-                units_per_call=units,
+                units_per_call=timed.units_per_call,
+                traced=timed.traced,
                 **(QUICK if quick else FULL),
             )
             measurements.append(

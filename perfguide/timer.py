@@ -23,7 +23,7 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
@@ -47,6 +47,8 @@ class Measurement:
     workload: str = ""
     size: int | None = None
     device: str = "cpu"
+    #: Traces of the watched ``tf.function`` objects after the first call (None: none watched).
+    retraces: int | None = None
 
     @property
     def quartiles_s(self) -> tuple[float, float, float]:
@@ -70,6 +72,17 @@ class Measurement:
         """Whether the spread is too large (IQR/median > :data:`NOISE_THRESHOLD`) to trust."""
         return self.iqr_s > NOISE_THRESHOLD * self.median_s
 
+    @property
+    def retraced(self) -> bool:
+        """Whether a watched ``tf.function`` traced again after its first call: the blocks then
+        timed tracing too, not just the steady state."""
+        return bool(self.retraces)
+
+    @property
+    def flags(self) -> list[str]:
+        """Warnings a reader must see next to the number."""
+        return ["NOISY"] * self.noisy + [f"RETRACED {self.retraces}x"] * self.retraced
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON record of this measurement (``median_s`` and ``iqr_s`` are per ``unit``)."""
         return {
@@ -82,6 +95,7 @@ class Measurement:
             "iqr_s": self.iqr_s,
             "first_call_s": self.first_call_s,
             "noisy": self.noisy,
+            "retraces": self.retraces,
             "units_per_call": self.units_per_call,
             "calls_per_block": self.calls_per_block,
             "block_s": list(self.block_s),
@@ -100,6 +114,7 @@ class Measurement:
             workload=record["workload"],
             size=record["size"],
             device=record["device"],
+            retraces=record.get("retraces"),
         )
 
 
@@ -146,6 +161,10 @@ def calibrate(fn: Callable[[], Any], min_block_s: float) -> int:
     return calls
 
 
+def _tracing_count(functions: Sequence[Any]) -> int:
+    return sum(f.experimental_get_tracing_count() for f in functions)
+
+
 def measure(
     fn: Callable[[], Any],
     *,
@@ -154,18 +173,22 @@ def measure(
     units_per_call: int = 1,
     min_block_s: float = 0.1,
     blocks: int = 10,
+    traced: Sequence[Any] = (),
 ) -> Measurement:
     """Measure ``fn`` (a callable doing ``units_per_call`` units of work) in steady state.
 
     The first call is timed on its own (``first_call_s``, whole call, tracing and compilation
     included); calibration calls warm up; then ``blocks`` blocks of the calibrated number of calls
-    are timed, each result materialized inside the block.
+    are timed, each result materialized inside the block. ``traced`` are ``tf.function`` objects
+    whose traces after the first call are counted into ``retraces``.
     """
     if blocks < 5:
         raise ValueError(f"need at least 5 blocks for a median and spread, got {blocks}")
     first_call_s = _time_calls(fn, 1)
+    traces_after_first_call = _tracing_count(traced)
     calls = calibrate(fn, min_block_s)
     samples = tuple(_time_calls(fn, calls) / (calls * units_per_call) for _ in range(blocks))
+    retraces = _tracing_count(traced) - traces_after_first_call if traced else None
     return Measurement(
         label=label,
         unit=unit,
@@ -173,4 +196,5 @@ def measure(
         calls_per_block=calls,
         first_call_s=first_call_s,
         block_s=samples,
+        retraces=retraces,
     )

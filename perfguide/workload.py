@@ -8,12 +8,21 @@ from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
+class Timed:
+    """What the harness times: ``call()`` does ``units_per_call`` units of work and returns the
+    result; ``traced`` are the ``tf.function`` objects whose retracing while timed is flagged."""
+
+    call: Callable[[], Any]
+    units_per_call: int = 1
+    traced: tuple[Any, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class Workload:
     """A registry entry: variants of one computation, timed per ``unit`` of work.
 
     ``make_call(variant, size)`` builds a fresh variant for a problem of ``size`` (counted in
-    ``size_name``) and returns ``(call, units_per_call)``: a zero-argument callable that does
-    ``units_per_call`` units of work and returns its result.
+    ``size_name``) and returns it as a :class:`Timed`.
     """
 
     name: str
@@ -23,4 +32,4 @@ class Workload:
     default_size: int
     baseline: str
     variants: tuple[str, ...]
-    make_call: Callable[[str, int], tuple[Callable[[], Any], int]]
+    make_call: Callable[[str, int], Timed]

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from perfguide import runner
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 
@@ -16,12 +17,12 @@ def data():
 
 @pytest.fixture(scope="module")
 def numpy_after_50_steps(data):
-    return lr.VARIANTS["numpy"](*data, lr.LEARNING_RATE)(50)
+    return lr.VARIANTS["numpy"](*data, lr.LEARNING_RATE).advance(50)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_variants_agree_after_the_same_steps(variant, data, numpy_after_50_steps):
-    advance = lr.VARIANTS[variant](*data, lr.LEARNING_RATE)
+    advance = lr.VARIANTS[variant](*data, lr.LEARNING_RATE).advance
     advance(20)
     assert advance(30) == pytest.approx(numpy_after_50_steps, rel=1e-5)
 
@@ -33,7 +34,7 @@ def test_variants_converge_to_least_squares(variant):
     x_scaled, mean, std = lr.standardize(x)
     advance = lr.VARIANTS[variant](
         x_scaled.astype(np.float32), y.astype(np.float32), lr.SCALED_LEARNING_RATE
-    )
+    ).advance
     fitted = lr.unscale(*advance(200), mean, std)
     assert fitted == pytest.approx(lr.least_squares(x, y), rel=1e-4)
 
@@ -75,7 +76,12 @@ def test_workload_is_registered_with_its_variants():
     workload = WORKLOADS["linear-regression"]
     assert workload.variants == tuple(VARIANTS)
     assert workload.baseline in workload.variants
-    call, steps = workload.make_call("numpy", 100)
-    assert steps == lr.steps_per_call("numpy", 100)
-    a, b = call()
-    assert np.isfinite([a, b]).all()
+    timed = workload.make_call("numpy", 100)
+    assert timed.units_per_call == lr.steps_per_call("numpy", 100)
+    assert np.isfinite(timed.call()).all()
+
+
+@pytest.mark.parametrize("variant", ["tf-function-step", "tf-function-loop", "xla-loop"])
+def test_graph_variants_trace_once_while_timed(variant):
+    m = runner.run(WORKLOADS["linear-regression"], [variant], size=100, quick=True)[0]
+    assert m.retraces == 0

@@ -90,3 +90,31 @@ def test_round_trip_through_dict():
 def test_fewer_than_five_blocks_is_refused():
     with pytest.raises(ValueError, match="at least 5 blocks"):
         measure(lambda: None, label="x", blocks=3)
+
+
+class FakeFunction:
+    """Stands in for a tf.function: counts its traces; retraces on every call when asked to."""
+
+    def __init__(self, retrace_every_call):
+        self.traces = 0
+        self.retrace_every_call = retrace_every_call
+
+    def __call__(self):
+        if self.traces == 0 or self.retrace_every_call:
+            self.traces += 1
+
+    def experimental_get_tracing_count(self):
+        return self.traces
+
+
+def test_retraces_after_the_first_call_are_counted_and_flagged():
+    steady, retracing = FakeFunction(False), FakeFunction(True)
+    quiet = measure(steady, label="steady", min_block_s=0.001, blocks=5, traced=[steady])
+    loud = measure(retracing, label="loud", min_block_s=0.001, blocks=5, traced=[retracing])
+    assert quiet.retraces == 0 and not quiet.retraced
+    assert loud.retraces == retracing.traces - 1 > 0
+    assert f"RETRACED {loud.retraces}x" in loud.flags
+
+
+def test_unwatched_measurement_has_no_trace_count():
+    assert measure(lambda: None, label="x", min_block_s=0.001, blocks=5).retraces is None

@@ -3,12 +3,12 @@
 A learner's TF 1.15 ``Session.run`` loop ran ten times slower than the same loop in NumPy. Every
 variant here runs the same float32 gradient step from a = b = 0 with the same learning rate; they
 differ only in how the step reaches the CPU (or GPU). Each variant is built by a function
-``(x, y, learning_rate) -> advance`` where ``advance(steps)`` takes that many steps and returns the
+``(x, y, learning_rate) -> Trainer`` whose ``advance(steps)`` takes that many steps and returns the
 current ``(a, b)`` as Python floats, so the result is on the host when the clock stops.
 
 >>> x, y = make_data(1000)
->>> advance = VARIANTS["numpy"](x, y, LEARNING_RATE)
->>> a, b = advance(10)
+>>> trainer = VARIANTS["numpy"](x, y, LEARNING_RATE)
+>>> a, b = trainer.advance(10)
 >>> round(a, 4), round(b, 5)
 (1.272, 0.02923)
 """
@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
-from perfguide.workload import Workload
+from perfguide.workload import Timed, Workload
 
 #: The seed's fixed step for unscaled x in [0, 100).
 LEARNING_RATE = 1e-4
 #: A step that converges fast once x is standardized (the seed's answer).
 SCALED_LEARNING_RATE = 1e-1
 
-Advance = Callable[[int], tuple[float, float]]
+
+class Trainer(NamedTuple):
+    """A built variant: ``advance(steps) -> (a, b)``, and the tf.functions it traces."""
+
+    advance: Callable[[int], tuple[float, float]]
+    traced: tuple[Any, ...] = ()
 
 
 def make_data(points: int = 1000, dtype: type = np.float32) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +60,7 @@ def numpy_descent(x, y, learning_rate, steps, a=0.0, b=0.0, losses=None):
     return a, b
 
 
-def _numpy(x, y, learning_rate) -> Advance:
+def _numpy(x, y, learning_rate) -> Trainer:
     state = (0.0, 0.0)
 
     def advance(steps):
@@ -62,10 +68,10 @@ def _numpy(x, y, learning_rate) -> Advance:
         state = numpy_descent(x, y, learning_rate, steps, *state)
         return float(state[0]), float(state[1])
 
-    return advance
+    return Trainer(advance)
 
 
-def _tf1_session(x, y, learning_rate) -> Advance:
+def _tf1_session(x, y, learning_rate) -> Trainer:
     v1 = tf.compat.v1
     # Where the caller's tf.device scope puts ops; a new graph does not inherit that scope.
     device = tf.identity(0.0).device
@@ -89,7 +95,7 @@ def _tf1_session(x, y, learning_rate) -> Advance:
         a_value, b_value = session.run([a, b])
         return float(a_value), float(b_value)
 
-    return advance
+    return Trainer(advance)
 
 
 def _bound_step(x, y, learning_rate):
@@ -107,10 +113,10 @@ def _bound_step(x, y, learning_rate):
     return step, lambda: (float(a.numpy()), float(b.numpy()))
 
 
-def _python_loop(*, compile_step: bool) -> Callable[..., Advance]:
+def _python_loop(*, compile_step: bool) -> Callable[..., Trainer]:
     """Variants that take each step from a Python loop, eagerly or as one ``tf.function`` call."""
 
-    def build(x, y, learning_rate) -> Advance:
+    def build(x, y, learning_rate) -> Trainer:
         step, read = _bound_step(x, y, learning_rate)
         if compile_step:
             step = tf.function(step)
@@ -120,15 +126,15 @@ def _python_loop(*, compile_step: bool) -> Callable[..., Advance]:
                 step()
             return read()
 
-        return advance
+        return Trainer(advance, (step,) if compile_step else ())
 
     return build
 
 
-def _graph_loop(*, jit_compile: bool) -> Callable[..., Advance]:
+def _graph_loop(*, jit_compile: bool) -> Callable[..., Trainer]:
     """Variants whose whole loop is one ``tf.function`` call over ``tf.range``."""
 
-    def build(x, y, learning_rate) -> Advance:
+    def build(x, y, learning_rate) -> Trainer:
         step, read = _bound_step(x, y, learning_rate)
 
         @tf.function(jit_compile=jit_compile)
@@ -141,13 +147,13 @@ def _graph_loop(*, jit_compile: bool) -> Callable[..., Advance]:
             loop(tf.constant(steps))
             return read()
 
-        return advance
+        return Trainer(advance, (loop,))
 
     return build
 
 
 #: Variant name -> builder ``(x, y, learning_rate) -> advance``; ``numpy`` is the baseline.
-VARIANTS: dict[str, Callable[..., Advance]] = {
+VARIANTS: dict[str, Callable[..., Trainer]] = {
     "numpy": _numpy,
     "tf1-session": _tf1_session,
     "eager": _python_loop(compile_step=False),
@@ -170,11 +176,11 @@ def steps_per_call(variant: str, points: int) -> int:
     return max(1, steps_at_seed_size * 1000 // points)
 
 
-def make_call(variant: str, points: int) -> tuple[Callable[[], tuple[float, float]], int]:
-    """A fresh ``variant`` on ``points`` points as a timed call, and the steps each call takes."""
+def make_call(variant: str, points: int) -> Timed:
+    """A fresh ``variant`` on ``points`` points, timed over :func:`steps_per_call` steps a call."""
     steps = steps_per_call(variant, points)
-    advance = VARIANTS[variant](*make_data(points), LEARNING_RATE)
-    return functools.partial(advance, steps), steps
+    trainer = VARIANTS[variant](*make_data(points), LEARNING_RATE)
+    return Timed(functools.partial(trainer.advance, steps), steps, trainer.traced)
 
 
 WORKLOAD = Workload(
