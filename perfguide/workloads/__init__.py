@@ -1,7 +1,9 @@
 """The registry of workloads, one module per chapter topic."""
 
 from perfguide.workload import Workload
-from perfguide.workloads import linear_regression
+from perfguide.workloads import linear_regression, tf_function
 
 #: Workload name -> :class:`~perfguide.workload.Workload`.
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (linear_regression.WORKLOAD,)}
+WORKLOADS: dict[str, Workload] = {
+    w.name: w for w in (linear_regression.WORKLOAD, *tf_function.WORKLOADS)
+}
