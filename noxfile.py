@@ -55,11 +55,14 @@ def require_tensorflow_gpu(session: nox.Session) -> None:
     session.log(f"TensorFlow sees {found[-1]} GPU(s)")
 
 
-def install(session: nox.Session, device: str, purpose: str) -> dict[str, str]:
-    """Install the package for `device` ("cpu" or "gpu"); return the env the run needs."""
+def install(
+    session: nox.Session, device: str, purpose: str, pins: list[str] | None = None
+) -> dict[str, str]:
+    """Install the package for `device` ("cpu" or "gpu") and `purpose` (extras, comma-separated);
+    return the env the run needs."""
     if device == "gpu":
         require_visible_gpu(session)
-    session.install("-e", f".[{device},{purpose}]")
+    session.install("-e", f".[{device},{purpose}]", *(pins or []))
     if device == "gpu":
         require_tensorflow_gpu(session)
     return {"PERFGUIDE_DEVICE": device}
@@ -70,8 +73,10 @@ def run_tests(session: nox.Session, device: str) -> None:
     session.run("pytest", *session.posargs, env=env)
 
 
-def build_docs(session: nox.Session, device: str) -> None:
-    env = install(session, device, "docs")
+def build_docs(
+    session: nox.Session, device: str, extras: str = "", pins: list[str] | None = None
+) -> None:
+    env = install(session, device, ",".join(filter(None, ["docs", extras])), pins)
     for path in DOCS_OUTPUTS:
         if path.is_dir():
             shutil.rmtree(path)
@@ -97,6 +102,16 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     build_docs(session, "cpu")
+
+
+# PyTorch and JAX beside TensorFlow on the eager chapter's curves. torch is pinned to the CPU
+# wheel these build machines keep on disk; from PyPI, Linux torch is a multi-GB CUDA build.
+PEER_PINS = ["torch==2.13.0"]
+
+
+@nox.session(name="docs-peers")
+def docs_peers(session: nox.Session) -> None:
+    build_docs(session, "cpu", extras="peers", pins=PEER_PINS)
 
 
 @nox.session(name="tests-gpu")

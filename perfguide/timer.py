@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 #: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
 NOISE_THRESHOLD = 0.10
 
@@ -119,7 +121,8 @@ class Measurement:
 
 
 def materialize(result: Any) -> Any:
-    """Force a (possibly nested) result into host memory: call ``.numpy()`` on anything that has it.
+    """Force a (possibly nested) result into host memory: ``.numpy()`` where there is one
+    (TensorFlow, PyTorch), a wait and a copy for JAX arrays (``block_until_ready``).
 
     >>> class Lazy:
     ...     def numpy(self):
@@ -129,6 +132,8 @@ def materialize(result: Any) -> Any:
     """
     if hasattr(result, "numpy"):
         return result.numpy()
+    if hasattr(result, "block_until_ready"):
+        return np.asarray(result.block_until_ready())
     if isinstance(result, (tuple, list)):
         return type(result)(materialize(item) for item in result)
     return result
