@@ -105,11 +105,12 @@ def docs(session: nox.Session) -> None:
 
 
 # PyTorch and JAX beside TensorFlow on the eager chapter's curves. torch is pinned to the CPU
-# wheel these build machines keep on disk; from PyPI, Linux torch is a multi-GB CUDA build.
+# wheel these build machines keep on disk, which pip finds through the machine's pip config (uv
+# ignores it, hence pip here); from PyPI, Linux torch is a CUDA build of several GB.
 PEER_PINS = ["torch==2.13.0"]
 
 
-@nox.session(name="docs-peers")
+@nox.session(name="docs-peers", venv_backend="virtualenv")
 def docs_peers(session: nox.Session) -> None:
     build_docs(session, "cpu", extras="peers", pins=PEER_PINS)
 

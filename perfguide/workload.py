@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,12 @@ class Timed:
     call: Callable[[], Any]
     units_per_call: int = 1
     traced: tuple[Any, ...] = ()
+
+
+def call_of(fn: Callable[..., Any], *args: Any) -> Timed:
+    """``fn(*args)`` as one unit of work; a ``tf.function`` is watched for retracing."""
+    traced = (fn,) if hasattr(fn, "experimental_get_tracing_count") else ()
+    return Timed(functools.partial(fn, *args), traced=traced)
 
 
 @dataclasses.dataclass(frozen=True)

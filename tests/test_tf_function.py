@@ -58,14 +58,7 @@ def shapes(count):
     ],
 )
 def test_trace_counts(options, arguments, traces):
-    if "input_signature" in options:
-        # With a signature every argument must be a tensor, the factor too.
-        fn = tf.function(tfn.scale, **options)
-        for argument in arguments:
-            fn(argument, tf.constant(2.0))
-        assert fn.experimental_get_tracing_count() == traces
-    else:
-        assert tfn.count_traces(options, arguments) == traces
+    assert tfn.count_traces(options, arguments) == traces
 
 
 def test_print_runs_once_per_trace_and_tf_print_every_call():

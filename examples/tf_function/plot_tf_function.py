@@ -90,6 +90,10 @@ for kind, (before, after) in frozen.items():
 # value of each Python argument, and the dtype and shape of each tensor. These counts come from
 # ``experimental_get_tracing_count()`` on a fresh function after four calls.
 four_shapes = [tf.zeros([n]) for n in range(1, 5)]
+any_length = [
+    tf.TensorSpec([None]),
+    tf.TensorSpec([]),
+]  # x of any length, a scalar factor
 tracing_cases = {
     "Python floats 1.0, 2.0, 3.0, 4.0": ({}, [1.0, 2.0, 3.0, 4.0], 4),
     "tensors of one shape, four values": (
@@ -99,6 +103,11 @@ tracing_cases = {
     ),
     "tensors of four shapes": ({}, four_shapes, 4),
     "four shapes, reduce_retracing=True": ({"reduce_retracing": True}, four_shapes, 2),
+    "four shapes, input_signature [None]": (
+        {"input_signature": any_length},
+        four_shapes,
+        1,
+    ),
 }
 traces = {
     case: tfn.count_traces(options, args)
@@ -109,8 +118,8 @@ for case, count in traces.items():
 
 # %%
 # ``reduce_retracing`` generalizes the shape after the second one it sees; an
-# ``input_signature`` with a ``None`` dimension fixes it up front. The checks, including the two
-# demonstrations above:
+# ``input_signature`` with a ``None`` dimension fixes it before the first. The checks, including
+# the two demonstrations above:
 ClaimReport(
     [
         Claim(

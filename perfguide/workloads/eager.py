@@ -14,7 +14,6 @@ depends on how much work the op does. The timed workloads:
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
 import math
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.workload import Timed, Workload
+from perfguide.workload import Timed, Workload, call_of
 
 #: Other frameworks measured beside TensorFlow when installed (the ``docs-peers`` nox session).
 PEERS = tuple(name for name in ("torch", "jax") if importlib.util.find_spec(name) is not None)
@@ -66,7 +65,7 @@ def _add_call(framework: str, elements: int) -> Timed:
 def _matmul_call(framework: str, elements: int) -> Timed:
     side = math.isqrt(elements)
     x = _to_framework(framework, make_vector(side * side).reshape(side, side))
-    return Timed(functools.partial(_matmul(framework), x, x))
+    return call_of(_matmul(framework), x, x)
 
 
 FRAMEWORKS = ("numpy", "eager", *PEERS)
@@ -113,9 +112,8 @@ def small_ops_numpy(x: np.ndarray) -> np.ndarray:
 def _small_ops_call(variant: str, elements: int) -> Timed:
     x = make_vector(elements)
     if variant == "numpy":
-        return Timed(functools.partial(small_ops_numpy, x))
-    fn = small_ops if variant == "eager" else tf.function(small_ops)
-    return Timed(functools.partial(fn, tf.constant(x)), traced=() if fn is small_ops else (fn,))
+        return call_of(small_ops_numpy, x)
+    return call_of(small_ops if variant == "eager" else tf.function(small_ops), tf.constant(x))
 
 
 SMALL_OPS = Workload(
@@ -138,12 +136,11 @@ def _call_overhead_call(variant: str, elements: int) -> Timed:
     array = make_vector(elements)
     tensor = tf.constant(array)
     if variant == "python-function":
-        return Timed(functools.partial(identity, array))
+        return call_of(identity, array)
     if variant == "fetch-only":
         # The call returns a tensor that already exists: the harness's .numpy() is all the work.
         return Timed(lambda: tensor)
-    fn = tf.identity if variant == "eager-identity" else tf.function(tf.identity)
-    return Timed(functools.partial(fn, tensor), traced=(fn,) if variant == "tf-function" else ())
+    return call_of(tf.identity if variant == "eager-identity" else tf.function(tf.identity), tensor)
 
 
 CALL_OVERHEAD = Workload(
@@ -181,8 +178,7 @@ def network_gradient(x, weights):
 
 def _gradient_call(variant: str, batch: int) -> Timed:
     fn = network_gradient if variant == "eager-tape" else tf.function(network_gradient)
-    traced = () if fn is network_gradient else (fn,)
-    return Timed(functools.partial(fn, *make_network(batch)), traced=traced)
+    return call_of(fn, *make_network(batch))
 
 
 GRADIENT = Workload(
@@ -262,7 +258,7 @@ def sigmoid_float64(x: np.ndarray) -> np.ndarray:
 def _log1pexp_call(variant: str, elements: int) -> Timed:
     # Inputs in [-10, 10], where all three agree, so only speed differs.
     x = tf.constant(10 * make_vector(elements))
-    return Timed(functools.partial(value_and_gradient, LOG1PEXP[variant], x))
+    return call_of(value_and_gradient, LOG1PEXP[variant], x)
 
 
 LOG1PEXP_WORKLOAD = Workload(

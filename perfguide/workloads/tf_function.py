@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.workload import Timed, Workload
+from perfguide.workload import Timed, Workload, call_of
 
 #: Products in the seed's loop: aux = x @ aux / i for i = 1..99, summed.
 SERIES_TERMS = 99
@@ -60,14 +60,13 @@ def series(x):
 def _series_call(variant: str, side: int) -> Timed:
     x = make_matrix(side)
     if variant == "numpy":
-        return Timed(functools.partial(series_numpy, x))
+        return call_of(series_numpy, x)
     fn = {
         "eager": series,
         "tf-function": tf.function(series),
         "xla": tf.function(series, jit_compile=True),
     }[variant]
-    traced = () if variant == "eager" else (fn,)
-    return Timed(functools.partial(fn, tf.constant(x)), traced=traced)
+    return call_of(fn, tf.constant(x))
 
 
 SERIES = Workload(
@@ -97,7 +96,7 @@ def vectorized(x):
 
 def _rows_call(variant: str, side: int) -> Timed:
     fn = tf.function({"row-loop": row_loop, "vectorized": vectorized}[variant])
-    return Timed(functools.partial(fn, tf.constant(make_matrix(side))), traced=(fn,))
+    return call_of(fn, tf.constant(make_matrix(side)))
 
 
 ROWS = Workload(
@@ -179,7 +178,7 @@ TRACING = Workload(
     default_size=100,
     baseline="python-for",
     variants=tuple(LOOPS),
-    make_call=lambda variant, steps: Timed(functools.partial(trace_loop, variant, steps)),
+    make_call=lambda variant, steps: call_of(trace_loop, variant, steps),
 )
 
 WORKLOADS = (SERIES, ROWS, RETRACING, TRACING)
