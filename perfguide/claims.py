@@ -8,10 +8,10 @@ computed, and shows a :class:`ClaimReport`, which says plainly when a claim did 
 ...       Measurement("xla-loop", "iteration", 1, 1, 0.0, (2e-6,) * 5)]
 >>> claim = faster(ms, "xla-loop", "numpy", by=5)
 >>> claim.held, claim.evidence
-(True, 'measured 10.0x: xla-loop 2.00 µs vs numpy 20.0 µs per iteration')
+(True, 'measured 10.0x faster: xla-loop 2.00 µs vs numpy 20.0 µs per iteration')
 >>> print(ClaimReport([claim, faster(ms, "numpy", "xla-loop")]))  # doctest: +ELLIPSIS
-HELD          xla-loop is at least 5x faster than numpy per iteration (measured 10.0x: ...)
-DID NOT HOLD  numpy is faster than xla-loop per iteration (measured 0.100x: ...)
+HELD          xla-loop is at least 5x faster than numpy per iteration (measured 10.0x faster: ...)
+DID NOT HOLD  numpy is faster than xla-loop per iteration (measured 10.0x slower: ...)
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: flo
         relation = "faster than" if by == 1 else f"at least {by:g}x faster than"
     else:
         relation = f"at most {1 / by:g}x slower than"
+    measured = (
+        f"{format_ratio(ratio)} faster" if ratio >= 1 else f"{format_ratio(1 / ratio)} slower"
+    )
     evidence = (
-        f"measured {format_ratio(ratio)}: {fast} {format_seconds(f.median_s)} vs "
+        f"measured {measured}: {fast} {format_seconds(f.median_s)} vs "
         f"{slow} {format_seconds(s.median_s)} per {f.unit}"
     )
     if f.noisy or s.noisy:
