@@ -86,6 +86,13 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
+    # Chapters in the order their questions build on each other; a new topic lands at the end.
+    "subsection_order": [
+        "../examples/linear_regression",
+        "../examples/tf_function",
+        "../examples/eager",
+        "*",
+    ],
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,  # a chapter that cannot measure must fail the build
     "run_stale_examples": True,  # belt and braces with the clean build: always re-measure
@@ -96,6 +103,9 @@ sphinx_gallery_conf = {
     "download_all_examples": True,
     "reset_modules": ("matplotlib", "conf.reset_keras"),
     "image_scrapers": ("matplotlib",),
+    # Which chapters use which perfguide objects: needed by the landing page's minigallery.
+    "backreferences_dir": "_generated/backreferences",
+    "doc_module": ("perfguide",),
 }
 
 # -- myst-nb: MyST notebooks (e.g. environment.md) are executed on every build ------------------
