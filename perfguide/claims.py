@@ -26,25 +26,40 @@ from perfguide.timer import Measurement
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """A statement, whether it held in this run, and the measured evidence."""
+    """A statement, whether it held in this run (None: the measurements cannot tell), and the
+    measured evidence."""
 
     statement: str
-    held: bool
+    held: bool | None
     evidence: str
 
     @property
     def verdict(self) -> str:
-        return "HELD" if self.held else "DID NOT HOLD"
+        return {True: "HELD", False: "DID NOT HOLD", None: "INCONCLUSIVE"}[self.held]
 
 
 def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: float = 1) -> Claim:
     """Claim that variant ``fast`` takes at most 1/``by`` of the time of ``slow`` per unit.
 
-    ``by`` below 1 claims that ``fast`` is at most ``1/by`` times slower ("catches up").
+    ``by`` below 1 claims that ``fast`` is at most ``1/by`` times slower ("catches up"). The
+    claim holds if it holds for every pairing of the two interquartile ranges, fails if it fails
+    for every pairing, and is inconclusive when the spreads straddle the claimed factor.
     """
     by_label = {m.label: m for m in measurements}
+    missing = [label for label in (fast, slow) if label not in by_label]
+    if missing:
+        raise ValueError(f"no measurement of {missing[0]!r} among {sorted(by_label)}")
     f, s = by_label[fast], by_label[slow]
+    if f.unit != s.unit:
+        raise ValueError(f"cannot compare time per {f.unit} with time per {s.unit}")
     ratio = s.median_s / f.median_s
+    (f_q1, _, f_q3), (s_q1, _, s_q3) = f.quartiles_s, s.quartiles_s
+    if s_q1 / f_q3 >= by:
+        held = True
+    elif s_q3 / f_q1 < by:
+        held = False
+    else:
+        held = None
     if by >= 1:
         relation = "faster than" if by == 1 else f"at least {by:g}x faster than"
     else:
@@ -60,7 +75,7 @@ def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: flo
         evidence += "; noisy, so treat the ratio with care"
     if f.retraced or s.retraced:
         evidence += "; retraced while timed, so tracing is in the time"
-    return Claim(f"{fast} is {relation} {slow} per {f.unit}", ratio >= by, evidence)
+    return Claim(f"{fast} is {relation} {slow} per {f.unit}", held, evidence)
 
 
 class ClaimReport:
@@ -71,7 +86,15 @@ class ClaimReport:
 
     @property
     def all_held(self) -> bool:
-        return all(claim.held for claim in self.claims)
+        return all(claim.held is True for claim in self.claims)
+
+    @property
+    def summary(self) -> str:
+        if self.all_held:
+            return "Every claim held on this machine."
+        if any(claim.held is False for claim in self.claims):
+            return "Some claims did not hold on this machine: the numbers above say why."
+        return "Some claims are inconclusive: the spreads of the times compared overlap."
 
     def __str__(self) -> str:
         width = max(len(claim.verdict) for claim in self.claims)
@@ -82,18 +105,13 @@ class ClaimReport:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f'<tr class="perfguide-claim-{"held" if c.held else "failed"}">'
+            f'<tr class="perfguide-claim-{c.verdict.lower().replace(" ", "-")}">'
             f"<td><strong>{c.verdict}</strong></td><td>{html.escape(c.statement)}</td>"
             f"<td>{html.escape(c.evidence)}</td></tr>"
             for c in self.claims
         )
-        summary = (
-            "Every claim held on this machine."
-            if self.all_held
-            else "Some claims did not hold on this machine: the numbers above say why."
-        )
         return (
             '<table class="table perfguide-claims"><thead><tr><th>on this machine</th>'
             f"<th>claim</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>"
-            f"<p><em>{summary}</em></p>"
+            f"<p><em>{self.summary}</em></p>"
         )

@@ -6,12 +6,14 @@ Bad input ends with one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfguide import results
+from perfguide import results, runner
 from perfguide.compare import Comparison
+from perfguide.timer import Measurement
 
 EXIT_USAGE = 2
 
@@ -46,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--variant", action="append", help="variant to run (repeatable; default all)")
     run.add_argument("--size", type=_positive_int, help="problem size (default: the chapter's)")
     run.add_argument("--quick", action="store_true", help="shorter timed blocks: a fast look")
-    run.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="default: cpu")
+    run.add_argument("--device", choices=runner.DEVICES, default="cpu", help="default: cpu")
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     show = commands.add_parser("show", help="print the table of a saved results file")
     show.add_argument("path", help="a JSON file written by `run --json`")
@@ -70,26 +72,45 @@ def _list() -> None:
         print(f"  variants: {', '.join(workload.variants)} (baseline {workload.baseline})")
 
 
+def _check_writable(path: str) -> None:
+    """Fail before measuring, not after, if the results file cannot be written."""
+    target = Path(path)
+    if not path or target.is_dir():
+        raise UsageError(f"cannot write {path!r}: not a file name")
+    directory = target.resolve().parent
+    if not directory.is_dir():
+        raise UsageError(f"cannot write {path}: its directory does not exist")
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"cannot write {path}: its directory is not writable")
+
+
 def _run(args: argparse.Namespace) -> None:
-    from perfguide import environment, runner
+    from perfguide import environment
 
     workloads = _workloads()
     if args.workload not in workloads:
         raise UsageError(f"unknown workload {args.workload!r}; choose from {', '.join(workloads)}")
     workload = workloads[args.workload]
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        raise UsageError(f"cannot write {args.json}: its directory does not exist")
+    size = workload.default_size if args.size is None else args.size
+    try:
+        runner.check_choices(workload, args.variant or workload.variants, size)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if args.json is not None:
+        _check_writable(args.json)
     try:
         measurements = runner.run(
-            workload, args.variant, size=args.size, quick=args.quick, device=args.device
+            workload, args.variant, size=size, quick=args.quick, device=args.device
         )
-    except (ValueError, runner.DeviceError) as error:
+    except runner.DeviceError as error:
         raise UsageError(str(error)) from None
+    except MemoryError:
+        raise UsageError(f"{workload.size_name} {size} needs more memory than is free") from None
     baseline = (
         workload.baseline if any(m.label == workload.baseline for m in measurements) else None
     )
     print(Comparison(measurements, baseline=baseline))
-    if args.json:
+    if args.json is not None:
         try:
             results.save(args.json, environment.collect(), measurements)
         except OSError as error:
@@ -104,7 +125,13 @@ def _show(args: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
     if not measurements:
         raise UsageError(f"{args.path} holds no measurements")
-    print(Comparison(measurements))
+    # A chapter's file holds several workloads, sizes and devices: one table each.
+    groups: dict[tuple, list[Measurement]] = {}
+    for m in measurements:
+        groups.setdefault((m.workload, m.size, m.device, m.unit), []).append(m)
+    for (workload, size, device, _), group in groups.items():
+        print(f"{workload} at size {size} on {device}:")
+        print(Comparison(group), end="\n\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

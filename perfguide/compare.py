@@ -4,9 +4,9 @@
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  spread (IQR)  speed-up vs slow  first call  flags
--------  ------------------  ------------  ----------------  ----------  -----
-slow     2.00 ms             0 ns          1.00x             500 ms
+variant  time per iteration  spread (IQR)  speed-up vs slow  first-call overhead  flags
+-------  ------------------  ------------  ----------------  -------------------  -----
+slow     2.00 ms             0 ns          1.00x             498 ms
 fast     5.00 µs             0 ns          400x              10.0 ms
 """
 
@@ -23,9 +23,10 @@ _SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 def format_seconds(seconds: float) -> str:
     """Three significant figures in the largest unit that keeps the number at least 1.
 
-    >>> format_seconds(0.0123456), format_seconds(2.5e-7), format_seconds(42.0)
-    ('12.3 ms', '250 ns', '42.0 s')
+    >>> format_seconds(0.0123456), format_seconds(2.5e-7), format_seconds(0.0009996)
+    ('12.3 ms', '250 ns', '1.00 ms')
     """
+    seconds = float(f"{seconds:.3g}")  # round first, so 999.6 µs reads 1.00 ms, not 1000 µs
     scale, name = next(((s, n) for s, n in _SCALES if seconds >= s), _SCALES[-1])
     return f"{_three_figures(seconds / scale)} {name}"
 
@@ -63,6 +64,9 @@ class Comparison:
     def __init__(self, measurements: Sequence[Measurement], baseline: str | None = None):
         if not measurements:
             raise ValueError("nothing to compare: no measurements")
+        units = {m.unit for m in measurements}
+        if len(units) > 1:
+            raise ValueError(f"cannot set times per {' and per '.join(sorted(units))} side by side")
         self.measurements = list(measurements)
         self.baseline = baseline
         self.unit = measurements[0].unit
@@ -71,7 +75,7 @@ class Comparison:
         columns = ["variant", f"time per {self.unit}", "spread (IQR)"]
         if self.baseline:
             columns.append(f"speed-up vs {self.baseline}")
-        return [*columns, "first call", "flags"]
+        return [*columns, "first-call overhead", "flags"]
 
     def rows(self) -> list[list[str]]:
         ratios = speedups(self.measurements, self.baseline) if self.baseline else {}
@@ -80,7 +84,7 @@ class Comparison:
             row = [m.label, format_seconds(m.median_s), format_seconds(m.iqr_s)]
             if self.baseline:
                 row.append(format_ratio(ratios[m.label]))
-            rows.append([*row, format_seconds(m.first_call_s), " ".join(m.flags)])
+            rows.append([*row, format_seconds(m.first_call_overhead_s), " ".join(m.flags)])
         return rows
 
     def __str__(self) -> str:

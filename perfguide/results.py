@@ -44,8 +44,14 @@ def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes the file private (0600); a published file should read like any other.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -78,9 +84,36 @@ def load(path: Path) -> dict[str, Any]:
     return document
 
 
+_REQUIRED = (
+    "workload", "variant", "unit", "size", "device",
+    "first_call_s", "units_per_call", "calls_per_block", "block_s",
+)  # fmt: skip
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _problem(record: Any) -> str | None:
+    """What makes ``record`` unusable as a measurement, or None."""
+    if not isinstance(record, dict):
+        return "a measurement that is not an object"
+    missing = [key for key in _REQUIRED if key not in record]
+    if missing:
+        return f"a measurement without {missing[0]!r}"
+    samples = record["block_s"]
+    if not (isinstance(samples, list) and len(samples) >= 2 and all(map(_is_number, samples))):
+        return "a measurement whose 'block_s' is not a list of at least two numbers"
+    numbers = ("first_call_s", "units_per_call", "calls_per_block")
+    if not all(_is_number(record[key]) for key in numbers):
+        return f"a measurement whose {', '.join(numbers)} are not all numbers"
+    return None
+
+
 def load_measurements(path: Path) -> list[Measurement]:
-    """The measurements of a results file."""
-    try:
-        return [Measurement.from_dict(record) for record in load(path)["measurements"]]
-    except (KeyError, TypeError) as error:
-        raise ResultsError(f"{path} has a malformed measurement: {error}") from None
+    """The measurements of a results file, each checked before it is used."""
+    records = load(path)["measurements"]
+    for record in records:
+        if problem := _problem(record):
+            raise ResultsError(f"{path} has {problem}")
+    return [Measurement.from_dict(record) for record in records]

@@ -51,7 +51,7 @@ def check_choices(workload: Workload, variants: Sequence[str], size: int) -> Non
             f"unknown variant {unknown[0]!r} of {workload.name}; "
             f"choose from {', '.join(workload.variants)}"
         )
-    if not isinstance(size, int) or size < 1:
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise ValueError(f"{workload.size_name} must be a positive integer, got {size!r}")
 
 

@@ -1,3 +1,5 @@
+import pytest
+
 from perfguide.claims import ClaimReport, faster
 from perfguide.timer import Measurement
 
@@ -33,4 +35,31 @@ def test_report_says_visibly_when_a_claim_failed():
     assert not report.all_held
     assert "DID NOT HOLD" in str(report)
     html = report._repr_html_()
-    assert "perfguide-claim-failed" in html and "did not hold on this machine" in html
+    assert "perfguide-claim-did-not-hold" in html and "did not hold on this machine" in html
+
+
+def test_overlapping_spreads_at_the_claimed_factor_are_inconclusive():
+    # Medians 1.0 and 1.05: faster by the medians, but the quartiles overlap.
+    spread = (0.9, 0.95, 1.0, 1.05, 1.1)
+    ms = [m("a", 1.0, spread), m("b", 1.05, spread)]
+    claim = faster(ms, "a", "b")
+    assert claim.held is None and claim.verdict == "INCONCLUSIVE"
+    report = ClaimReport([claim])
+    assert not report.all_held and "inconclusive" in report.summary
+
+
+def test_retraced_evidence_says_tracing_is_in_the_time():
+    retraced = Measurement("r", "iteration", 1, 1, 0.0, (1e-3,) * 5, retraces=3)
+    assert "retraced" in faster([retraced, MEASUREMENTS[0]], "numpy", "r").evidence
+
+
+@pytest.mark.parametrize(
+    ("measurements", "message"),
+    [
+        (MEASUREMENTS, "no measurement of 'torch'"),
+        ([m("numpy", 1.0), Measurement("torch", "call", 1, 1, 0.0, (1.0,) * 5)], "per call"),
+    ],
+)
+def test_bad_comparisons_are_refused(measurements, message):
+    with pytest.raises(ValueError, match=message):
+        faster(measurements, "torch", "numpy")

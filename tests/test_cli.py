@@ -53,6 +53,7 @@ def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
 
     code, out, _ = run_cli(capsys, "show", str(path))
     assert code == 0 and "xla-loop" in out
+    assert "linear-regression at size 1000 on cpu:" in out
 
 
 @pytest.mark.parametrize(
@@ -100,3 +101,22 @@ def test_module_entry_point_exits_2_without_traceback():
     assert done.returncode == 2
     assert "unknown workload 'nope'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_show_prints_one_table_per_workload_size_and_unit(capsys, tmp_path):
+    from perfguide import results
+    from perfguide.timer import Measurement
+
+    def m(workload, size, unit):
+        return Measurement("v", unit, 1, 1, 0.0, (1e-3,) * 5, workload=workload, size=size)
+
+    path = tmp_path / "chapter.json"
+    results.save(path, {}, [m("a", 10, "call"), m("a", 100, "call"), m("b", 10, "trace")])
+    code, out, _ = run_cli(capsys, "show", str(path))
+    assert code == 0
+    assert [line for line in out.splitlines() if line.endswith(":")] == [
+        "a at size 10 on cpu:",
+        "a at size 100 on cpu:",
+        "b at size 10 on cpu:",
+    ]
+    assert "time per trace" in out

@@ -76,8 +76,3 @@ def test_nested_tapes_give_the_second_derivative(fn):
     np.testing.assert_allclose(
         eg.second_derivative(fn, x).numpy(), s * (1 - s), rtol=1e-4, atol=1e-7
     )
-
-
-def test_peers_are_only_those_installed():
-    assert set(eg.PEERS) <= {"torch", "jax"}
-    assert set(eg.peer_versions()) == set(eg.PEERS)

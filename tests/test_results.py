@@ -41,7 +41,8 @@ def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monke
         (None, "cannot read results file"),
         ("{not json", "is not a JSON results file"),
         ('{"measurements": []}', "lacks the 'environment' and 'measurements'"),
-        ('{"environment": {}, "measurements": [{"variant": "x"}]}', "malformed measurement"),
+        ('{"environment": {}, "measurements": [{"variant": "x"}]}', "without 'workload'"),
+        ('{"environment": {}, "measurements": [1]}', "not an object"),
     ],
 )
 def test_bad_files_raise_one_line_reasons(tmp_path, content, reason):
@@ -56,3 +57,24 @@ def test_bad_files_raise_one_line_reasons(tmp_path, content, reason):
 def test_measurements_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv(results.MEASUREMENTS_DIR_ENV, str(tmp_path))
     assert results.measurements_dir() == tmp_path
+
+
+def test_malformed_numbers_are_caught_before_use(tmp_path):
+    path = tmp_path / "out.json"
+    results.save(path, {}, [MEASUREMENT])
+    for key, value in [("block_s", [1e-5]), ("block_s", ["fast", 1.0]), ("first_call_s", "0")]:
+        document = json.loads(path.read_text())
+        document["measurements"][0][key] = value
+        path.write_text(json.dumps(document))
+        with pytest.raises(results.ResultsError, match="has a measurement whose"):
+            results.load_measurements(path)
+
+
+def test_written_file_is_readable_by_others_and_no_temporary_is_left(tmp_path):
+    old_umask = os.umask(0o022)
+    try:
+        results.save(tmp_path / "out.json", {}, [MEASUREMENT])
+    finally:
+        os.umask(old_umask)
+    assert (tmp_path / "out.json").stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]

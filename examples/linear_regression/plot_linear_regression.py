@@ -50,6 +50,7 @@ print(f"TensorFlow ops placed on: {device}")
 # * ``numpy``: the learner's loop, gradients written by hand.
 # * ``tf1-session``: the learner's TensorFlow code, TF1 style: placeholders, ``feed_dict`` and
 #   ``GradientDescentOptimizer``, one ``Session.run`` per step (built in its own ``tf.Graph``).
+#   Like the learner's code, it feeds x and y with every step; the others hold them as tensors.
 # * ``eager``: TF2's default: a ``GradientTape`` per step, every op dispatched from Python.
 # * ``tf-function-step``: the step wrapped in ``tf.function``, called from a Python loop.
 # * ``tf-function-loop``: the whole loop inside one ``tf.function``, over ``tf.range``.
@@ -62,8 +63,8 @@ measurements = run(workload, device=device)
 Comparison(measurements, baseline=workload.baseline)
 
 # %%
-# The same numbers as bars. Each variant's first call, which traces (and for XLA compiles) the
-# graph, is in the table's last column and is not part of these times.
+# The same numbers as bars. What each variant's first call cost beyond a steady call (tracing, and
+# for XLA compiling) is the table's *first-call overhead* and is not part of these times.
 ax = bar_chart(measurements)
 ax.set_title(f"Gradient descent on {workload.default_size} points")
 plt.show()
@@ -86,12 +87,11 @@ ClaimReport(
 )
 
 # %%
-# Why the variants rank as they do: a step on 1000 points is a few microseconds of arithmetic, so
-# what a variant pays to start a step decides its time. TF1's ``Session.run`` pays that entry cost
-# on every step; eager mode pays a smaller one per op, and a step has a dozen ops with the
-# gradient; ``tf.function`` per step pays it once per step. Moving the loop into the graph pays it
-# once per call, and XLA also fuses the step's element-wise ops into one kernel, so no
-# intermediate array is written to memory. The claims above say how much of that held here.
+# What each variant pays for, besides the arithmetic: ``Session.run`` enters the TF1 runtime and
+# copies the fed arrays once per step; eager mode crosses from Python into the runtime once per op,
+# and a step with its gradient is a dozen ops; ``tf.function`` per step crosses once per step; the
+# whole-loop variants cross once per call, and XLA can in addition fuse the step's element-wise
+# ops into one kernel. The claims above check how the ranking this predicts came out here.
 #
 # When does overhead stop dominating?
 # -----------------------------------
@@ -100,7 +100,14 @@ ClaimReport(
 # thousand. Here is time per iteration as the number of points grows.
 sizes = [10**k for k in range(2, 8)]
 sweep_variants = ["numpy", "tf-function-step", "tf-function-loop", "xla-loop"]
-sweep = [m for n in sizes for m in run(workload, sweep_variants, size=n, device=device)]
+# The seed's size was measured above; the other sizes are measured now.
+other_sizes = [
+    m
+    for n in sizes
+    if n != workload.default_size
+    for m in run(workload, sweep_variants, size=n, device=device)
+]
+sweep = [m for m in measurements if m.label in sweep_variants] + other_sizes
 ax = scaling_plot(sweep, workload.size_name)
 ax.set_title("Time per iteration against problem size")
 plt.show()
@@ -141,7 +148,7 @@ ClaimReport(
 # Overhead per step is one half of the story; the other is the step count. With x in [0, 100)
 # the loss surface is a long narrow valley and the learning rate must stay tiny, so reaching the
 # least-squares optimum takes a great many steps. Standardized x (zero mean, unit variance) makes
-# the valley round: a step a thousand times larger is stable and converges in far fewer
+# the valley round: a step a thousand times larger is stable and should converge in far fewer
 # iterations, and *a* and *b* for the raw x follow by undoing the scaling. (This part counts
 # iterations, not seconds, in float64 NumPy.)
 x, y = lr.make_data(workload.default_size, np.float64)
@@ -201,9 +208,9 @@ ClaimReport(
 # The learner's GPU
 # -----------------
 #
-# On a GPU the per-step overhead is larger still (a kernel launch and a host round trip per op),
-# which is why the learner's GPU run was slower than their CPU run. This part runs only when
-# TensorFlow sees a GPU.
+# On a GPU each op adds a kernel launch and each fed array a copy from host to device, so a step
+# this small has more overhead to pay; the learner's GPU run took twice as long as their CPU run.
+# This part measures that, and runs only when TensorFlow sees a GPU.
 gpus = environment.gpu_names()
 if gpus:
     per_device = [
@@ -212,6 +219,7 @@ if gpus:
         for m in run(workload, ["tf1-session", "xla-loop"], device=d)
     ]
     print(Comparison(per_device, baseline="tf1-session on cpu"))
+    print(ClaimReport([faster(per_device, "tf1-session on cpu", "tf1-session on gpu")]))
 else:
     print("SKIPPED: TensorFlow sees no GPU in this build: no CPU/GPU comparison.")
     print("Build the docs on a GPU machine (`nox -s docs-gpu`) to see it.")
@@ -224,6 +232,6 @@ else:
 # `linear-regression.json <../../measurements/linear-regression.json>`_, in the shape
 # ``python -m perfguide run linear-regression --json PATH`` writes, so builds on different
 # machines can be set side by side.
-published = measurements + sweep + (per_device if gpus else [])
+published = measurements + other_sizes + (per_device if gpus else [])
 results.save(results.measurements_dir() / "linear-regression.json", env, published)
 print(f"published {len(published)} measurements")

@@ -16,6 +16,7 @@ current ``(a, b)`` as Python floats, so the result is on the host when the clock
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -95,6 +96,8 @@ def _tf1_session(x, y, learning_rate) -> Trainer:
         a_value, b_value = session.run([a, b])
         return float(a_value), float(b_value)
 
+    # Release the session's resources once nothing can call it any more.
+    weakref.finalize(advance, session.close)
     return Trainer(advance)
 
 
@@ -152,7 +155,7 @@ def _graph_loop(*, jit_compile: bool) -> Callable[..., Trainer]:
     return build
 
 
-#: Variant name -> builder ``(x, y, learning_rate) -> advance``; ``numpy`` is the baseline.
+#: Variant name -> builder ``(x, y, learning_rate) -> Trainer``; ``numpy`` is the baseline.
 VARIANTS: dict[str, Callable[..., Trainer]] = {
     "numpy": _numpy,
     "tf1-session": _tf1_session,

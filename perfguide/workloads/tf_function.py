@@ -1,6 +1,6 @@
 """``tf.function`` and graph execution, the workloads of seed 004.
 
-Three timed workloads and the tracing behaviour behind them:
+Four timed workloads and the tracing behaviour behind them:
 
 * ``tf-function``: the seed's loop of 99 matrix products (a truncated exponential series),
   eagerly, as one ``tf.function`` and compiled with XLA;
