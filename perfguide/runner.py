@@ -1,4 +1,4 @@
-"""Run a workload's variants, one after another in this process, on one device."""
+"""Run a workload's variants in this process, their timed blocks interleaved, on one device."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator, Sequence
 
 from perfguide.environment import gpu_names
-from perfguide.timer import Measurement, measure
+from perfguide.timer import Measurement, measure_interleaved
 from perfguide.workload import Workload
 
 DEVICES = ("cpu", "gpu")
@@ -67,19 +67,10 @@ def run(
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
-    measurements = []
     with device_scope(device):
-        for variant in variants:
-            timed = workload.make_call(variant, size)
-            measurement = measure(
-                timed.call,
-                label=variant,
-                unit=workload.unit,
-                units_per_call=timed.units_per_call,
-                traced=timed.traced,
-                **(QUICK if quick else FULL),
-            )
-            measurements.append(
-                dataclasses.replace(measurement, workload=workload.name, size=size, device=device)
-            )
-    return measurements
+        timed = {variant: workload.make_call(variant, size) for variant in variants}
+        measurements = measure_interleaved(timed, unit=workload.unit, **(QUICK if quick else FULL))
+    return [
+        dataclasses.replace(m, workload=workload.name, size=size, device=device)
+        for m in measurements
+    ]

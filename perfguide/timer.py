@@ -3,6 +3,8 @@
 :func:`measure` separates the first call (where TensorFlow traces and compiles) from the steady
 state, calibrates how many calls make one timed block, times several blocks, and forces every
 result to host memory inside the block so asynchronous dispatch cannot make work look free.
+:func:`measure_interleaved` does the same for several variants at once, their blocks taking
+turns, so that they are compared under the same conditions.
 
 >>> import time
 >>> def two_ms():
@@ -23,13 +25,23 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 #: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
 NOISE_THRESHOLD = 0.10
+
+
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """What the harness times: ``call()`` does ``units_per_call`` units of work and returns the
+    result; ``traced`` are the ``tf.function`` objects whose retracing while timed is flagged."""
+
+    call: Callable[[], Any]
+    units_per_call: int = 1
+    traced: tuple[Any, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,19 +207,39 @@ def measure(
     are timed, each result materialized inside the block. ``traced`` are ``tf.function`` objects
     whose traces during the timed blocks are counted into ``retraces``.
     """
+    timed = {label: Timed(fn, units_per_call, tuple(traced))}
+    return measure_interleaved(timed, unit=unit, min_block_s=min_block_s, blocks=blocks)[0]
+
+
+def measure_interleaved(
+    timed: Mapping[str, Timed], *, unit: str = "call", min_block_s: float = 0.1, blocks: int = 10
+) -> list[Measurement]:
+    """Measure several labelled callables as :func:`measure` does, in one run whose timed blocks
+    take turns (A, B, C, C, B, A, …), so a change in the machine's speed during the run falls on
+    every variant alike instead of on whichever ran last."""
     if blocks < 5:
         raise ValueError(f"need at least 5 blocks for a median and spread, got {blocks}")
-    first_call_s = _time_calls(fn, 1)
-    calls = calibrate(fn, min_block_s)
-    traces_before_blocks = _tracing_count(traced)
-    samples = tuple(_time_calls(fn, calls) / (calls * units_per_call) for _ in range(blocks))
-    retraces = _tracing_count(traced) - traces_before_blocks if traced else None
-    return Measurement(
-        label=label,
-        unit=unit,
-        units_per_call=units_per_call,
-        calls_per_block=calls,
-        first_call_s=first_call_s,
-        block_s=samples,
-        retraces=retraces,
-    )
+    first_call_s, calls = {}, {}
+    for label, t in timed.items():
+        first_call_s[label] = _time_calls(t.call, 1)
+        calls[label] = calibrate(t.call, min_block_s)
+    traces_before_blocks = {label: _tracing_count(t.traced) for label, t in timed.items()}
+    samples: dict[str, list[float]] = {label: [] for label in timed}
+    turns = list(timed.items())
+    for block in range(blocks):
+        # A, B, C, then C, B, A: a steady drift then cancels instead of always favouring A.
+        for label, t in turns if block % 2 == 0 else reversed(turns):
+            elapsed = _time_calls(t.call, calls[label])
+            samples[label].append(elapsed / (calls[label] * t.units_per_call))
+    return [
+        Measurement(
+            label=label,
+            unit=unit,
+            units_per_call=t.units_per_call,
+            calls_per_block=calls[label],
+            first_call_s=first_call_s[label],
+            block_s=tuple(samples[label]),
+            retraces=(_tracing_count(t.traced) - traces_before_blocks[label] if t.traced else None),
+        )
+        for label, t in timed.items()
+    ]

@@ -7,15 +7,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-
-@dataclasses.dataclass(frozen=True)
-class Timed:
-    """What the harness times: ``call()`` does ``units_per_call`` units of work and returns the
-    result; ``traced`` are the ``tf.function`` objects whose retracing while timed is flagged."""
-
-    call: Callable[[], Any]
-    units_per_call: int = 1
-    traced: tuple[Any, ...] = ()
+from perfguide.timer import Timed
 
 
 def call_of(fn: Callable[..., Any], *args: Any) -> Timed:
@@ -29,7 +21,7 @@ class Workload:
     """A registry entry: variants of one computation, timed per ``unit`` of work.
 
     ``make_call(variant, size)`` builds a fresh variant for a problem of ``size`` (counted in
-    ``size_name``) and returns it as a :class:`Timed`.
+    ``size_name``) and returns it as a :class:`~perfguide.timer.Timed`.
     """
 
     name: str

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from perfguide.timer import Measurement, calibrate, materialize, measure
+from perfguide.timer import Measurement, Timed, calibrate, materialize, measure, measure_interleaved
 
 
 class FakeClock:
@@ -145,3 +145,15 @@ def test_retraces_in_the_timed_blocks_are_counted_and_flagged():
 
 def test_unwatched_measurement_has_no_trace_count():
     assert measure(lambda: None, label="x", min_block_s=0.001, blocks=5).retraces is None
+
+
+def test_interleaved_blocks_spread_drift_over_all_variants(clock):
+    def slowing():
+        clock.spend(1e-3 * (1 + 10 * clock.now))  # the machine slows down as the run goes on
+
+    a, b = measure_interleaved(
+        {"a": Timed(slowing), "b": Timed(slowing)}, min_block_s=0.01, blocks=5
+    )
+    # Run one after the other, b would be timed on a slower machine than a and look ~40 % slower.
+    assert b.median_s / a.median_s == pytest.approx(1, rel=0.15)
+    assert (a.label, b.label) == ("a", "b")

@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from perfguide.workload import Timed, Workload
+from perfguide.timer import Timed
+from perfguide.workload import Workload
 
 #: The seed's fixed step for unscaled x in [0, 100).
 LEARNING_RATE = 1e-4
