@@ -2,7 +2,8 @@
 
 Modules: :mod:`~perfguide.timer` (the harness), :mod:`~perfguide.compare` (tables),
 :mod:`~perfguide.claims` (claims checked against measurements), :mod:`~perfguide.environment`,
-:mod:`~perfguide.results` (JSON), :mod:`~perfguide.runner`, :mod:`~perfguide.plotting`,
+:mod:`~perfguide.results` (JSON), :mod:`~perfguide.workload` (what a workload is),
+:mod:`~perfguide.runner`, :mod:`~perfguide.plotting`,
 :mod:`~perfguide.workloads` (one module per chapter) and :mod:`~perfguide.cli`.
 """
 

@@ -20,7 +20,7 @@ import dataclasses
 import html
 from collections.abc import Sequence
 
-from perfguide.compare import format_ratio, format_seconds
+from perfguide.compare import format_ratio, format_seconds, pick
 from perfguide.timer import Measurement
 
 
@@ -45,11 +45,7 @@ def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: flo
     claim holds if it holds for every pairing of the two interquartile ranges, fails if it fails
     for every pairing, and is inconclusive when the spreads straddle the claimed factor.
     """
-    by_label = {m.label: m for m in measurements}
-    missing = [label for label in (fast, slow) if label not in by_label]
-    if missing:
-        raise ValueError(f"no measurement of {missing[0]!r} among {sorted(by_label)}")
-    f, s = by_label[fast], by_label[slow]
+    f, s = pick(measurements, fast, slow)
     if f.unit != s.unit:
         raise ValueError(f"cannot compare time per {f.unit} with time per {s.unit}")
     ratio = s.median_s / f.median_s

@@ -44,6 +44,26 @@ def _three_figures(value: float) -> str:
     return f"{value:#.3g}".rstrip(".")
 
 
+def pick(measurements: Sequence[Measurement], *labels: str) -> list[Measurement]:
+    """The measurements labelled ``labels``, in that order; ValueError naming the labels there
+    are if one is missing.
+
+    >>> ms = [Measurement(name, "call", 1, 1, 0.0, (1.0,) * 5) for name in ("a", "b")]
+    >>> [m.label for m in pick(ms, "b", "a")]
+    ['b', 'a']
+    """
+    by_label = {m.label: m for m in measurements}
+    missing = [label for label in labels if label not in by_label]
+    if missing:
+        raise ValueError(f"no measurement of {missing[0]!r} among {sorted(by_label)}")
+    return [by_label[label] for label in labels]
+
+
+def at_size(measurements: Sequence[Measurement], size: int) -> list[Measurement]:
+    """The measurements taken at problem size ``size`` (from a sweep over sizes)."""
+    return [m for m in measurements if m.size == size]
+
+
 def speedups(measurements: Sequence[Measurement], baseline: str) -> dict[str, float]:
     """Baseline time over each variant's time (above 1 means faster than the baseline).
 
@@ -51,11 +71,8 @@ def speedups(measurements: Sequence[Measurement], baseline: str) -> dict[str, fl
     >>> speedups(ms, "a")
     {'a': 1.0, 'b': 4.0}
     """
-    by_label = {m.label: m for m in measurements}
-    if baseline not in by_label:
-        raise ValueError(f"baseline {baseline!r} is not among {sorted(by_label)}")
-    base = by_label[baseline].median_s
-    return {label: base / m.median_s for label, m in by_label.items()}
+    (base,) = pick(measurements, baseline)
+    return {m.label: base.median_s / m.median_s for m in measurements}
 
 
 class Comparison:

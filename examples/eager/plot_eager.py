@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from perfguide import environment, results
 from perfguide.claims import Claim, ClaimReport, faster
-from perfguide.compare import Comparison, format_seconds
+from perfguide.compare import Comparison, at_size, format_seconds, pick
 from perfguide.plotting import scaling_plot
 from perfguide.runner import default_device, run
 from perfguide.workloads import eager as eg
@@ -66,22 +66,19 @@ plt.show()
 # %%
 # The checks compare eager TensorFlow with NumPy at the smallest and the largest size, and with
 # each installed peer at the smallest.
-def at(measurements, size):
-    return [m for m in measurements if m.size == size]
-
-
-smallest_add, largest_add = at(add, add_sizes[0]), at(add, add_sizes[-1])
+smallest_add, largest_add = at_size(add, add_sizes[0]), at_size(add, add_sizes[-1])
+largest_matmul = at_size(matmul, matmul_sizes[-1])
 add_claims = [
     faster(smallest_add, "numpy", "eager", by=10),
     faster(largest_add, "eager", "numpy", by=1 / 2),
-    faster(at(matmul, matmul_sizes[-1]), "eager", "numpy", by=1 / 1.5),
+    faster(largest_matmul, "eager", "numpy", by=1 / 1.5),
 ]
 peer_claims = [
     claim
     for peer in peers
     for claim in (
         faster(smallest_add, "eager", peer, by=1 / 5),
-        faster(at(matmul, matmul_sizes[-1]), "eager", peer, by=1 / 1.5),
+        faster(largest_matmul, "eager", peer, by=1 / 1.5),
     )
 ]
 if not peers:
@@ -113,9 +110,9 @@ calls = run(eg.CALL_OVERHEAD, device=device)
 Comparison(calls, baseline="python-function")
 
 # %%
-by_label = {m.label: m for m in calls}
-op_overhead = by_label["eager-identity"].median_s - by_label["fetch-only"].median_s
-function_overhead = by_label["tf-function"].median_s - by_label["fetch-only"].median_s
+fetch, op, function = pick(calls, "fetch-only", "eager-identity", "tf-function")
+op_overhead = op.median_s - fetch.median_s
+function_overhead = function.median_s - fetch.median_s
 print(f"one eager op, fetch subtracted:         {format_seconds(op_overhead)}")
 print(f"one tf.function call, fetch subtracted: {format_seconds(function_overhead)}")
 ClaimReport(

@@ -31,7 +31,7 @@ import numpy as np
 
 from perfguide import environment, results
 from perfguide.claims import Claim, ClaimReport, faster
-from perfguide.compare import Comparison, format_ratio
+from perfguide.compare import Comparison, at_size, format_ratio, pick
 from perfguide.plotting import bar_chart, scaling_plot
 from perfguide.runner import default_device, run
 from perfguide.workloads import WORKLOADS
@@ -116,14 +116,10 @@ plt.show()
 # %%
 # Per-iteration overhead is the flat part of each line; compute is where a line starts to climb.
 # The checks compare the gap to NumPy at the seed's size and at the largest size measured.
-def at_size(size):
-    return [m for m in sweep if m.size == size]
-
-
 def step_time_over_numpy(size):
     """tf-function-step's time as a multiple of NumPy's at ``size`` (below 1: faster)."""
-    by_label = {m.label: m for m in at_size(size)}
-    return by_label["tf-function-step"].median_s / by_label["numpy"].median_s
+    step, numpy = pick(at_size(sweep, size), "tf-function-step", "numpy")
+    return step.median_s / numpy.median_s
 
 
 seed_size, largest = workload.default_size, sizes[-1]
@@ -136,8 +132,8 @@ ClaimReport(
             f"it takes {format_ratio(gap[seed_size])} numpy's time at {seed_size} points, "
             f"{format_ratio(gap[largest])} at {largest}",
         ),
-        faster(at_size(largest), "tf-function-step", "numpy", by=1 / 1.5),
-        faster(at_size(largest), "xla-loop", "numpy"),
+        faster(at_size(sweep, largest), "tf-function-step", "numpy", by=1 / 1.5),
+        faster(at_size(sweep, largest), "xla-loop", "numpy"),
     ]
 )
 

@@ -24,7 +24,7 @@ import tensorflow as tf
 
 from perfguide import environment, results
 from perfguide.claims import Claim, ClaimReport, faster
-from perfguide.compare import Comparison, format_seconds
+from perfguide.compare import Comparison, format_seconds, pick
 from perfguide.plotting import bar_chart, scaling_plot
 from perfguide.runner import default_device, run
 from perfguide.workloads import tf_function as tfn
@@ -52,8 +52,7 @@ ax.set_title("99 products of a 100 × 100 matrix, time per call")
 plt.show()
 
 # %%
-by_label = {m.label: m for m in series}
-graph = by_label["tf-function"]
+eager, graph = pick(series, "eager", "tf-function")
 ClaimReport(
     [
         faster(series, "tf-function", "eager", by=2),
@@ -156,8 +155,7 @@ retracing = run(tfn.RETRACING, device=device)
 Comparison(retracing, baseline="python-argument")
 
 # %%
-retraced_by = {m.label: m for m in retracing}
-python_arg, tensor_arg = retraced_by["python-argument"], retraced_by["tensor-argument"]
+python_arg, tensor_arg = pick(retracing, "python-argument", "tensor-argument")
 ClaimReport(
     [
         faster(retracing, "tensor-argument", "python-argument", by=5),
@@ -235,7 +233,7 @@ with tfn.functions_run_eagerly():
         dataclasses.replace(m, label="tf-function, run eagerly")
         for m in run(tfn.SERIES, ["tf-function"], device=device)
     ]
-debugging = [by_label["eager"], by_label["tf-function"], *run_eagerly]
+debugging = [eager, graph, *run_eagerly]
 print(
     f"with functions run eagerly, print wrote {len(python_lines_debug)} line(s) in 3 calls"
 )
