@@ -17,7 +17,7 @@ if str(DOCS) not in sys.path:
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 import perfguide  # noqa: E402  (the installed package under documentation)
-from perfguide.results import MEASUREMENTS_DIR_ENV  # noqa: E402
+from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 
 # Chapters write their measurements here; html_extra_path copies them to <site>/measurements/.
 # Created now because Sphinx checks html_extra_path while it reads this configuration.

@@ -1,10 +1,9 @@
 """perfguide: TensorFlow performance questions answered with numbers measured on your machine.
 
-Modules: :mod:`~perfguide.timer` (the harness), :mod:`~perfguide.compare` (tables),
-:mod:`~perfguide.claims` (claims checked against measurements), :mod:`~perfguide.environment`,
-:mod:`~perfguide.results` (JSON), :mod:`~perfguide.workload` (what a workload is),
-:mod:`~perfguide.runner`, :mod:`~perfguide.plotting`,
-:mod:`~perfguide.workloads` (one module per chapter) and :mod:`~perfguide.cli`.
+Its layers: :mod:`perfguide.measure` (the timer, the runner, the environment record and the
+machine's limits), :mod:`perfguide.report` (tables, claims checked against measurements, short
+answers, plots and results files), :mod:`perfguide.workloads` (one module per chapter topic) and
+:mod:`perfguide.cli` (the command line).
 """
 
 __version__ = "0.1.0"

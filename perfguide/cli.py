@@ -11,9 +11,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfguide import results, runner
-from perfguide.compare import Comparison
-from perfguide.timer import Measurement
+from perfguide.measure import runner
+from perfguide.report import results
+from perfguide.report.compare import Comparison
+from perfguide.measure.timer import Measurement
 
 EXIT_USAGE = 2
 
@@ -85,7 +86,7 @@ def _check_writable(path: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> None:
-    from perfguide import environment
+    from perfguide.measure import environment
 
     workloads = _workloads()
     if args.workload not in workloads:

@@ -1,7 +1,7 @@
 import pytest
 
-from perfguide.claims import ClaimReport, faster
-from perfguide.timer import Measurement
+from perfguide.report.claims import ClaimReport, faster
+from perfguide.measure.timer import Measurement
 
 
 def m(label, seconds, spread=(1.0,) * 5):

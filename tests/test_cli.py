@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from perfguide import environment
+from perfguide.measure import environment
 from perfguide.cli import main
 
 
@@ -104,8 +104,8 @@ def test_module_entry_point_exits_2_without_traceback():
 
 
 def test_show_prints_one_table_per_workload_size_and_unit(capsys, tmp_path):
-    from perfguide import results
-    from perfguide.timer import Measurement
+    from perfguide.report import results
+    from perfguide.measure.timer import Measurement
 
     def m(workload, size, unit):
         return Measurement("v", unit, 1, 1, 0.0, (1e-3,) * 5, workload=workload, size=size)

@@ -1,7 +1,7 @@
 import pytest
 
-from perfguide.compare import Comparison, format_seconds, speedups
-from perfguide.timer import Measurement
+from perfguide.report.compare import Comparison, format_seconds, speedups
+from perfguide.measure.timer import Measurement
 
 
 def m(label, seconds, noisy=False):

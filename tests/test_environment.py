@@ -1,4 +1,4 @@
-from perfguide import environment
+from perfguide.measure import environment
 
 
 def test_record_names_versions_cpu_and_threads():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from perfguide import runner
+from perfguide.measure import runner
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 

@@ -1,6 +1,6 @@
 import pytest
 
-from perfguide import environment, runner
+from perfguide.measure import environment, runner
 from perfguide.workloads import WORKLOADS
 
 WORKLOAD = WORKLOADS["linear-regression"]

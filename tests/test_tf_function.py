@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from perfguide import runner
+from perfguide.measure import runner
 from perfguide.workloads import tf_function as tfn
 
 

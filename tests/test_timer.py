@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from perfguide.timer import Measurement, Timed, calibrate, materialize, measure, measure_interleaved
+from perfguide.measure.timer import Measurement, Timed, calibrate, materialize, measure, measure_interleaved
 
 
 class FakeClock:
@@ -24,7 +24,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch):
     fake = FakeClock()
-    monkeypatch.setattr("perfguide.timer.time", fake)
+    monkeypatch.setattr("perfguide.measure.timer.time", fake)
     return fake
 
 

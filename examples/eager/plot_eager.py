@@ -22,11 +22,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import tensorflow as tf
 
-from perfguide import environment, results
-from perfguide.claims import Claim, ClaimReport, faster
-from perfguide.compare import Comparison, at_size, format_seconds, pick
-from perfguide.plotting import scaling_plot
-from perfguide.runner import default_device, run
+from perfguide.measure import environment
+from perfguide.report import results
+from perfguide.report.claims import Claim, ClaimReport, faster
+from perfguide.report.compare import Comparison, at_size, format_seconds, pick
+from perfguide.report.plotting import scaling_plot
+from perfguide.measure.runner import default_device, run
 from perfguide.workloads import eager as eg
 
 env = environment.collect()

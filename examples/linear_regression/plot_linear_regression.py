@@ -29,11 +29,12 @@ import dataclasses
 import matplotlib.pyplot as plt
 import numpy as np
 
-from perfguide import environment, results
-from perfguide.claims import Claim, ClaimReport, faster
-from perfguide.compare import Comparison, at_size, format_ratio, pick
-from perfguide.plotting import bar_chart, scaling_plot
-from perfguide.runner import default_device, run
+from perfguide.measure import environment
+from perfguide.report import results
+from perfguide.report.claims import Claim, ClaimReport, faster
+from perfguide.report.compare import Comparison, at_size, format_ratio, pick
+from perfguide.report.plotting import bar_chart, scaling_plot
+from perfguide.measure.runner import default_device, run
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 

@@ -22,11 +22,12 @@ import dataclasses
 import matplotlib.pyplot as plt
 import tensorflow as tf
 
-from perfguide import environment, results
-from perfguide.claims import Claim, ClaimReport, faster
-from perfguide.compare import Comparison, format_seconds, pick
-from perfguide.plotting import bar_chart, scaling_plot
-from perfguide.runner import default_device, run
+from perfguide.measure import environment
+from perfguide.report import results
+from perfguide.report.claims import Claim, ClaimReport, faster
+from perfguide.report.compare import Comparison, format_seconds, pick
+from perfguide.report.plotting import bar_chart, scaling_plot
+from perfguide.measure.runner import default_device, run
 from perfguide.workloads import tf_function as tfn
 
 env = environment.collect()

@@ -1,9 +1,9 @@
 """The registry of workloads, one module per chapter topic."""
 
-from perfguide.workload import Workload
+from perfguide.workloads.base import Workload
 from perfguide.workloads import eager, linear_regression, tf_function
 
-#: Workload name -> :class:`~perfguide.workload.Workload`.
+#: Workload name -> :class:`~perfguide.workloads.base.Workload`.
 WORKLOADS: dict[str, Workload] = {
     w.name: w for w in (linear_regression.WORKLOAD, *tf_function.WORKLOADS, *eager.WORKLOADS)
 }

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.timer import Timed
-from perfguide.workload import Workload, call_of
+from perfguide.measure.timer import Timed
+from perfguide.workloads.base import Workload, call_of
 
 #: Other frameworks measured beside TensorFlow when installed (the ``docs-peers`` nox session).
 PEERS = tuple(name for name in ("torch", "jax") if importlib.util.find_spec(name) is not None)

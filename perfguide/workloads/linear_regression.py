@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from perfguide.timer import Timed
-from perfguide.workload import Workload
+from perfguide.measure.timer import Timed
+from perfguide.workloads.base import Workload
 
 #: The seed's fixed step for unscaled x in [0, 100).
 LEARNING_RATE = 1e-4

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.timer import Timed
-from perfguide.workload import Workload, call_of
+from perfguide.measure.timer import Timed
+from perfguide.workloads.base import Workload, call_of
 
 #: Products in the seed's loop: aux = x @ aux / i for i = 1..99, summed.
 SERIES_TERMS = 99

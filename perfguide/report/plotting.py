@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.ticker import EngFormatter
 
-from perfguide.timer import Measurement
+from perfguide.measure.timer import Measurement
 
 
 def _axes(ax: Axes | None) -> Axes:

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from perfguide.timer import Timed
+from perfguide.measure.timer import Timed
 
 
 def call_of(fn: Callable[..., Any], *args: Any) -> Timed:
@@ -21,7 +21,7 @@ class Workload:
     """A registry entry: variants of one computation, timed per ``unit`` of work.
 
     ``make_call(variant, size)`` builds a fresh variant for a problem of ``size`` (counted in
-    ``size_name``) and returns it as a :class:`~perfguide.timer.Timed`.
+    ``size_name``) and returns it as a :class:`~perfguide.measure.timer.Timed`.
     """
 
     name: str

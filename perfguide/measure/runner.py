@@ -7,9 +7,9 @@ import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 
-from perfguide.environment import gpu_names
-from perfguide.timer import Measurement, measure_interleaved
-from perfguide.workload import Workload
+from perfguide.measure.environment import gpu_names
+from perfguide.measure.timer import Measurement, measure_interleaved
+from perfguide.workloads.base import Workload
 
 DEVICES = ("cpu", "gpu")
 #: The docs build reads the device for its examples from this variable (``cpu`` unless set).

@@ -1,6 +1,6 @@
 """Set measurements side by side: a table in plain text (terminal) and HTML (the docs).
 
->>> from perfguide.timer import Measurement
+>>> from perfguide.measure.timer import Measurement
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from perfguide.timer import Measurement
+from perfguide.measure.timer import Measurement
 
 _SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 

@@ -6,7 +6,7 @@ written atomically (a temporary file in the same directory, then renamed), so a 
 half a file behind.
 
 >>> import tempfile
->>> from perfguide.timer import Measurement
+>>> from perfguide.measure.timer import Measurement
 >>> path = Path(tempfile.mkdtemp()) / "out.json"
 >>> save(path, {"python": "3.11"}, [Measurement("numpy", "iteration", 1, 3, 0.1, (1e-5,) * 5)])
 >>> [m.label for m in load_measurements(path)]
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from perfguide.timer import Measurement
+from perfguide.measure.timer import Measurement
 
 #: Gallery examples publish their JSON into the directory this variable names (the docs set it).
 MEASUREMENTS_DIR_ENV = "PERFGUIDE_MEASUREMENTS_DIR"

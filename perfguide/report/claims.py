@@ -3,7 +3,7 @@
 A chapter never asserts "X is faster" in prose; it states a :class:`Claim` whose outcome is
 computed, and shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
 
->>> from perfguide.timer import Measurement
+>>> from perfguide.measure.timer import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
 ...       Measurement("xla-loop", "iteration", 1, 1, 0.0, (2e-6,) * 5)]
 >>> claim = faster(ms, "xla-loop", "numpy", by=5)
@@ -20,8 +20,8 @@ import dataclasses
 import html
 from collections.abc import Sequence
 
-from perfguide.compare import format_ratio, format_seconds, pick
-from perfguide.timer import Measurement
+from perfguide.report.compare import format_ratio, format_seconds, pick
+from perfguide.measure.timer import Measurement
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Measuring: the timer, running a workload's variants, the machine and its limits."""

@@ -1,0 +1,1 @@
+"""Reporting: tables, claims checked against measurements, plots and results files."""
