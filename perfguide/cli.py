@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfguide.measure import runner
+from perfguide.measure.timer import Measurement
 from perfguide.report import results
 from perfguide.report.compare import Comparison
-from perfguide.measure.timer import Measurement
 
 EXIT_USAGE = 2
 

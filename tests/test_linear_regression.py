@@ -78,7 +78,7 @@ def test_workload_is_registered_with_its_variants():
     assert workload.baseline in workload.variants
     timed = workload.make_call("numpy", 100)
     assert timed.units_per_call == lr.steps_per_call("numpy", 100)
-    assert np.isfinite(timed.call()).all()
+    assert np.isfinite(timed()).all()
 
 
 @pytest.mark.parametrize("variant", ["tf-function-step", "tf-function-loop", "xla-loop"])

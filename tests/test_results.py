@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from perfguide.report import results
 from perfguide.measure.timer import Measurement
+from perfguide.report import results
 
 MEASUREMENT = Measurement("numpy", "iteration", 100, 3, 0.01, (1e-5, 2e-5, 3e-5, 4e-5, 5e-5))
 

@@ -39,3 +39,32 @@ def test_device_comes_from_the_environment(monkeypatch):
 def test_absent_gpu_is_a_device_error():
     with pytest.raises(runner.DeviceError, match="sees none"), runner.device_scope("gpu"):
         pass
+
+
+class Undecided:
+    """A comparison that never settles: the run must stop adding blocks at its cap."""
+
+    labels = ("numpy",)
+
+    def settled(self, measurements):
+        return False
+
+
+class Decided:
+    labels = ("numpy",)
+
+    def settled(self, measurements):
+        return True
+
+
+def test_an_unsettled_comparison_gets_more_blocks_up_to_the_cap(monkeypatch):
+    monkeypatch.setattr(runner, "QUICK", {"min_block_s": 0.001, "blocks": 5})
+    (more,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True, settle=[Undecided()])
+    (enough,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True, settle=[Decided()])
+    assert len(more.block_s) == runner.SETTLE_MAX_BLOCKS
+    assert len(enough.block_s) == 5
+
+
+def test_a_claim_about_variants_not_run_is_refused():
+    with pytest.raises(ValueError, match="cannot settle"):
+        runner.run(WORKLOAD, ["tf1-session"], size=10, quick=True, settle=[Decided()])

@@ -15,14 +15,14 @@ def reference_series(x):
 @pytest.mark.parametrize("variant", tfn.SERIES.variants)
 def test_series_variants_agree_with_float64(variant):
     x = tfn.make_matrix(50)
-    result = np.asarray(tfn.SERIES.make_call(variant, 50).call())
+    result = np.asarray(tfn.SERIES.make_call(variant, 50)())
     np.testing.assert_allclose(result, reference_series(x), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("variant", tfn.ROWS.variants)
 def test_row_variants_sum_the_row_means(variant):
     x = tfn.make_matrix(64)
-    result = float(tfn.ROWS.make_call(variant, 64).call())
+    result = float(tfn.ROWS.make_call(variant, 64)())
     assert result == pytest.approx(float(x.astype(np.float64).mean(axis=1).sum()), abs=1e-4)
 
 
@@ -30,7 +30,7 @@ def test_retracing_variants_compute_the_same_and_differ_only_in_traces():
     python_arg = tfn.RETRACING.make_call("python-argument", 8)
     tensor_arg = tfn.RETRACING.make_call("tensor-argument", 8)
     for _ in range(3):
-        np.testing.assert_array_equal(python_arg.call(), tensor_arg.call())
+        np.testing.assert_array_equal(python_arg(), tensor_arg())
     (python_fn,), (tensor_fn,) = python_arg.traced, tensor_arg.traced
     assert python_fn.experimental_get_tracing_count() == 3
     assert tensor_fn.experimental_get_tracing_count() == 1

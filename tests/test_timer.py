@@ -4,7 +4,14 @@ import time
 
 import pytest
 
-from perfguide.measure.timer import Measurement, Timed, calibrate, materialize, measure, measure_interleaved
+from perfguide.measure.timer import (
+    Interleaved,
+    Measurement,
+    Timed,
+    loop_floor_s,
+    measure,
+    measure_interleaved,
+)
 
 
 class FakeClock:
@@ -40,13 +47,17 @@ def test_time_is_per_unit_of_work(clock):
     assert m.median_s == pytest.approx(0.5e-3)
 
 
+def calls_per_block(fn, min_block_s):
+    return Interleaved({"x": Timed(fn)}, min_block_s=min_block_s).calls["x"]
+
+
 def test_calibration_makes_blocks_just_long_enough(clock):
-    calls = calibrate(lambda: clock.spend(1e-4), min_block_s=0.05)
+    calls = calls_per_block(lambda: clock.spend(1e-4), min_block_s=0.05)
     assert 0.05 <= calls * 1e-4 < 0.05 * 1.5
 
 
 def test_slow_call_needs_one_call_per_block(clock):
-    assert calibrate(lambda: clock.spend(0.03), min_block_s=0.02) == 1
+    assert calls_per_block(lambda: clock.spend(0.03), min_block_s=0.02) == 1
 
 
 def test_first_call_is_reported_apart_from_steady_state(clock):
@@ -61,24 +72,54 @@ def test_first_call_is_reported_apart_from_steady_state(clock):
     assert m.first_call_overhead_s == pytest.approx(0.05 - 1e-4)
 
 
-def test_lazy_result_is_forced_inside_the_timed_block(clock):
-    class Lazy:
-        """A result whose work happens only when fetched, like asynchronously dispatched work."""
+def test_asynchronous_result_is_waited_for_inside_the_timed_block(clock):
+    class Pending:
+        """A result whose work finishes only when waited for, like a JAX array."""
 
-        def numpy(self):
+        def block_until_ready(self):
             clock.spend(2e-3)
-            return 0
+            return self
 
-    m = measure(Lazy, label="lazy", min_block_s=0.02)
+    m = measure(Pending, label="pending", min_block_s=0.02)
     assert m.median_s == pytest.approx(2e-3)
 
 
-def test_materialize_recurses_into_containers():
-    class Fetched:
-        def numpy(self):
-            return 0
+def test_device_sync_ends_every_block_inside_the_clock(clock):
+    syncs = []
 
-    assert materialize([Fetched(), (Fetched(), "x"), {"k": Fetched()}]) == [0, (0, "x"), {"k": 0}]
+    def sync():
+        syncs.append(clock.now)
+        clock.spend(1e-3)  # the device finishing queued work
+
+    (m,) = measure_interleaved(
+        {"x": Timed(lambda: clock.spend(1e-3))}, min_block_s=0.01, blocks=5, sync=sync
+    )
+    # A block of n calls takes n ms plus the 1 ms its closing sync waits.
+    assert m.median_s == pytest.approx((m.calls_per_block + 1) * 1e-3 / m.calls_per_block)
+    assert len(syncs) > 2 * 5
+
+
+def test_a_result_that_is_costly_to_copy_is_not_copied():
+    np = pytest.importorskip("numpy")
+    tf = pytest.importorskip("tensorflow")
+    tensor = tf.constant(np.ones(10**7, np.float32))
+    returned = measure(lambda: tensor, label="existing tensor", min_block_s=0.02, blocks=5)
+    copied = measure(tensor.numpy, label="its copy", min_block_s=0.02, blocks=5)
+    # Returning an existing 40 MB tensor costs a Python call; copying it costs milliseconds.
+    assert returned.median_s * 100 < copied.median_s
+
+
+def test_the_timed_loop_adds_next_to_nothing_to_a_cheap_call():
+    import timeit
+
+    def identity(x):
+        return x
+
+    # timeit calls its statement from its own loop, as the harness calls the variant.
+    bare = min(timeit.repeat("identity(1.0)", number=200_000, repeat=5, globals=locals()))
+    harness = measure(identity, 1.0, label="identity", min_block_s=0.02).median_s
+    assert harness < 1.5 * bare / 200_000
+    assert loop_floor_s() < 1.5 * bare / 200_000
 
 
 def test_real_clock_times_a_busy_wait_no_shorter_than_it_is():

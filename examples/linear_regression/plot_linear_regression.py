@@ -2,23 +2,21 @@
 Why is my TensorFlow gradient descent slower than NumPy?
 ========================================================
 
-A learner fits *y = a·x + b* to 1000 points (x from 0 to 100 in steps of 0.1,
-*y = x + 20·sin(x/10) + 15*) by fixed-step gradient descent, learning rate 0.0001, for 100 000
-iterations. In TensorFlow 1.15, one ``Session.run`` per step, the run took about 40 s on their CPU
-and 80 s on their GPU; the same loop in NumPy took about 4 s. (Those three figures are the
-learner's own, quoted from the question behind this chapter; every other number on this page is
-measured by this page.)
+A learner asked this on Stack Overflow (*Gradient descent using TensorFlow is much slower than a
+basic Python implementation, why?*). They fit *y = a·x + b* to 1000 points (x from 0 to 100 in
+steps of 0.1, *y = x + 20·sin(x/10) + 15*) by fixed-step gradient descent, learning rate 0.0001,
+for 100 000 iterations. In TensorFlow 1.15, one ``Session.run`` per step, the run took about 40 s
+on their CPU and 80 s on their GPU; the same loop in NumPy took about 4 s. Those three figures
+are the learner's own; every other number on this page is measured by this page, on the machine
+that built it.
 
-The answer they got: every ``Session.run`` pays a fixed cost to enter TensorFlow, and a step on
-1000 points is far too little work to hide it. This page measures that answer on the machine that
-built it, then shows what today's TensorFlow offers instead: run the whole loop as one graph call,
-compile it with XLA, and, whatever the framework, standardize x so that far fewer steps reach the
-same fit.
+.. raw:: html
+   :file: ../../_generated/answers/linear_regression.answer.html
 
 Every variant below runs the same float32 gradient step from *a = b = 0*; the tests of
 :mod:`perfguide.workloads.linear_regression` check that they agree. Times are per iteration: the
-median over several calibrated blocks, with the first call (tracing and compilation) reported
-on its own.
+median over calibrated blocks, with the first call (tracing and compilation) reported on its own.
+:doc:`How to read the numbers </index>` explains the tables and verdicts.
 """
 
 # %%
@@ -29,20 +27,23 @@ import dataclasses
 import matplotlib.pyplot as plt
 import numpy as np
 
-from perfguide.measure import environment
-from perfguide.report import results
-from perfguide.report.claims import Claim, ClaimReport, faster
-from perfguide.report.compare import Comparison, at_size, format_ratio, pick
-from perfguide.report.plotting import bar_chart, scaling_plot
+from perfguide.measure import environment, limits
 from perfguide.measure.runner import default_device, run
+from perfguide.report import results
+from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.compare import Comparison, pick
+from perfguide.report.format import format_count, format_factor, format_seconds
+from perfguide.report.plotting import dot_plot, rate_plot
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 
 env = environment.collect()
+machine = limits.measured()
 device = default_device()
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}")
-print(f"TensorFlow ops placed on: {device}")
+print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write)")
 
 # %%
 # Six ways to take the same step
@@ -58,87 +59,130 @@ print(f"TensorFlow ops placed on: {device}")
 # * ``xla-loop``: the same, compiled with ``jit_compile=True``.
 #
 # The whole-loop variants run many steps per call, as a real training run would; the others pay
-# their overhead on every step whatever the count.
+# their overhead on every step whatever the count. The code being timed:
+#
+# .. dropdown:: NumPy and TF1 ``Session.run``
+#
+#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#       :pyobject: numpy_descent
+#
+#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#       :pyobject: _tf1_session
+#
+# .. dropdown:: Eager and ``tf.function``: one step, called per step or looped in the graph
+#
+#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#       :pyobject: _bound_step
+#
+#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#       :pyobject: _python_loop
+#
+#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#       :pyobject: _graph_loop
 workload = WORKLOADS["linear-regression"]
-measurements = run(workload, device=device)
+whole_loop = Faster("tf-function-loop", "tf-function-step", by=5)
+compiled = Faster("xla-loop", "tf-function-loop")
+compiled_vs_session = Faster("xla-loop", "tf1-session", by=10)
+step_claims = [
+    Faster("numpy", "tf1-session"),
+    Faster("numpy", "eager"),
+    Faster("tf-function-step", "eager"),
+    whole_loop,
+    compiled,
+    Faster("xla-loop", "numpy", by=5),
+    compiled_vs_session,
+]
+measurements = run(workload, device=device, settle=step_claims)
 Comparison(measurements, baseline=workload.baseline)
 
 # %%
-# The same numbers as bars. What each variant's first call cost beyond a steady call (tracing, and
-# for XLA compiling) is the table's *first-call overhead* and is not part of these times.
-ax = bar_chart(measurements)
-ax.set_title(f"Gradient descent on {workload.default_size} points")
+# The same medians on a log axis. Each variant's first call (tracing, and for XLA compiling) is
+# the table's *first-call overhead* and is not part of these times.
+ax = dot_plot(measurements)
+ax.set_title(f"Gradient descent on {format_count(workload.default_size)} points")
 plt.show()
-
-# %%
-# What the measurements say
-# -------------------------
-#
-# The chapter's claims, each checked against the numbers just measured. A claim that did not hold
-# on this machine is marked so.
-ClaimReport(
-    [
-        faster(measurements, "numpy", "tf1-session"),
-        faster(measurements, "numpy", "eager"),
-        faster(measurements, "tf-function-step", "eager"),
-        faster(measurements, "tf-function-loop", "tf-function-step", by=5),
-        faster(measurements, "xla-loop", "tf-function-loop"),
-        faster(measurements, "xla-loop", "numpy", by=5),
-    ]
-)
 
 # %%
 # What each variant pays for, besides the arithmetic: ``Session.run`` enters the TF1 runtime and
-# copies the fed arrays once per step; eager mode crosses from Python into the runtime once per op,
-# and a step with its gradient is a dozen ops; ``tf.function`` per step crosses once per step; the
-# whole-loop variants cross once per call, and XLA can in addition fuse the step's element-wise
-# ops into one kernel. The claims above check how the ranking this predicts came out here.
+# copies the fed arrays once per step; eager mode crosses from Python into the runtime once per
+# op, and a step with its gradient is a dozen ops; ``tf.function`` per step crosses once per step;
+# the whole-loop variants cross once per call, and XLA can in addition fuse the step's
+# element-wise ops into one kernel. The checks:
+checked = {claim: claim.check(measurements) for claim in step_claims}
+ClaimReport(list(checked.values()))
+
+# %%
+# The learner's run on this machine
+# ---------------------------------
 #
+# Their 100 000 steps, at the median time per step measured above:
+LEARNER_STEPS = 100_000
+QUOTED = {"numpy": "about 4 s", "tf1-session": "about 40 s (CPU), 80 s (GPU)"}
+scenario = Scenario(
+    f"{format_count(LEARNER_STEPS)} steps on {format_count(workload.default_size)} points",
+    ["variant", "learner's machine (quoted)", "this machine (measured)"],
+    [
+        [
+            m.label,
+            QUOTED.get(m.label, "not run"),
+            format_seconds(LEARNER_STEPS * m.median_s),
+        ]
+        for m in measurements
+    ],
+)
+print(*(" | ".join(row) for row in scenario.rows), sep="\n")
+
+# %%
 # When does overhead stop dominating?
 # -----------------------------------
 #
-# The learner saw TensorFlow catch up once each step had more work: a million points instead of a
-# thousand. Here is time per iteration as the number of points grows.
+# The learner's answer said TensorFlow catches up once each step has more work. Here is the
+# work each variant gets done as the number of points grows, as memory traffic: a step must at
+# least read x and y once (8 bytes a point), so that many bytes per step over the time per step
+# is the rate at which it consumes the data. The dashed line is this machine's measured memory
+# bandwidth: no step can consume data faster than memory delivers it.
 sizes = [10**k for k in range(2, 8)]
 sweep_variants = ["numpy", "tf-function-step", "tf-function-loop", "xla-loop"]
-# The seed's size was measured above; the other sizes are measured now.
-other_sizes = [
-    m
-    for n in sizes
-    if n != workload.default_size
-    for m in run(workload, sweep_variants, size=n, device=device)
+largest = sizes[-1]
+large_claims = [
+    Faster("tf-function-step", "numpy", by=1 / 1.5),
+    Faster("xla-loop", "numpy"),
 ]
-sweep = [m for m in measurements if m.label in sweep_variants] + other_sizes
-ax = scaling_plot(sweep, workload.size_name)
-ax.set_title("Time per iteration against problem size")
+sweep = {workload.default_size: [m for m in measurements if m.label in sweep_variants]}
+for n in sizes:
+    if n != workload.default_size:
+        settle = large_claims if n == largest else ()
+        sweep[n] = run(workload, sweep_variants, size=n, device=device, settle=settle)
+every_size = [m for n in sizes for m in sweep[n]]
+ax = rate_plot(
+    every_size,
+    workload.size_name,
+    lambda m: lr.bytes_per_step(m.size),
+    limit=machine.memory_bandwidth,
+    limit_label="memory bandwidth (measured)",
+    rate_unit="B/s",
+)
+ax.set_title("Data consumed per second: x and y once per step")
 plt.show()
 
+# %%
+# At small sizes every line climbs in step with the size: a step's fixed cost is the time, so
+# more points per step come for free. The lines flatten where the arithmetic and the memory
+# traffic take over. At the largest size each variant's share of the bandwidth:
+shares = {
+    m.label: machine.bandwidth_share(lr.bytes_per_step(m.size), m.median_s)
+    for m in sweep[largest]
+}
+for label, share in shares.items():
+    print(f"{label:18s} {share:6.1%} of the memory bandwidth")
+ClaimReport([claim.check(sweep[largest]) for claim in large_claims])
 
 # %%
-# Per-iteration overhead is the flat part of each line; compute is where a line starts to climb.
-# The checks compare the gap to NumPy at the seed's size and at the largest size measured.
-def step_time_over_numpy(size):
-    """tf-function-step's time as a multiple of NumPy's at ``size`` (below 1: faster)."""
-    step, numpy = pick(at_size(sweep, size), "tf-function-step", "numpy")
-    return step.median_s / numpy.median_s
-
-
-seed_size, largest = workload.default_size, sizes[-1]
-gap = {n: step_time_over_numpy(n) for n in (seed_size, largest)}
-ClaimReport(
-    [
-        Claim(
-            f"tf-function-step's gap to numpy narrows from {seed_size} to {largest} points",
-            gap[largest] < gap[seed_size],
-            f"it takes {format_ratio(gap[seed_size])} numpy's time at {seed_size} points, "
-            f"{format_ratio(gap[largest])} at {largest}",
-        ),
-        faster(at_size(sweep, largest), "tf-function-step", "numpy", by=1 / 1.5),
-        faster(at_size(sweep, largest), "xla-loop", "numpy"),
-    ]
-)
-
-# %%
+# None of them comes near the bandwidth: reading x and y once is the least a step can do, and
+# every variant here makes several passes over its arrays (NumPy one per temporary array, the
+# TensorFlow graph one per op it does not fuse), with reductions in between. XLA fuses the
+# step's element-wise ops, which saves passes over the data.
+#
 # Fewer iterations: standardize x
 # -------------------------------
 #
@@ -176,7 +220,7 @@ ax.set_ylim(bottom=1e-10)
 ax.set_xlabel("iteration (log scale)")
 ax.set_ylabel("loss / least-squares loss − 1 (log scale)")
 ax.set_title("Convergence with and without feature scaling")
-ax.legend()
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
 plt.show()
 
 # %%
@@ -184,15 +228,20 @@ plt.show()
 recovery_error = max(
     abs(r - o) / abs(o) for r, o in zip(recovered_ab, optimum_ab, strict=True)
 )
+converged = raw_iterations is not None and scaled_iterations is not None
+scaling_claim = Claim(
+    "standardizing x cuts the iterations to converge at least 100-fold",
+    converged and raw_iterations >= 100 * scaled_iterations,
+    f"raw x {raw_iterations}, standardized x {scaled_iterations} iterations",
+    effect=(
+        f"{format_factor(raw_iterations / scaled_iterations)} fewer iterations"
+        if converged
+        else "did not converge"
+    ),
+)
 ClaimReport(
     [
-        Claim(
-            "standardizing x cuts the iterations to converge at least 100-fold",
-            raw_iterations is not None
-            and scaled_iterations is not None
-            and raw_iterations >= 100 * scaled_iterations,
-            f"raw x {raw_iterations}, standardized x {scaled_iterations} iterations",
-        ),
+        scaling_claim,
         Claim(
             "un-scaling the standardized fit recovers a and b to 1e-6",
             recovery_error < 1e-6,
@@ -209,26 +258,80 @@ ClaimReport(
 # this small has more overhead to pay; the learner's GPU run took twice as long as their CPU run.
 # This part measures that, and runs only when TensorFlow sees a GPU.
 gpus = environment.gpu_names()
+per_device = []
 if gpus:
+    gpu_claims = [Faster("tf1-session on cpu", "tf1-session on gpu")]
     per_device = [
-        dataclasses.replace(m, label=f"{m.label} on {m.device}")
+        dataclasses.replace(m, label=f"{m.label} on {d}")
         for d in ("cpu", "gpu")
         for m in run(workload, ["tf1-session", "xla-loop"], device=d)
     ]
     print(Comparison(per_device, baseline="tf1-session on cpu"))
-    print(ClaimReport([faster(per_device, "tf1-session on cpu", "tf1-session on gpu")]))
+    print(ClaimReport([claim.check(per_device) for claim in gpu_claims]))
 else:
-    print("SKIPPED: TensorFlow sees no GPU in this build: no CPU/GPU comparison.")
-    print("Build the docs on a GPU machine (`nox -s docs-gpu`) to see it.")
+    print(
+        "SKIPPED: TensorFlow sees no GPU on the machine that built this page, so there is no"
+    )
+    print("CPU/GPU comparison here. Run this script on a machine with a GPU to see it.")
+
+# %%
+# The short answer
+# ----------------
+#
+# The box at the top of this page, built from the checks above.
+numpy_m, tf1, eager, loop, xla = pick(
+    measurements, "numpy", "tf1-session", "eager", "tf-function-loop", "xla-loop"
+)
+answer = ShortAnswer(
+    f"On {format_count(workload.default_size)} points a step is a few microseconds of "
+    "arithmetic, and every way of entering TensorFlow once per step costs more than that: "
+    f"here a Session.run step took {format_seconds(tf1.median_s)}, an eager step "
+    f"{format_seconds(eager.median_s)}, NumPy's whole step {format_seconds(numpy_m.median_s)}. "
+    "TensorFlow wins once the loop itself runs inside the runtime: one tf.function over "
+    f"tf.range took {format_seconds(loop.median_s)} a step, compiled with XLA "
+    f"{format_seconds(xla.median_s)}. Standardizing x cuts the steps needed from "
+    f"{raw_iterations} to {scaled_iterations}.",
+    [
+        Recommendation(
+            "Run the whole training loop inside one tf.function, not one call per step",
+            checked[whole_loop],
+        ),
+        Recommendation(
+            "Compile the loop with XLA (jit_compile=True)", checked[compiled]
+        ),
+        Recommendation(
+            "Replace a Session.run per small step with a compiled loop",
+            checked[compiled_vs_session],
+        ),
+        Recommendation(
+            "Standardize the features before gradient descent", scaling_claim
+        ),
+    ],
+    scenario,
+)
+answer.publish(
+    "linear_regression", "Why is my TensorFlow gradient descent slower than NumPy?"
+)
+print(answer)
 
 # %%
 # Take the numbers with you
 # -------------------------
 #
-# Everything measured on this page, with the environment record, is published beside the site as
+# Everything measured on this page, with the environment record (the machine's measured limits
+# included), is published beside the site as
 # `linear-regression.json <../../measurements/linear-regression.json>`_, in the shape
-# ``python -m perfguide run linear-regression --json PATH`` writes, so builds on different
-# machines can be set side by side.
-published = measurements + other_sizes + (per_device if gpus else [])
-results.save(results.measurements_dir() / "linear-regression.json", env, published)
-print(f"published {len(published)} measurements")
+# ``python -m perfguide run linear-regression --json PATH`` writes. To rerun this page on your
+# own machine, install the guide's package from a checkout of its repository
+# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
+#
+# Next question: :doc:`Why is my tf.function fast, slow, or wrong?
+# </auto_examples/tf_function/plot_tf_function>` The measuring machine is described on the
+# :doc:`build machine </environment>` page.
+published = measurements + [
+    m for n in sizes if n != workload.default_size for m in sweep[n]
+]
+results.save(
+    results.measurements_dir() / "linear-regression.json", env, published + per_device
+)
+print(f"published {len(published) + len(per_device)} measurements")

@@ -80,9 +80,12 @@ def tensorflow_variables() -> dict[str, str]:
 
 
 def collect() -> dict[str, Any]:
-    """The environment record: software versions, CPU, GPUs, TensorFlow threading, date."""
+    """The environment record: software versions, CPU, GPUs, TensorFlow threading, date, and
+    the machine's measured limits (see :mod:`perfguide.measure.limits`)."""
     import keras
     import tensorflow as tf
+
+    from perfguide.measure import limits, timer
 
     threading = tf.config.threading
     return {
@@ -103,6 +106,8 @@ def collect() -> dict[str, Any]:
         "tf_inter_op_threads": threading.get_inter_op_parallelism_threads(),
         "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on for x86 CPUs)"),
         "tf_env": tensorflow_variables(),
+        "machine_limits": limits.measured().to_dict(),
+        "timer_floor_s": timer.loop_floor_s(),
     }
 
 
@@ -123,10 +128,20 @@ _LABELS = {
     "tf_inter_op_threads": "TF inter-op threads (0 = default)",
     "onednn_opts": "oneDNN optimizations (TF_ENABLE_ONEDNN_OPTS)",
     "tf_env": "TF_*/XLA_* variables",
+    "machine_limits": "Measured limits",
+    "timer_floor_s": "Timer's own cost per call (a call that does nothing)",
 }
 
 
-def _readable(value: Any) -> str:
+def _readable(key: str, value: Any) -> str:
+    if key == "machine_limits":
+        return (
+            f"memory bandwidth {value['memory_bandwidth'] / 1e9:.1f} GB/s "
+            f"({value['how']['memory_bandwidth']}); peak float32 arithmetic "
+            f"{value['peak_flops'] / 1e9:.0f} GFLOP/s ({value['how']['peak_flops']})"
+        )
+    if key == "timer_floor_s":
+        return f"{value * 1e9:.0f} ns"
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
     if isinstance(value, list):
@@ -136,4 +151,4 @@ def _readable(value: Any) -> str:
 
 def as_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
     """The record as (label, readable value) pairs, for tables."""
-    return [(_LABELS.get(key, key), _readable(value)) for key, value in record.items()]
+    return [(_LABELS.get(key, key), _readable(key, value)) for key, value in record.items()]

@@ -1,4 +1,10 @@
-"""Run a workload's variants in this process, their timed blocks interleaved, on one device."""
+"""Run a workload's variants in this process, their timed blocks interleaved, on one device.
+
+A run can be told which comparisons it must settle (:class:`~perfguide.report.claims.Faster`
+claims, or anything with ``labels`` and ``settled(measurements)``): while one is undecided and
+more data could decide it, the run adds interleaved blocks of the variants it compares, within a
+bounded number of blocks, so a close call is decided by evidence rather than by luck.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,10 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 from perfguide.measure.environment import gpu_names
-from perfguide.measure.timer import Measurement, measure_interleaved
+from perfguide.measure.timer import Interleaved, Measurement
 from perfguide.workloads.base import Workload
 
 DEVICES = ("cpu", "gpu")
@@ -16,6 +23,16 @@ DEVICES = ("cpu", "gpu")
 DEVICE_ENV = "PERFGUIDE_DEVICE"
 #: Seconds per timed block and number of blocks: full runs, and ``quick`` ones for a fast look.
 FULL, QUICK = {"min_block_s": 0.1, "blocks": 10}, {"min_block_s": 0.02, "blocks": 5}
+#: Blocks added per round while a comparison is unsettled, and the most a variant may get.
+SETTLE_ROUND, SETTLE_MAX_BLOCKS = 5, 40
+
+
+class Settles(Protocol):
+    """A comparison a run must settle: which variants it needs, and whether it is decided."""
+
+    labels: tuple[str, ...]
+
+    def settled(self, measurements: Sequence[Measurement]) -> bool: ...
 
 
 class DeviceError(RuntimeError):
@@ -55,6 +72,29 @@ def check_choices(workload: Workload, variants: Sequence[str], size: int) -> Non
         raise ValueError(f"{workload.size_name} must be a positive integer, got {size!r}")
 
 
+def _settle(timing: Interleaved, claims: Sequence[Settles]) -> list[Measurement]:
+    """Add blocks to the variants of unsettled ``claims`` until each is settled or has had
+    :data:`SETTLE_MAX_BLOCKS` blocks."""
+    while True:
+        measurements = timing.measurements()
+        open_labels = {
+            label
+            for claim in claims
+            if not claim.settled(measurements)
+            for label in claim.labels
+            if len(timing.samples[label]) < SETTLE_MAX_BLOCKS
+        }
+        if not open_labels:
+            return measurements
+        timing.add_blocks(SETTLE_ROUND, [label for label in timing.timed if label in open_labels])
+
+
+def _tensorflow_sync() -> Any:
+    import tensorflow as tf
+
+    return tf.test.experimental.sync_devices
+
+
 def run(
     workload: Workload,
     variants: Sequence[str] | None = None,
@@ -62,14 +102,25 @@ def run(
     size: int | None = None,
     quick: bool = False,
     device: str = "cpu",
+    settle: Sequence[Settles] = (),
 ) -> list[Measurement]:
-    """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own)."""
+    """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own), adding
+    blocks while a comparison in ``settle`` is undecided. Each block ends by waiting for every
+    device, so work still queued on a GPU is timed in the block that started it."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
+    for claim in settle:
+        if not set(claim.labels) <= set(variants):
+            raise ValueError(f"cannot settle a claim about {claim.labels} from {variants}")
+    settings = QUICK if quick else FULL
     with device_scope(device):
         timed = {variant: workload.make_call(variant, size) for variant in variants}
-        measurements = measure_interleaved(timed, unit=workload.unit, **(QUICK if quick else FULL))
+        timing = Interleaved(
+            timed, unit=workload.unit, min_block_s=settings["min_block_s"], sync=_tensorflow_sync()
+        )
+        timing.add_blocks(settings["blocks"])
+        measurements = _settle(timing, settle)
     return [
         dataclasses.replace(m, workload=workload.name, size=size, device=device)
         for m in measurements

@@ -1,10 +1,16 @@
 """Time a callable the way a careful benchmark engineer would.
 
-:func:`measure` separates the first call (where TensorFlow traces and compiles) from the steady
-state, calibrates how many calls make one timed block, times several blocks, and forces every
-result to host memory inside the block so asynchronous dispatch cannot make work look free.
-:func:`measure_interleaved` does the same for several variants at once, their blocks taking
-turns, so that they are compared under the same conditions.
+:class:`Interleaved` times several variants in one run: it times each first call on its own
+(where TensorFlow traces and compiles), calibrates how many calls make one timed block, then
+times blocks that take turns between the variants, so they meet the same machine. More blocks
+can be added later to the same run (to settle a close comparison). :func:`measure` does it for one
+callable.
+
+The timed loop calls the variant's own callable with its own arguments, nothing else: no wrapper,
+no copy of the result. Work that finishes after the call returns is waited for: JAX results per
+call (``block_until_ready``), and devices at the end of every block through the ``sync`` callable
+the caller passes (for TensorFlow, ``tf.test.experimental.sync_devices``). TensorFlow on a CPU
+finishes an op before the call returns, so its results are complete without a copy to NumPy.
 
 >>> import time
 >>> def two_ms():
@@ -22,13 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import math
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-
-import numpy as np
 
 #: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
 NOISE_THRESHOLD = 0.10
@@ -36,12 +41,17 @@ NOISE_THRESHOLD = 0.10
 
 @dataclasses.dataclass(frozen=True)
 class Timed:
-    """What the harness times: ``call()`` does ``units_per_call`` units of work and returns the
-    result; ``traced`` are the ``tf.function`` objects whose retracing while timed is flagged."""
+    """What the harness times: ``fn(*args)`` does ``units_per_call`` units of work; ``traced``
+    are the ``tf.function`` objects whose retracing while timed is flagged."""
 
-    call: Callable[[], Any]
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
     units_per_call: int = 1
     traced: tuple[Any, ...] = ()
+
+    def __call__(self) -> Any:
+        """One call, untimed (to check what a variant computes)."""
+        return self.fn(*self.args)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +102,11 @@ class Measurement:
         return max(0.0, self.first_call_s - self.units_per_call * self.median_s)
 
     @property
+    def first_call_was_steady(self) -> bool:
+        """Whether the first call cost no more than a steady call (the overhead is clamped to 0)."""
+        return self.first_call_s <= self.units_per_call * self.median_s
+
+    @property
     def retraced(self) -> bool:
         """Whether a watched ``tf.function`` traced during the timed blocks, which then timed
         tracing too, not just the steady state."""
@@ -138,61 +153,146 @@ class Measurement:
         )
 
 
-def materialize(result: Any) -> Any:
-    """Force a (possibly nested) result into host memory: ``.numpy()`` where there is one
-    (TensorFlow, PyTorch), a wait and a copy for JAX arrays (``block_until_ready``).
+def _waiter(result: Any) -> Callable[[Any], Any] | None:
+    """How to wait for work still running after a call returned ``result`` (JAX dispatches
+    asynchronously), or None when the result is complete when the call returns.
 
-    >>> class Lazy:
-    ...     def numpy(self):
-    ...         return 42
-    >>> materialize((Lazy(), [Lazy(), 1.5]))
-    (42, [42, 1.5])
+    >>> class Pending:
+    ...     def block_until_ready(self):
+    ...         return self
+    >>> _waiter(1.5) is None, _waiter((Pending(), 2)) is not None
+    (True, True)
     """
-    if hasattr(result, "numpy"):
-        return result.numpy()
     if hasattr(result, "block_until_ready"):
-        return np.asarray(result.block_until_ready())
-    if isinstance(result, (tuple, list)):
-        return type(result)(materialize(item) for item in result)
-    if isinstance(result, dict):
-        return {key: materialize(value) for key, value in result.items()}
-    return result
+        return type(result).block_until_ready
+    if isinstance(result, (tuple, list)) and any(map(_waiter, result)):
+        return lambda results: [wait(r) for r in results if (wait := _waiter(r))]
+    return None
 
 
-def _time_calls(fn: Callable[[], Any], calls: int) -> float:
+def _no_sync() -> None:
+    pass
+
+
+def _time_calls(
+    t: Timed, calls: int, wait: Callable[[Any], Any] | None, sync: Callable[[], None]
+) -> float:
+    fn, args = t.fn, t.args
     # As timeit does: a garbage collection landing in one block would only add noise.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        sync()  # work left over from before must not land in this block
         start = time.perf_counter()
-        for _ in range(calls):
-            materialize(fn())
+        if wait is None:
+            for _ in itertools.repeat(None, calls):
+                fn(*args)
+        else:
+            for _ in itertools.repeat(None, calls):
+                wait(fn(*args))
+        sync()
         return time.perf_counter() - start
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def calibrate(fn: Callable[[], Any], min_block_s: float) -> int:
-    """Number of calls that makes one block last at least ``min_block_s`` seconds.
-
-    Grows the count from a trial block until one block is long enough; the trial blocks double as
-    warm-up and are discarded.
-    """
-    calls = 1
-    while (elapsed := _time_calls(fn, calls)) < min_block_s:
-        # Aim 20 % past the target, never more than 10x in one go (the first calls may be slow).
-        calls = min(calls * 10, math.ceil(calls * 1.2 * min_block_s / max(elapsed, 1e-9)))
-    return calls
-
-
-def _tracing_count(functions: Sequence[Any]) -> int:
+def _tracing_count(functions: Iterable[Any]) -> int:
     return sum(f.experimental_get_tracing_count() for f in functions)
 
 
-def measure(
-    fn: Callable[[], Any],
+class Interleaved:
+    """One run of several labelled :class:`Timed` callables, their timed blocks taking turns.
+
+    Creating it times each first call and calibrates each callable (the calibration calls double
+    as warm-up); :meth:`add_blocks` times blocks, and can be called again to add more to the same
+    run; :meth:`measurements` reports what was timed so far.
+    """
+
+    def __init__(
+        self,
+        timed: Mapping[str, Timed],
+        *,
+        unit: str = "call",
+        min_block_s: float = 0.1,
+        sync: Callable[[], None] | None = None,
+    ):
+        self.timed, self.unit, self.sync = dict(timed), unit, sync or _no_sync
+        self.first_call_s: dict[str, float] = {}
+        self.waits: dict[str, Callable[[Any], Any] | None] = {}
+        self.calls: dict[str, int] = {}
+        for label, t in self.timed.items():
+            start = time.perf_counter()
+            result = t.fn(*t.args)
+            self.waits[label] = wait = _waiter(result)
+            if wait is not None:
+                wait(result)
+            self.sync()
+            self.first_call_s[label] = time.perf_counter() - start
+            self.calls[label] = self._calibrate(label, min_block_s)
+        self.samples: dict[str, list[float]] = {label: [] for label in self.timed}
+        self.retraces = dict.fromkeys(self.timed, 0)
+
+    def _time(self, label: str, calls: int) -> float:
+        return _time_calls(self.timed[label], calls, self.waits[label], self.sync)
+
+    def _calibrate(self, label: str, min_block_s: float) -> int:
+        """Calls that make one block last at least ``min_block_s``, grown from a trial block."""
+        calls = 1
+        while (elapsed := self._time(label, calls)) < min_block_s:
+            # Aim 20 % past the target, never more than 10x in one go (early calls may be slow).
+            calls = min(calls * 10, math.ceil(calls * 1.2 * min_block_s / max(elapsed, 1e-9)))
+        return calls
+
+    def add_blocks(self, blocks: int, labels: Sequence[str] | None = None) -> Interleaved:
+        """Time ``blocks`` more blocks of each of ``labels`` (default all), in turns A, B, C,
+        then C, B, A, so a steady drift in the machine's speed falls on all of them alike."""
+        turns = list(labels or self.timed)
+        for block in range(blocks):
+            for label in turns if block % 2 == 0 else reversed(turns):
+                t = self.timed[label]
+                before = _tracing_count(t.traced)
+                elapsed = self._time(label, self.calls[label])
+                self.retraces[label] += _tracing_count(t.traced) - before
+                self.samples[label].append(elapsed / (self.calls[label] * t.units_per_call))
+        return self
+
+    def measurements(self) -> list[Measurement]:
+        """What was timed so far, one :class:`Measurement` per label."""
+        if any(len(samples) < 5 for samples in self.samples.values()):
+            raise ValueError("need at least 5 blocks for a median and spread")
+        return [
+            Measurement(
+                label=label,
+                unit=self.unit,
+                units_per_call=t.units_per_call,
+                calls_per_block=self.calls[label],
+                first_call_s=self.first_call_s[label],
+                block_s=tuple(self.samples[label]),
+                retraces=self.retraces[label] if t.traced else None,
+            )
+            for label, t in self.timed.items()
+        ]
+
+
+def measure_interleaved(
+    timed: Mapping[str, Timed],
     *,
+    unit: str = "call",
+    min_block_s: float = 0.1,
+    blocks: int = 10,
+    sync: Callable[[], None] | None = None,
+) -> list[Measurement]:
+    """Measure several labelled callables in one run of ``blocks`` interleaved blocks."""
+    if blocks < 5:
+        raise ValueError(f"need at least 5 blocks for a median and spread, got {blocks}")
+    run = Interleaved(timed, unit=unit, min_block_s=min_block_s, sync=sync)
+    return run.add_blocks(blocks).measurements()
+
+
+def measure(
+    fn: Callable[..., Any],
+    *args: Any,
     label: str,
     unit: str = "call",
     units_per_call: int = 1,
@@ -200,46 +300,20 @@ def measure(
     blocks: int = 10,
     traced: Sequence[Any] = (),
 ) -> Measurement:
-    """Measure ``fn`` (a callable doing ``units_per_call`` units of work) in steady state.
-
-    The first call is timed on its own (``first_call_s``, whole call, tracing and compilation
-    included); calibration calls warm up; then ``blocks`` blocks of the calibrated number of calls
-    are timed, each result materialized inside the block. ``traced`` are ``tf.function`` objects
-    whose traces during the timed blocks are counted into ``retraces``.
-    """
-    timed = {label: Timed(fn, units_per_call, tuple(traced))}
+    """Measure ``fn(*args)`` (``units_per_call`` units of work) in steady state; ``traced`` are
+    ``tf.function`` objects whose traces during the timed blocks are counted into ``retraces``."""
+    timed = {label: Timed(fn, args, units_per_call, tuple(traced))}
     return measure_interleaved(timed, unit=unit, min_block_s=min_block_s, blocks=blocks)[0]
 
 
-def measure_interleaved(
-    timed: Mapping[str, Timed], *, unit: str = "call", min_block_s: float = 0.1, blocks: int = 10
-) -> list[Measurement]:
-    """Measure several labelled callables as :func:`measure` does, in one run whose timed blocks
-    take turns (A, B, C, C, B, A, …), so a change in the machine's speed during the run falls on
-    every variant alike instead of on whichever ran last."""
-    if blocks < 5:
-        raise ValueError(f"need at least 5 blocks for a median and spread, got {blocks}")
-    first_call_s, calls = {}, {}
-    for label, t in timed.items():
-        first_call_s[label] = _time_calls(t.call, 1)
-        calls[label] = calibrate(t.call, min_block_s)
-    traces_before_blocks = {label: _tracing_count(t.traced) for label, t in timed.items()}
-    samples: dict[str, list[float]] = {label: [] for label in timed}
-    turns = list(timed.items())
-    for block in range(blocks):
-        # A, B, C, then C, B, A: a steady drift then cancels instead of always favouring A.
-        for label, t in turns if block % 2 == 0 else reversed(turns):
-            elapsed = _time_calls(t.call, calls[label])
-            samples[label].append(elapsed / (calls[label] * t.units_per_call))
-    return [
-        Measurement(
-            label=label,
-            unit=unit,
-            units_per_call=t.units_per_call,
-            calls_per_block=calls[label],
-            first_call_s=first_call_s[label],
-            block_s=tuple(samples[label]),
-            retraces=(_tracing_count(t.traced) - traces_before_blocks[label] if t.traced else None),
-        )
-        for label, t in timed.items()
-    ]
+def _nothing() -> None:
+    pass
+
+
+def loop_floor_s(min_block_s: float = 0.05) -> float:
+    """What the timed loop itself costs per call: the median time of a call that does nothing.
+
+    It is part of every measured time (as it is of ``timeit``'s), and tells which measured
+    differences are too small to mean anything.
+    """
+    return measure(_nothing, label="nothing", min_block_s=min_block_s, blocks=5).median_s

@@ -1,77 +1,170 @@
 """Claims a chapter makes, checked against the numbers the same build just measured.
 
-A chapter never asserts "X is faster" in prose; it states a :class:`Claim` whose outcome is
-computed, and shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
+A chapter never asserts "X is faster" in prose; it states a claim whose outcome is computed, and
+shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
+
+A speed claim (:class:`Faster`) is judged on the ratio of the two medians and its 95 % bootstrap
+interval over the timed blocks. It **held** when the whole interval clears the claimed factor by
+more than :data:`TOLERANCE` (how far two builds on the same machine drift apart), **did not hold**
+when the whole interval falls short by as much, and is **inconclusive** otherwise: either the
+ratio itself is within the tolerance of the factor (too close to call on any run) or the
+interval is too wide (the run, given as many blocks as it may take, could not decide). The
+resampling is seeded, so the same blocks always give the same verdict.
 
 >>> from perfguide.measure.timer import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
 ...       Measurement("xla-loop", "iteration", 1, 1, 0.0, (2e-6,) * 5)]
 >>> claim = faster(ms, "xla-loop", "numpy", by=5)
->>> claim.held, claim.evidence
-(True, 'measured 10.0x faster: xla-loop 2.00 µs vs numpy 20.0 µs per iteration')
+>>> claim.verdict, claim.effect
+('HELD', '10.0x faster')
 >>> print(ClaimReport([claim, faster(ms, "numpy", "xla-loop")]))  # doctest: +ELLIPSIS
-HELD          xla-loop is at least 5x faster than numpy per iteration (measured 10.0x faster: ...)
-DID NOT HOLD  numpy is faster than xla-loop per iteration (measured 10.0x slower: ...)
+HELD          xla-loop is at least 5x faster than numpy (xla-loop is 10.0x faster than numpy: ...)
+DID NOT HOLD  numpy is faster than xla-loop (numpy is 10.0x slower than xla-loop: ...)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import html
+import re
 from collections.abc import Sequence
 
-from perfguide.report.compare import format_ratio, format_seconds, pick
+import numpy as np
+from scipy import stats
+
 from perfguide.measure.timer import Measurement
+from perfguide.report.compare import pick
+from perfguide.report.format import format_factor, format_seconds, format_speedup
+
+#: Two builds of the same code on the same machine drift apart by up to about this much per
+#: ratio, so a ratio this close to a claimed factor is too close to call.
+TOLERANCE = 0.10
+#: Confidence of the interval of a measured ratio.
+CONFIDENCE = 0.95
+_RESAMPLES = 2000
+
+VERDICTS = {True: "HELD", False: "DID NOT HOLD", None: "INCONCLUSIVE"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
-    """A statement, whether it held in this run (None: the measurements cannot tell), and the
-    measured evidence."""
+    """A statement, whether it held in this run (None: the measurements cannot tell), the
+    measured evidence, and the effect in a few words (for short answers and the checklist)."""
 
     statement: str
     held: bool | None
     evidence: str
+    effect: str = ""
 
     @property
     def verdict(self) -> str:
-        return {True: "HELD", False: "DID NOT HOLD", None: "INCONCLUSIVE"}[self.held]
+        return VERDICTS[self.held]
+
+    @property
+    def anchor(self) -> str:
+        """An HTML id for this claim's row, made from its statement.
+
+        >>> Claim("xla-loop is faster than numpy", True, "").anchor
+        'claim-xla-loop-is-faster-than-numpy'
+        """
+        return "claim-" + re.sub(r"[^a-z0-9]+", "-", self.statement.lower()).strip("-")
+
+
+def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, float]:
+    """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and its bootstrap interval
+    (percentile method, seeded, :data:`CONFIDENCE`) from the two sets of block times."""
+    ratio = slow.median_s / fast.median_s
+    if len(set(slow.block_s)) == len(set(fast.block_s)) == 1:
+        return ratio, ratio, ratio  # no spread at all: nothing to resample
+    interval = stats.bootstrap(
+        (np.asarray(slow.block_s), np.asarray(fast.block_s)),
+        lambda s, f, axis: np.median(s, axis=axis) / np.median(f, axis=axis),
+        confidence_level=CONFIDENCE,
+        n_resamples=_RESAMPLES,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(0),
+    ).confidence_interval
+    return ratio, float(interval.low), float(interval.high)
+
+
+@dataclasses.dataclass(frozen=True)
+class Faster:
+    """The claim that variant ``fast`` takes at most 1/``by`` of the time of ``slow``.
+
+    ``by`` below 1 claims that ``fast`` takes at most ``1/by`` times as long ("keeps up").
+    Pass it to :func:`~perfguide.measure.runner.run` as ``settle=`` to let the run add blocks
+    until it is decided, then :meth:`check` it against the measurements.
+    """
+
+    fast: str
+    slow: str
+    by: float = 1.0
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        return self.fast, self.slow
+
+    @property
+    def statement(self) -> str:
+        if self.by == 1:
+            return f"{self.fast} is faster than {self.slow}"
+        if self.by > 1:
+            return f"{self.fast} is at least {self.by:g}x faster than {self.slow}"
+        return f"{self.fast} takes at most {1 / self.by:g}x the time of {self.slow}"
+
+    def _judge(self, measurements: Sequence[Measurement]) -> tuple[bool | None, str]:
+        """The verdict and, when inconclusive, why."""
+        fast, slow = pick(measurements, self.fast, self.slow)
+        ratio, low, high = ratio_interval(slow, fast)
+        if low >= self.by * (1 + TOLERANCE):
+            return True, ""
+        if high <= self.by / (1 + TOLERANCE):
+            return False, ""
+        if self.by / (1 + TOLERANCE) < ratio < self.by * (1 + TOLERANCE):
+            return None, f"within {TOLERANCE:.0%} of the claimed factor, too close to call"
+        return None, "the interval straddles the claimed factor"
+
+    def settled(self, measurements: Sequence[Measurement]) -> bool:
+        """Whether more blocks cannot change the verdict: it is decided, or the ratio is too close
+        to the factor for any run to decide."""
+        held, reason = self._judge(measurements)
+        return held is not None or "too close" in reason
+
+    def check(self, measurements: Sequence[Measurement]) -> Claim:
+        """The claim, judged on ``measurements``."""
+        fast, slow = pick(measurements, self.fast, self.slow)
+        if fast.unit != slow.unit:
+            raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
+        held, reason = self._judge(measurements)
+        ratio, low, high = ratio_interval(slow, fast)
+        effect = format_speedup(ratio)
+        evidence = (
+            f"{self.fast} is {effect} than {self.slow}".replace("as fast than", "as fast as")
+            + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
+            f"{fast.unit}; 95 % interval {_interval_words(low, high)}"
+        )
+        if reason:
+            evidence += f"; {reason}"
+        if fast.noisy or slow.noisy:
+            evidence += "; noisy"
+        if fast.retraced or slow.retraced:
+            evidence += "; retraced while timed, so tracing is in the time"
+        return Claim(self.statement, held, evidence, effect)
+
+
+def _interval_words(low: float, high: float) -> str:
+    """A speed-up interval in one direction where it has one, e.g. "1.9x to 2.3x faster"."""
+    if low >= 1:
+        return f"{format_factor(low)} to {format_factor(high)} faster"
+    if high <= 1:
+        return f"{format_factor(1 / high)} to {format_factor(1 / low)} slower"
+    return f"{format_factor(1 / low)} slower to {format_factor(high)} faster"
 
 
 def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: float = 1) -> Claim:
-    """Claim that variant ``fast`` takes at most 1/``by`` of the time of ``slow`` per unit.
-
-    ``by`` below 1 claims that ``fast`` is at most ``1/by`` times slower ("catches up"). The
-    claim holds if it holds for every pairing of the two interquartile ranges, fails if it fails
-    for every pairing, and is inconclusive when the spreads straddle the claimed factor.
-    """
-    f, s = pick(measurements, fast, slow)
-    if f.unit != s.unit:
-        raise ValueError(f"cannot compare time per {f.unit} with time per {s.unit}")
-    ratio = s.median_s / f.median_s
-    (f_q1, _, f_q3), (s_q1, _, s_q3) = f.quartiles_s, s.quartiles_s
-    if s_q1 / f_q3 >= by:
-        held = True
-    elif s_q3 / f_q1 < by:
-        held = False
-    else:
-        held = None
-    if by >= 1:
-        relation = "faster than" if by == 1 else f"at least {by:g}x faster than"
-    else:
-        relation = f"at most {1 / by:g}x slower than"
-    measured = (
-        f"{format_ratio(ratio)} faster" if ratio >= 1 else f"{format_ratio(1 / ratio)} slower"
-    )
-    evidence = (
-        f"measured {measured}: {fast} {format_seconds(f.median_s)} vs "
-        f"{slow} {format_seconds(s.median_s)} per {f.unit}"
-    )
-    if f.noisy or s.noisy:
-        evidence += "; noisy, so treat the ratio with care"
-    if f.retraced or s.retraced:
-        evidence += "; retraced while timed, so tracing is in the time"
-    return Claim(f"{fast} is {relation} {slow} per {f.unit}", held, evidence)
+    """:class:`Faster` ``(fast, slow, by)`` checked against ``measurements``."""
+    return Faster(fast, slow, by).check(measurements)
 
 
 class ClaimReport:
@@ -86,11 +179,9 @@ class ClaimReport:
 
     @property
     def summary(self) -> str:
-        if self.all_held:
-            return "Every claim held on this machine."
-        if any(claim.held is False for claim in self.claims):
-            return "Some claims did not hold on this machine: the numbers above say why."
-        return "Some claims are inconclusive: the spreads of the times compared overlap."
+        """How many claims came out which way, e.g. "2 held, 1 did not hold"."""
+        counts = {v: sum(c.verdict == v for c in self.claims) for v in VERDICTS.values()}
+        return ", ".join(f"{n} {v.lower()}" for v, n in counts.items() if n) + "."
 
     def __str__(self) -> str:
         width = max(len(claim.verdict) for claim in self.claims)
@@ -101,13 +192,14 @@ class ClaimReport:
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            f'<tr class="perfguide-claim-{c.verdict.lower().replace(" ", "-")}">'
-            f"<td><strong>{c.verdict}</strong></td><td>{html.escape(c.statement)}</td>"
+            f'<tr id="{c.anchor}" class="perfguide-claim '
+            f'perfguide-verdict-{c.verdict.lower().replace(" ", "-")}">'
+            f"<td>{c.verdict}</td><td>{html.escape(c.statement)}</td>"
             f"<td>{html.escape(c.evidence)}</td></tr>"
             for c in self.claims
         )
         return (
-            '<table class="table perfguide-claims"><thead><tr><th>on this machine</th>'
+            '<table class="table perfguide-claims"><thead><tr><th>verdict here</th>'
             f"<th>claim</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>"
-            f"<p><em>{self.summary}</em></p>"
+            f'<p class="perfguide-claims-summary">{self.summary}</p>'
         )

@@ -4,10 +4,10 @@
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  spread (IQR)  speed-up vs slow  first-call overhead  flags
--------  ------------------  ------------  ----------------  -------------------  -----
-slow     2.00 ms             0 ns          1.00x             498 ms
-fast     5.00 µs             0 ns          400x              10.0 ms
+variant  time per iteration  spread (IQR)  vs slow      first-call overhead  flags
+-------  ------------------  ------------  -----------  -------------------  -----
+slow     2.00 ms             0 ns          baseline     498 ms
+fast     5.00 µs             0 ns          400x faster  10.0 ms
 """
 
 from __future__ import annotations
@@ -16,32 +16,7 @@ import html
 from collections.abc import Sequence
 
 from perfguide.measure.timer import Measurement
-
-_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
-
-
-def format_seconds(seconds: float) -> str:
-    """Three significant figures in the largest unit that keeps the number at least 1.
-
-    >>> format_seconds(0.0123456), format_seconds(2.5e-7), format_seconds(0.0009996)
-    ('12.3 ms', '250 ns', '1.00 ms')
-    """
-    seconds = float(f"{seconds:.3g}")  # round first, so 999.6 µs reads 1.00 ms, not 1000 µs
-    scale, name = next(((s, n) for s, n in _SCALES if seconds >= s), _SCALES[-1])
-    return f"{_three_figures(seconds / scale)} {name}"
-
-
-def format_ratio(ratio: float) -> str:
-    """A speed-up factor to three significant figures, e.g. ``'12.3x'``."""
-    return f"{_three_figures(ratio)}x"
-
-
-def _three_figures(value: float) -> str:
-    if value == 0:
-        return "0"
-    if value >= 100:
-        return f"{value:.0f}"
-    return f"{value:#.3g}".rstrip(".")
+from perfguide.report.format import format_seconds, format_speedup
 
 
 def pick(measurements: Sequence[Measurement], *labels: str) -> list[Measurement]:
@@ -75,6 +50,11 @@ def speedups(measurements: Sequence[Measurement], baseline: str) -> dict[str, fl
     return {m.label: base.median_s / m.median_s for m in measurements}
 
 
+def first_call_overhead(m: Measurement) -> str:
+    """What the first call cost beyond a steady one; "< 1 call" when it cost no more."""
+    return "< 1 call" if m.first_call_was_steady else format_seconds(m.first_call_overhead_s)
+
+
 class Comparison:
     """A table of measurements of one workload, optionally with speed-ups against a baseline."""
 
@@ -91,7 +71,7 @@ class Comparison:
     def header(self) -> list[str]:
         columns = ["variant", f"time per {self.unit}", "spread (IQR)"]
         if self.baseline:
-            columns.append(f"speed-up vs {self.baseline}")
+            columns.append(f"vs {self.baseline}")
         return [*columns, "first-call overhead", "flags"]
 
     def rows(self) -> list[list[str]]:
@@ -100,8 +80,10 @@ class Comparison:
         for m in self.measurements:
             row = [m.label, format_seconds(m.median_s), format_seconds(m.iqr_s)]
             if self.baseline:
-                row.append(format_ratio(ratios[m.label]))
-            rows.append([*row, format_seconds(m.first_call_overhead_s), " ".join(m.flags)])
+                row.append(
+                    "baseline" if m.label == self.baseline else format_speedup(ratios[m.label])
+                )
+            rows.append([*row, first_call_overhead(m), " ".join(m.flags)])
         return rows
 
     def __str__(self) -> str:

@@ -1,12 +1,17 @@
-"""Plots of measurements with labelled axes, units and spreads; noisy results are hatched."""
+"""Plots of measurements: labelled axes with units, spreads as whiskers, one tick format per
+axis, legends beside the data rather than on it, and the machine's limits drawn as lines.
+
+Times span orders of magnitude, so they go on log axes, and a log axis has no natural zero: the
+plots mark medians with dots (a bar's length would depend on where the axis happens to start).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, NullFormatter
 
 from perfguide.measure.timer import Measurement
 
@@ -15,60 +20,127 @@ def _axes(ax: Axes | None) -> Axes:
     return ax if ax is not None else plt.figure(layout="constrained").add_subplot()
 
 
-def _iqr_whiskers(measurements: Sequence[Measurement]) -> list[list[float]]:
-    """Distances from each median down to Q1 and up to Q3, as matplotlib's xerr/yerr want."""
-    quartiles = [m.quartiles_s for m in measurements]
+def _one_format(axis, formatter) -> None:
+    """Label major ticks with ``formatter`` and leave minor ticks unlabelled."""
+    axis.set_major_formatter(formatter)
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _legend_below(ax: Axes) -> None:
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, frameon=False)
+
+
+def _iqr_whiskers(values: Sequence[float], measurements: Sequence[Measurement], scale=None):
+    """Distances from each plotted value down and up to its quartiles (``scale`` maps a time to
+    the plotted quantity, which may reverse the order, as a rate does)."""
+    scale = scale or (lambda m, seconds: seconds)
+    ends = [sorted((scale(m, m.quartiles_s[0]), scale(m, m.quartiles_s[2]))) for m in measurements]
     return [
-        [median - q1 for q1, median, _ in quartiles],
-        [q3 - median for _, median, q3 in quartiles],
+        [value - low for value, (low, _) in zip(values, ends, strict=True)],
+        [high - value for value, (_, high) in zip(values, ends, strict=True)],
     ]
 
 
-def bar_chart(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axes:
-    """Horizontal bars of median time per unit (log scale) with IQR whiskers, fastest at the top."""
+def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axes:
+    """Median time per unit of each variant as a dot with IQR whiskers on a log axis, fastest at
+    the top; noisy results are drawn hollow."""
     ax = _axes(ax)
     ordered = sorted(measurements, key=lambda m: m.median_s, reverse=True)
-    bars = ax.barh(
-        [m.label for m in ordered],
-        [m.median_s for m in ordered],
-        xerr=_iqr_whiskers(ordered),
-        color="tab:blue",
-        capsize=3,
+    medians = [m.median_s for m in ordered]
+    labels = [m.label for m in ordered]
+    ax.errorbar(
+        medians, labels, xerr=_iqr_whiskers(medians, ordered), fmt="none", ecolor="tab:blue"
     )
-    for bar, m in zip(bars, ordered, strict=True):
-        if m.noisy:
-            bar.set_hatch("//")
-            bar.set_label("noisy (IQR > 10 % of median)")
+    for m in ordered:
+        ax.plot(
+            m.median_s,
+            m.label,
+            "o",
+            color="tab:blue",
+            markerfacecolor="white" if m.noisy else "tab:blue",
+        )
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(EngFormatter(unit="s"))
-    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: IQR)")
-    if any(m.noisy for m in ordered):
-        # One legend entry for all hatched bars.
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(handles[:1], labels[:1], loc="upper right")
+    _one_format(ax.xaxis, EngFormatter(unit="s"))
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+    note = "; hollow: noisy (IQR > 10 % of median)" if any(m.noisy for m in ordered) else ""
+    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: IQR{note})")
+    ax.margins(y=0.15)
     return ax
+
+
+def _series(measurements: Sequence[Measurement]) -> dict[str, list[Measurement]]:
+    """Measurements per variant, each sorted by size."""
+    labels = dict.fromkeys(m.label for m in measurements)
+    return {
+        label: sorted((m for m in measurements if m.label == label), key=lambda m: m.size)
+        for label in labels
+    }
 
 
 def scaling_plot(
     measurements: Sequence[Measurement], size_name: str, ax: Axes | None = None
 ) -> Axes:
-    """Time per unit against problem size, one line per variant, log-log with IQR error bars."""
+    """Time per unit against problem size, one line per variant, log-log with IQR whiskers."""
     ax = _axes(ax)
-    for label in dict.fromkeys(m.label for m in measurements):
-        series = sorted((m for m in measurements if m.label == label), key=lambda m: m.size)
+    for label, series in _series(measurements).items():
+        medians = [m.median_s for m in series]
         ax.errorbar(
             [m.size for m in series],
-            [m.median_s for m in series],
-            yerr=_iqr_whiskers(series),
+            medians,
+            yerr=_iqr_whiskers(medians, series),
             marker="o",
             capsize=3,
             label=label,
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(EngFormatter(unit="s"))
+    _one_format(ax.xaxis, EngFormatter())
+    _one_format(ax.yaxis, EngFormatter(unit="s"))
     ax.set_xlabel(f"problem size ({size_name}, log scale)")
     ax.set_ylabel(f"time per {measurements[0].unit} (median, log scale)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend()
+    _legend_below(ax)
+    return ax
+
+
+def rate_plot(
+    measurements: Sequence[Measurement],
+    size_name: str,
+    work: Callable[[Measurement], float],
+    *,
+    limit: float,
+    limit_label: str,
+    rate_unit: str,
+    ax: Axes | None = None,
+) -> Axes:
+    """Work done per second against problem size, one line per variant, with the machine's limit
+    for that work as a horizontal line: how far each variant is from what the hardware allows.
+
+    ``work(m)`` is the work (bytes moved, floating-point operations) in one unit of ``m``;
+    ``rate_unit`` names its rate ("B/s", "FLOP/s").
+    """
+    ax = _axes(ax)
+
+    def rate(m: Measurement, seconds: float) -> float:
+        return work(m) / seconds
+
+    for label, series in _series(measurements).items():
+        rates = [rate(m, m.median_s) for m in series]
+        ax.errorbar(
+            [m.size for m in series],
+            rates,
+            yerr=_iqr_whiskers(rates, series, rate),
+            marker="o",
+            capsize=3,
+            label=label,
+        )
+    ax.axhline(limit, color="black", linestyle="--", label=limit_label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _one_format(ax.xaxis, EngFormatter())
+    _one_format(ax.yaxis, EngFormatter(unit=rate_unit))
+    ax.set_xlabel(f"problem size ({size_name}, log scale)")
+    ax.set_ylabel(f"{rate_unit} achieved (median, log scale)")
+    ax.grid(True, which="major", alpha=0.3)
+    _legend_below(ax)
     return ax

@@ -1,7 +1,7 @@
 """The registry of workloads, one module per chapter topic."""
 
-from perfguide.workloads.base import Workload
 from perfguide.workloads import eager, linear_regression, tf_function
+from perfguide.workloads.base import Workload
 
 #: Workload name -> :class:`~perfguide.workloads.base.Workload`.
 WORKLOADS: dict[str, Workload] = {

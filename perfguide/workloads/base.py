@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +12,7 @@ from perfguide.measure.timer import Timed
 def call_of(fn: Callable[..., Any], *args: Any) -> Timed:
     """``fn(*args)`` as one unit of work; a ``tf.function`` is watched for retracing."""
     traced = (fn,) if hasattr(fn, "experimental_get_tracing_count") else ()
-    return Timed(functools.partial(fn, *args), traced=traced)
+    return Timed(fn, args, traced=traced)
 
 
 @dataclasses.dataclass(frozen=True)

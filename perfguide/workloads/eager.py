@@ -1,4 +1,5 @@
-"""Eager dispatch overhead and custom gradients, the workloads of seed 003.
+"""Eager dispatch overhead and custom gradients: the workloads behind Google Brain's
+announcement of eager execution.
 
 Every eager op pays a fixed cost to get from Python into a kernel; whether that cost matters
 depends on how much work the op does. The timed workloads:
@@ -7,6 +8,8 @@ depends on how much work the op does. The timed workloads:
   NumPy, eager TensorFlow and, when installed, PyTorch and JAX, at any size;
 * ``eager-small-ops``: a chain of tiny element-wise ops, eagerly or as one ``tf.function``;
 * ``eager-call``: what a call costs when it does no work, and what ``.numpy()`` costs;
+* ``eager-op-layers`` and ``eager-function-layers``: an eager op and a ``tf.function`` call
+  entered at each layer on their way to the runtime (see :mod:`perfguide.measure.anatomy`);
 * ``eager-gradient``: a small network's gradient, by a ``GradientTape`` run eagerly or inside a
   ``tf.function``;
 * ``eager-log1pexp``: log(1 + e^x) and its gradient, naive or with a custom gradient.
@@ -14,15 +17,18 @@ depends on how much work the op does. The timed workloads:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from perfguide.measure import anatomy
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of
 
@@ -58,9 +64,18 @@ def _matmul(framework: str) -> Callable[[Any, Any], Any]:
     return tf.matmul if framework == "eager" else (lambda a, b: a @ b)
 
 
-def _add_call(framework: str, elements: int) -> Timed:
-    x = _to_framework(framework, make_vector(elements))
-    return Timed(lambda: x + x)
+def _add_call(variant: str, elements: int) -> Timed:
+    if variant == "numpy-preallocated":
+        # The same add into an output array made once: no fresh memory per call.
+        x = make_vector(elements)
+        return call_of(np.add, x, x, np.empty_like(x))
+    x = _to_framework(variant, make_vector(elements))
+    return call_of(operator.add, x, x)
+
+
+def matmul_flops(elements: int) -> int:
+    """Floating-point operations of the square product of ``elements`` elements: 2·side³."""
+    return 2 * math.isqrt(elements) ** 3
 
 
 def _matmul_call(framework: str, elements: int) -> Timed:
@@ -78,7 +93,7 @@ ADD = Workload(
     size_name="elements",
     default_size=1000,
     baseline="numpy",
-    variants=FRAMEWORKS,
+    variants=(*FRAMEWORKS, "numpy-preallocated"),
     make_call=_add_call,
 )
 
@@ -133,15 +148,20 @@ def identity(x):
     return x
 
 
+def tf_identity(x):
+    """The smallest function worth a graph: one op that returns its input."""
+    return tf.identity(x)
+
+
 def _call_overhead_call(variant: str, elements: int) -> Timed:
     array = make_vector(elements)
     tensor = tf.constant(array)
     if variant == "python-function":
         return call_of(identity, array)
-    if variant == "fetch-only":
-        # The call returns a tensor that already exists: the harness's .numpy() is all the work.
-        return Timed(lambda: tensor)
-    return call_of(tf.identity if variant == "eager-identity" else tf.function(tf.identity), tensor)
+    if variant == "numpy-copy":
+        # What .numpy() costs: a copy of the tensor into a new NumPy array.
+        return call_of(tensor.numpy)
+    return call_of(tf.identity if variant == "eager-identity" else tf.function(tf_identity), tensor)
 
 
 CALL_OVERHEAD = Workload(
@@ -151,8 +171,46 @@ CALL_OVERHEAD = Workload(
     size_name="elements",
     default_size=1000,
     baseline="python-function",
-    variants=("python-function", "fetch-only", "eager-identity", "tf-function"),
+    variants=("python-function", "eager-identity", "tf-function", "numpy-copy"),
     make_call=_call_overhead_call,
+)
+
+OP_LAYERS = Workload(
+    name="eager-op-layers",
+    question="Where does the time of one eager op go?",
+    unit="call",
+    size_name="elements",
+    default_size=1000,
+    baseline="public-api",
+    variants=anatomy.OP_LAYERS,
+    make_call=lambda layer, elements: anatomy.op_layers(tf.constant(make_vector(elements)))[layer],
+)
+
+
+@functools.cache
+def _traced_identity() -> Any:
+    # One function for every layer and size: it keeps its traced graphs alive, which the inner
+    # layers call by name.
+    return tf.function(tf_identity)
+
+
+def _function_layer_call(layer: str, elements: int) -> Timed:
+    x = tf.constant(make_vector(elements))
+    if layer == "input-signature":
+        signature = [tf.TensorSpec([None], tf.float32)]
+        return call_of(tf.function(tf_identity, input_signature=signature), x)
+    return anatomy.function_layers(_traced_identity(), x)[layer]
+
+
+FUNCTION_LAYERS = Workload(
+    name="eager-function-layers",
+    question="Where does the time of one tf.function call go?",
+    unit="call",
+    size_name="elements",
+    default_size=1000,
+    baseline="tf-function",
+    variants=(anatomy.FUNCTION_LAYERS[0], "input-signature", *anatomy.FUNCTION_LAYERS[1:]),
+    make_call=_function_layer_call,
 )
 
 #: The small network of ``eager-gradient``: features -> hidden -> 1.
@@ -194,7 +252,7 @@ GRADIENT = Workload(
 )
 
 
-# log(1 + e^x): the naive form, the custom gradient of seed 003, and a stable custom gradient.
+# log(1 + e^x): the naive form, the announcement's custom gradient, and a stable custom gradient.
 
 
 def log1pexp_naive(x):
@@ -204,7 +262,7 @@ def log1pexp_naive(x):
 
 @tf.custom_gradient
 def log1pexp_custom(x):
-    """Seed 003's version: the gradient 1 - 1/(1+e^x) reuses e^x and stays finite, but the
+    """The announcement's version: the gradient 1 - 1/(1+e^x) reuses e^x and stays finite, but the
     subtraction cancels for very negative x, where the gradient is tiny."""
     e = tf.exp(x)
 
@@ -273,4 +331,24 @@ LOG1PEXP_WORKLOAD = Workload(
     make_call=_log1pexp_call,
 )
 
-WORKLOADS = (ADD, MATMUL, SMALL_OPS, CALL_OVERHEAD, GRADIENT, LOG1PEXP_WORKLOAD)
+WORKLOADS = (
+    ADD,
+    MATMUL,
+    SMALL_OPS,
+    CALL_OVERHEAD,
+    OP_LAYERS,
+    FUNCTION_LAYERS,
+    GRADIENT,
+    LOG1PEXP_WORKLOAD,
+)
+
+
+def graph_op_counts(fn: Callable[..., Any], *args: Any) -> dict[str, int]:
+    """The ops ``fn(*args)`` runs, by type, read from its traced graph (inputs, constants and
+    no-ops left out): what an eager call dispatches one by one."""
+    graph = tf.function(fn, autograph=False).get_concrete_function(*args).graph
+    counts: dict[str, int] = {}
+    for op in graph.get_operations():
+        if op.type not in ("Placeholder", "Const", "NoOp"):
+            counts[op.type] = counts.get(op.type, 0) + 1
+    return counts

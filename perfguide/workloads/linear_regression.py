@@ -1,4 +1,4 @@
-"""Fixed-step gradient descent for y = a·x + b, the workload of seed 000.
+"""Fixed-step gradient descent for y = a·x + b, the workload of a Stack Overflow question.
 
 A learner's TF 1.15 ``Session.run`` loop ran ten times slower than the same loop in NumPy. Every
 variant here runs the same float32 gradient step from a = b = 0 with the same learning rate; they
@@ -15,7 +15,6 @@ current ``(a, b)`` as Python floats, so the result is on the host when the clock
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -26,9 +25,9 @@ import tensorflow as tf
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload
 
-#: The seed's fixed step for unscaled x in [0, 100).
+#: The asker's fixed step for unscaled x in [0, 100).
 LEARNING_RATE = 1e-4
-#: A step that converges fast once x is standardized (the seed's answer).
+#: A step that converges fast once x is standardized (the answer they got).
 SCALED_LEARNING_RATE = 1e-1
 
 
@@ -40,7 +39,7 @@ class Trainer(NamedTuple):
 
 
 def make_data(points: int = 1000, dtype: type = np.float32) -> tuple[np.ndarray, np.ndarray]:
-    """The seed's point cloud: x evenly spaced over [0, 100), y = x + 20·sin(x/10) + 15."""
+    """The asker's point cloud: x evenly spaced over [0, 100), y = x + 20·sin(x/10) + 15."""
     x = np.arange(points, dtype=np.float64) * (100.0 / points)
     y = x + 20.0 * np.sin(x / 10.0) + 15.0
     return x.astype(dtype), y.astype(dtype)
@@ -173,18 +172,18 @@ WHOLE_LOOP_VARIANTS = ("tf-function-loop", "xla-loop")
 def steps_per_call(variant: str, points: int) -> int:
     """Steps in one timed call, fewer as each step grows (same work per call at any size).
 
-    A whole-loop variant runs a long loop per call, as the seed's 1e5-step run does, so its one
+    A whole-loop variant runs a long loop per call, as the asker's 1e5-step run does, so its one
     dispatch is amortized as in real use; a Python-loop variant pays per step whatever the count.
     """
-    steps_at_seed_size = 10_000 if variant in WHOLE_LOOP_VARIANTS else 100
-    return max(1, steps_at_seed_size * 1000 // points)
+    steps_at_asked_size = 10_000 if variant in WHOLE_LOOP_VARIANTS else 100
+    return max(1, steps_at_asked_size * 1000 // points)
 
 
 def make_call(variant: str, points: int) -> Timed:
     """A fresh ``variant`` on ``points`` points, timed over :func:`steps_per_call` steps a call."""
     steps = steps_per_call(variant, points)
     trainer = VARIANTS[variant](*make_data(points), LEARNING_RATE)
-    return Timed(functools.partial(trainer.advance, steps), steps, trainer.traced)
+    return Timed(trainer.advance, (steps,), steps, trainer.traced)
 
 
 WORKLOAD = Workload(
@@ -199,7 +198,7 @@ WORKLOAD = Workload(
 )
 
 
-# Feature scaling: the seed's answer to "why 1e5 iterations?"
+# Feature scaling: the answer to "why 1e5 iterations?"
 
 #: Converged: the loss is within this fraction of the least-squares loss.
 CONVERGED = 1e-3
@@ -239,3 +238,11 @@ def standardize(x: np.ndarray) -> tuple[np.ndarray, float, float]:
 def unscale(a_scaled: float, b_scaled: float, mean: float, std: float) -> tuple[float, float]:
     """The ``(a, b)`` for raw x from the fit on standardized x: y = a_s·(x - mean)/std + b_s."""
     return a_scaled / std, b_scaled - a_scaled * mean / std
+
+
+# What one step must move through memory.
+
+
+def bytes_per_step(points: int) -> int:
+    """The least memory traffic of one float32 step: x and y, read once each."""
+    return 2 * 4 * points

@@ -1,8 +1,9 @@
-"""``tf.function`` and graph execution, the workloads of seed 004.
+"""``tf.function`` and graph execution: the workloads behind the article *Understanding
+TensorFlow's @tf.function decorator*.
 
 Four timed workloads and the tracing behaviour behind them:
 
-* ``tf-function``: the seed's loop of 99 matrix products (a truncated exponential series),
+* ``tf-function``: the article's loop of 99 matrix products (a truncated exponential series),
   eagerly, as one ``tf.function`` and compiled with XLA;
 * ``tf-function-rows``: a sum of row means, row by row or as one vectorized reduction;
 * ``tf-function-retracing``: the same call with a Python number (a new trace every call) or a
@@ -31,7 +32,7 @@ import tensorflow as tf
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of
 
-#: Products in the seed's loop: aux = x @ aux / i for i = 1..99, summed.
+#: Products in the article's loop: aux = x @ aux / i for i = 1..99, summed.
 SERIES_TERMS = 99
 
 
@@ -58,6 +59,16 @@ def series(x):
     return result
 
 
+def _run_eagerly(function):
+    """``function`` called with every ``tf.function`` run as plain Python (for debugging)."""
+
+    def call(x):
+        with functions_run_eagerly():
+            return function(x)
+
+    return call
+
+
 def _series_call(variant: str, side: int) -> Timed:
     x = make_matrix(side)
     if variant == "numpy":
@@ -66,6 +77,7 @@ def _series_call(variant: str, side: int) -> Timed:
         "eager": series,
         "tf-function": tf.function(series),
         "xla": tf.function(series, jit_compile=True),
+        "run-eagerly": _run_eagerly(tf.function(series)),
     }[variant]
     return call_of(fn, tf.constant(x))
 
@@ -77,13 +89,13 @@ SERIES = Workload(
     size_name="matrix side",
     default_size=100,
     baseline="eager",
-    variants=("numpy", "eager", "tf-function", "xla"),
+    variants=("numpy", "eager", "tf-function", "xla", "run-eagerly"),
     make_call=_series_call,
 )
 
 
 def row_loop(x):
-    """The seed's sum of row means, one row at a time (AutoGraph makes it a graph loop)."""
+    """The article's sum of row means, one row at a time (AutoGraph makes it a graph loop)."""
     total = tf.constant(0.0, x.dtype)
     for row in x:
         total += tf.reduce_mean(row)

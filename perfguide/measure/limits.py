@@ -1,0 +1,105 @@
+"""What this machine can do at best: memory bandwidth and peak float32 arithmetic, measured.
+
+A time means little until it is set against what the hardware allows. Two numbers, measured once
+per process with the same harness as everything else:
+
+* **memory bandwidth**: bytes read plus bytes written per second by a NumPy copy of 40 MB (the
+  size of the largest arrays the chapters use: ten million float32 values), split over all usable
+  cores when that is faster;
+* **peak float32 arithmetic**: floating-point operations per second of the fastest large square
+  matrix product, TensorFlow's or NumPy's, of side 1024 or 2048 (2·n³ operations for n × n).
+
+A limit is what the machine *can* do, so each is taken from the fastest of the timed blocks, not
+their median. A bandwidth-bound variant is judged by its share of the first, a compute-bound one
+by its share of the second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from perfguide.measure.environment import usable_cores
+from perfguide.measure.timer import measure
+
+#: Bytes of the array the copy reads and of the one it writes: ten million float32 values, the
+#: chapters' largest arrays. Bandwidth depends on size (caches), so it is measured at theirs.
+COPY_BYTES = 4 * 10**7
+#: Sides of the square float32 matrices whose fastest product stands for the peak.
+MATMUL_SIDES = (1024, 2048)
+
+
+@dataclasses.dataclass(frozen=True)
+class MachineLimits:
+    """Measured memory bandwidth (bytes/s, read + write) and peak float32 FLOP/s."""
+
+    memory_bandwidth: float
+    peak_flops: float
+    #: How each was measured, in words, for the environment record.
+    how: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def bandwidth_share(self, bytes_moved: float, seconds: float) -> float:
+        """The fraction of the bandwidth that moving ``bytes_moved`` in ``seconds`` uses."""
+        return bytes_moved / seconds / self.memory_bandwidth
+
+    def compute_share(self, flops: float, seconds: float) -> float:
+        """The fraction of the peak that ``flops`` operations in ``seconds`` reach."""
+        return flops / seconds / self.peak_flops
+
+
+def _copy_parts(pool: ThreadPoolExecutor, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    # NumPy releases the GIL while it copies, so the parts move in parallel.
+    for future in [pool.submit(np.copyto, dst, src) for dst, src in parts]:
+        future.result()
+
+
+def copy_bandwidth(nbytes: int = COPY_BYTES) -> tuple[float, int]:
+    """Bytes per second (read + write) of the faster of a one-thread and an all-core copy of
+    ``nbytes``, and the number of threads that got it."""
+    src = np.ones(nbytes // 4, np.float32)
+    dst = np.empty_like(src)
+    best = (0.0, 1)
+    for threads in sorted({1, usable_cores()}):
+        bounds = np.linspace(0, src.size, threads + 1).astype(int)
+        parts = [(dst[a:b], src[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        with ThreadPoolExecutor(threads) as pool:
+            seconds = min(
+                measure(_copy_parts, pool, parts, label="copy", min_block_s=0.05, blocks=5).block_s
+            )
+        best = max(best, (2 * nbytes / seconds, threads))
+    return best
+
+
+def matmul_flops(sides: tuple[int, ...] = MATMUL_SIDES) -> tuple[float, str]:
+    """FLOP/s of the fastest float32 square product, TensorFlow's or NumPy's, of the ``sides``,
+    and which one it was."""
+    import tensorflow as tf
+
+    rates = {}
+    for side in sides:
+        a = np.random.default_rng(0).uniform(-1, 1, (side, side)).astype(np.float32)
+        for name, fn, x in (("TensorFlow", tf.matmul, tf.constant(a)), ("NumPy", np.matmul, a)):
+            seconds = min(measure(fn, x, x, label=name, min_block_s=0.05, blocks=5).block_s)
+            rates[f"{name} float32 matmul of {side} x {side}"] = 2 * side**3 / seconds
+    best = max(rates, key=rates.get)
+    return rates[best], best
+
+
+@functools.cache
+def measured() -> MachineLimits:
+    """This machine's limits, measured on first use and kept for the rest of the process."""
+    bandwidth, threads = copy_bandwidth()
+    flops, product = matmul_flops()
+    how = {
+        "memory_bandwidth": f"NumPy copy of {COPY_BYTES / 1e6:.0f} MB on {threads} thread(s), "
+        "bytes read + written per second",
+        "peak_flops": f"{product}, 2n^3 / time",
+    }
+    return MachineLimits(bandwidth, flops, how)

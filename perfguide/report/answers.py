@@ -1,0 +1,136 @@
+"""A chapter's short answer: its answer in a few sentences, its recommendations each with the
+effect this build measured and the verdict of the claim behind it, and the asker's own scenario
+translated to this machine. Published as HTML (the box at the top of the chapter) and as JSON
+(read by the checklist page, which lists every chapter's recommendations).
+
+>>> from perfguide.report.claims import Claim
+>>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster")
+>>> answer = ShortAnswer("Per-call overhead.", [Recommendation("Compile the loop", claim)])
+>>> print(answer)
+Short answer: Per-call overhead.
+- Compile the loop: 9.80x faster (HELD: xla-loop is faster than numpy)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import html
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from perfguide.report.claims import Claim
+from perfguide.report.results import measurements_dir, write_atomically
+
+#: Chapters publish their short answers into the directory this variable names (the docs set it).
+ANSWERS_DIR_ENV = "PERFGUIDE_ANSWERS_DIR"
+
+
+def answers_dir() -> Path:
+    """``$PERFGUIDE_ANSWERS_DIR``, or the measurements directory."""
+    return Path(os.environ.get(ANSWERS_DIR_ENV) or measurements_dir())
+
+
+@dataclasses.dataclass(frozen=True)
+class Recommendation:
+    """Advice ("do this", "avoid that") and the checked claim that measures its effect."""
+
+    advice: str
+    claim: Claim
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "advice": self.advice,
+            "effect": self.claim.effect,
+            "verdict": self.claim.verdict,
+            "claim": self.claim.statement,
+            "evidence": self.claim.evidence,
+            "anchor": self.claim.anchor,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """The asker's own case on this machine: a caption and rows of cells under ``header``."""
+
+    caption: str
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+
+
+def verdict_badge(verdict: str) -> str:
+    """The verdict as an HTML badge, tinted by the site's CSS."""
+    slug = verdict.lower().replace(" ", "-")
+    return f'<span class="perfguide-verdict perfguide-verdict-{slug}">{html.escape(verdict)}</span>'
+
+
+def _scenario_html(scenario: Scenario) -> str:
+    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in scenario.header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in scenario.rows
+    )
+    return (
+        f'<table class="table perfguide-comparison"><caption>{html.escape(scenario.caption)}'
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+class ShortAnswer:
+    """The box that opens a chapter."""
+
+    def __init__(
+        self,
+        answer: str,
+        recommendations: Sequence[Recommendation],
+        scenario: Scenario | None = None,
+    ):
+        self.answer = answer
+        self.recommendations = list(recommendations)
+        self.scenario = scenario
+
+    def __str__(self) -> str:
+        lines = [f"Short answer: {self.answer}"]
+        lines += [
+            f"- {r.advice}: {r.claim.effect} ({r.claim.verdict}: {r.claim.statement})"
+            for r in self.recommendations
+        ]
+        if self.scenario:
+            lines += [self.scenario.caption, " | ".join(self.scenario.header)]
+            lines += [" | ".join(row) for row in self.scenario.rows]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        items = "".join(
+            f"<li><strong>{html.escape(r.advice)}</strong>: "
+            f"{html.escape(r.claim.effect)} here {verdict_badge(r.claim.verdict)} "
+            f'<a href="#{r.claim.anchor}">evidence</a></li>'
+            for r in self.recommendations
+        )
+        scenario = _scenario_html(self.scenario) if self.scenario else ""
+        return (
+            '<div class="perfguide-short-answer"><p class="perfguide-short-answer-title">'
+            f"Short answer</p><p>{html.escape(self.answer)}</p><ul>{items}</ul>{scenario}</div>"
+        )
+
+    def publish(self, topic: str, title: str) -> None:
+        """Write ``<topic>.answer.html`` (the box) and ``<topic>.answer.json`` (for the
+        checklist page) into :func:`answers_dir`."""
+        directory = answers_dir()
+        write_atomically(directory / f"{topic}.answer.html", self._repr_html_() + "\n")
+        record = {
+            "topic": topic,
+            "title": title,
+            # The checklist lists chapters in the order they ran, which is the reading order.
+            "written": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "recommendations": [r.to_dict() for r in self.recommendations],
+        }
+        write_atomically(directory / f"{topic}.answer.json", json.dumps(record, indent=2) + "\n")
+
+
+def load_checklist(directory: Path) -> list[dict]:
+    """Every published short answer in ``directory``, in the order the chapters ran."""
+    records = [json.loads(path.read_text()) for path in sorted(directory.glob("*.answer.json"))]
+    return sorted(records, key=lambda record: record["written"])

@@ -1,0 +1,64 @@
+"""Numbers as a reader reads them: times in their unit, speed-ups as "faster" or "slower",
+counts with thousands separators."""
+
+from __future__ import annotations
+
+_SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def three_figures(value: float) -> str:
+    """``value`` to three significant figures, without exponent notation.
+
+    >>> three_figures(12.345), three_figures(0.5), three_figures(1234.5)
+    ('12.3', '0.500', '1,234')
+    """
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:#.3g}".rstrip(".")
+
+
+def format_seconds(seconds: float) -> str:
+    """Three significant figures in the largest unit that keeps the number at least 1.
+
+    >>> format_seconds(0.0123456), format_seconds(2.5e-7), format_seconds(0.0009996)
+    ('12.3 ms', '250 ns', '1.00 ms')
+    """
+    seconds = float(f"{seconds:.3g}")  # round first, so 999.6 µs reads 1.00 ms, not 1000 µs
+    scale, name = next(((s, n) for s, n in _SCALES if seconds >= s), _SCALES[-1])
+    return f"{three_figures(seconds / scale)} {name}"
+
+
+def format_factor(factor: float) -> str:
+    """A factor of at least 1 as ``'12.3x'``.
+
+    >>> format_factor(12.34), format_factor(2500)
+    ('12.3x', '2,500x')
+    """
+    if factor < 1:
+        raise ValueError(f"a factor reads as 'x times' only from 1 up, got {factor}")
+    return f"{three_figures(factor)}x"
+
+
+def format_speedup(speedup: float) -> str:
+    """A speed-up (baseline time over this time) as "N x faster" or "N x slower", never as a
+    factor below 1.
+
+    >>> format_speedup(12.34), format_speedup(0.08), format_speedup(1.001)
+    ('12.3x faster', '12.5x slower', 'as fast')
+    """
+    if three_figures(speedup) == "1.00":
+        return "as fast"
+    if speedup > 1:
+        return f"{format_factor(speedup)} faster"
+    return f"{format_factor(1 / speedup)} slower"
+
+
+def format_count(count: int) -> str:
+    """A whole number with thousands separators.
+
+    >>> format_count(10_000_000)
+    '10,000,000'
+    """
+    return f"{count:,}"

@@ -1,0 +1,66 @@
+"""Short answers: the box, its published files, and the checklist built from them."""
+
+import json
+
+import pytest
+
+from perfguide.report import answers
+from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.claims import Claim
+
+HELD = Claim("a is faster than b", True, "a is 2.00x faster", effect="2.00x faster")
+UNSURE = Claim("c is faster than d", None, "too close to call", effect="1.05x faster")
+
+
+def make_answer():
+    return ShortAnswer(
+        "Because of <overhead>.",
+        [Recommendation("Use a", HELD), Recommendation("Prefer c", UNSURE)],
+        Scenario("their run", ["variant", "theirs", "here"], [["a", "4 s", "1.2 s"]]),
+    )
+
+
+def test_box_shows_each_recommendation_with_effect_verdict_and_link():
+    html = make_answer()._repr_html_()
+    assert "Short answer" in html and "Because of &lt;overhead&gt;." in html
+    assert "2.00x faster" in html and "perfguide-verdict-held" in html
+    assert "perfguide-verdict-inconclusive" in html
+    assert f'href="#{HELD.anchor}"' in html and "<caption>their run</caption>" in html
+
+
+def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path, monkeypatch):
+    monkeypatch.setenv(answers.ANSWERS_DIR_ENV, str(tmp_path))
+    make_answer().publish("second_topic", "Second?")
+    ShortAnswer("First.", [Recommendation("Use a", HELD)]).publish("first_topic", "First?")
+    assert (tmp_path / "second_topic.answer.html").read_text().startswith("<div")
+    checklist = answers.load_checklist(tmp_path)
+    assert [c["topic"] for c in checklist] == ["second_topic", "first_topic"]
+    (use_a, prefer_c) = checklist[0]["recommendations"]
+    assert use_a == {
+        "advice": "Use a",
+        "effect": "2.00x faster",
+        "verdict": "HELD",
+        "claim": "a is faster than b",
+        "evidence": "a is 2.00x faster",
+        "anchor": HELD.anchor,
+    }
+    assert prefer_c["verdict"] == "INCONCLUSIVE"
+
+
+def test_published_files_are_valid_json_and_nothing_else_is_left(tmp_path, monkeypatch):
+    monkeypatch.setenv(answers.ANSWERS_DIR_ENV, str(tmp_path))
+    make_answer().publish("topic", "Title?")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["topic.answer.html", "topic.answer.json"]
+    assert json.loads((tmp_path / "topic.answer.json").read_text())["title"] == "Title?"
+
+
+def test_text_form_lists_the_recommendations():
+    text = str(make_answer())
+    assert text.startswith("Short answer: Because of <overhead>.")
+    assert "- Use a: 2.00x faster (HELD: a is faster than b)" in text
+
+
+@pytest.mark.parametrize("verdict", ["HELD", "DID NOT HOLD", "INCONCLUSIVE"])
+def test_verdict_badges_have_a_class_per_verdict(verdict):
+    slug = verdict.lower().replace(" ", "-")
+    assert f"perfguide-verdict-{slug}" in answers.verdict_badge(verdict)
