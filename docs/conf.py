@@ -17,6 +17,7 @@ if str(DOCS) not in sys.path:
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 import perfguide  # noqa: E402  (the installed package under documentation)
+from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
 from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 
 # Chapters write their measurements here; html_extra_path copies them to <site>/measurements/.
@@ -24,6 +25,9 @@ from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 EXTRA = DOCS / "_generated" / "extra"
 (EXTRA / "measurements").mkdir(parents=True, exist_ok=True)
 os.environ[MEASUREMENTS_DIR_ENV] = str(EXTRA / "measurements")
+# Chapters write their short answers here: each chapter page includes its own, and the checklist
+# page reads them all.
+os.environ[ANSWERS_DIR_ENV] = str(DOCS / "_generated" / "answers")
 
 project = "perfguide"
 author = "perfguide contributors"
