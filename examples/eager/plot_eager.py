@@ -261,15 +261,16 @@ ClaimReport(
 # Where the time of one call goes
 # -------------------------------
 #
-# These fixed costs are several times what is often quoted for TensorFlow on a desktop machine;
-# this build machine is a small virtual machine, and everything that takes Python function calls
-# is slow on it. To see where the time goes, each call below enters TensorFlow one layer deeper
-# than the one before it, all timed in one interleaved run: an eager op through the public
-# ``tf.identity``, the generated op wrapper, the C fast path, and the runtime's ``execute``; a
+# An eager op doing nothing costs hundreds of plain Python calls on this machine, a
+# ``tf.function`` call thousands (the ratios printed above). This build machine is a small
+# virtual machine on which every Python function call is slow, so TensorFlow's fixed costs here
+# are larger than on a fast desktop; where do they go? Each call below enters TensorFlow one
+# layer deeper than the one before it, all timed in one interleaved run: an eager op through the
+# public ``tf.identity``, the generated op wrapper, and the C fast path (C++ from there on); a
 # ``tf.function`` call through the ``Function`` (which binds and canonicalizes its arguments and
 # looks up the traced graph), the ``ConcreteFunction``, the flat call of the graph function, and
-# ``execute``. The difference between two layers is what the outer one adds. The Python function
-# calls each makes are counted with ``cProfile``.
+# the runtime's ``execute``. The difference between two layers is what the outer one adds. The
+# Python function calls each makes are counted with ``cProfile``.
 #
 # .. dropdown:: The code being timed
 #
@@ -295,8 +296,8 @@ Comparison(op_layers, baseline="public-api")
 
 
 # %%
-# The shares, as stacked bars on a linear axis: each segment is what one layer adds.
-def layer_shares(layers, order):
+# The same split as bars on a linear axis: each segment is what one layer adds.
+def layer_times(layers, order):
     """Each layer's own time (its median minus the next inner layer's), outermost first."""
     medians = [m.median_s for m in pick(layers, *order)]
     return [
@@ -304,46 +305,42 @@ def layer_shares(layers, order):
     ] + [medians[-1]]
 
 
-fig, ax = plt.subplots(figsize=(8, 3), layout="constrained")
-for row, (name, layers, order) in enumerate(
+fig, axes = plt.subplots(2, 1, figsize=(8, 3.2), layout="constrained")
+for ax, (name, layers, order) in zip(
+    axes,
     [
-        ("tf.function call", function_layers, anatomy.FUNCTION_LAYERS),
-        ("eager op", op_layers, anatomy.OP_LAYERS),
-    ]
+        ("one tf.function call", function_layers, anatomy.FUNCTION_LAYERS),
+        ("one eager op", op_layers, anatomy.OP_LAYERS),
+    ],
+    strict=True,
 ):
     left = 0.0
-    for layer, seconds in zip(order, layer_shares(layers, order), strict=True):
-        ax.barh(name, seconds * 1e6, left=left * 1e6, color=f"C{order.index(layer)}")
+    for color, (layer, seconds) in enumerate(
+        zip(order, layer_times(layers, order), strict=True)
+    ):
+        ax.barh(0, seconds * 1e6, left=left * 1e6, color=f"C{color}")
         ax.text(
-            (left + seconds / 2) * 1e6,
-            row,
-            layer if seconds > 0 else "",
-            ha="center",
-            va="center",
-            fontsize=7,
-            rotation=90 if row == 1 else 0,
+            (left + seconds / 2) * 1e6, 0, layer, ha="center", va="center", fontsize=8
         )
-        left += max(seconds, 0)
-ax.set_xlabel("µs per call (median), split by layer")
-ax.set_title("Where one call's time goes")
+        left += seconds
+    ax.set_yticks([])
+    ax.set_title(name, fontsize=10)
+    ax.set_xlabel("µs per call (median), split by layer")
 plt.show()
 
 # %%
-runtime_share = (
-    pick(function_layers, "runtime-execute")[0].median_s
-    / pick(function_layers, "tf-function")[0].median_s
+function_total, function_runtime = pick(
+    function_layers, "tf-function", "runtime-execute"
 )
-op_runtime_share = (
-    pick(op_layers, "runtime-execute")[0].median_s
-    / pick(op_layers, "public-api")[0].median_s
-)
+op_total, op_fast_path = pick(op_layers, "public-api", "fast-path")
+runtime_share = function_runtime.median_s / function_total.median_s
 print(
     f"tf.function call: {runtime_share:.0%} in the runtime's execute, "
     f"{1 - runtime_share:.0%} in Python layers "
     f"({layer_calls['tf-function']:.0f} Python function calls per call)"
 )
 print(
-    f"eager op: {op_runtime_share:.0%} in the runtime's execute "
+    f"eager op: {op_fast_path.median_s / op_total.median_s:.0%} from the C fast path on "
     f"({layer_calls['public-api']:.0f} Python function calls per tf.identity)"
 )
 print(

@@ -130,7 +130,7 @@ scenario = Scenario(
         for m in measurements
     ],
 )
-print(*(" | ".join(row) for row in scenario.rows), sep="\n")
+scenario
 
 # %%
 # When does overhead stop dominating?

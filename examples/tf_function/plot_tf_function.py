@@ -99,7 +99,7 @@ scenario = Scenario(
         if m.label != "run-eagerly"
     ],
 )
-print(*(" | ".join(row) for row in scenario.rows), sep="\n")
+scenario
 
 # %%
 # Tracing made visible

@@ -4,10 +4,10 @@ A ``tf.function`` call passes through Python layers before the runtime executes 
 ``Function`` binds and canonicalizes the arguments and finds the traced graph, the
 ``ConcreteFunction`` flattens them and handles the tape, the atomic function makes the call, and
 ``execute`` hands it to the C++ runtime. An eager op passes through the public API function (with
-its dispatch decorators), the generated op wrapper and the C fast path to the same runtime. Each
-layer here is a callable that enters the call one layer deeper, so timing them side by side (one
-interleaved run) prices each layer as the difference to the next. These reach into TensorFlow's
-internals (as of TensorFlow 2.21), which is what measuring them takes.
+its dispatch decorators) and the generated op wrapper to the C fast path, which does the rest
+in C++. Each layer here is a callable that enters the call one layer deeper, so timing them side
+by side (one interleaved run) prices each layer as the difference to the next. These reach into
+TensorFlow's internals (as of TensorFlow 2.21), which is what measuring them takes.
 
 :func:`python_calls` counts the Python function calls one call makes, with :mod:`cProfile`: a
 count, which the profiler's own overhead cannot distort as it distorts times.
@@ -30,8 +30,8 @@ from perfguide.measure.timer import Timed
 
 #: Layers of a ``tf.function`` call, outermost first.
 FUNCTION_LAYERS = ("tf-function", "concrete-function", "flat-call", "runtime-execute")
-#: Layers of an eager op (``tf.identity``), outermost first.
-OP_LAYERS = ("public-api", "op-wrapper", "fast-path", "runtime-execute")
+#: Layers of an eager op (``tf.identity``), outermost first; the fast path is C++ from its entry.
+OP_LAYERS = ("public-api", "op-wrapper", "fast-path")
 
 
 def function_layers(function: Any, x: tf.Tensor) -> dict[str, Timed]:
@@ -57,9 +57,6 @@ def op_layers(x: tf.Tensor) -> dict[str, Timed]:
         "public-api": Timed(tf.identity, (x,)),
         "op-wrapper": Timed(gen_array_ops.identity, (x,)),
         "fast-path": Timed(pywrap_tfe.TFE_Py_FastPathExecute, (ctx, "Identity", None, x)),
-        "runtime-execute": Timed(
-            execute.execute, ("Identity", 1, [x], ("T", x.dtype.as_datatype_enum), ctx)
-        ),
     }
 
 

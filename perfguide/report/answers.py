@@ -59,6 +59,9 @@ class Scenario:
     header: Sequence[str]
     rows: Sequence[Sequence[str]]
 
+    def _repr_html_(self) -> str:
+        return _scenario_html(self)
+
 
 def verdict_badge(verdict: str) -> str:
     """The verdict as an HTML badge, tinted by the site's CSS."""

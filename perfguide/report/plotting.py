@@ -62,8 +62,8 @@ def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axe
     ax.set_xscale("log")
     _one_format(ax.xaxis, EngFormatter(unit="s"))
     ax.grid(True, axis="x", which="major", alpha=0.3)
-    note = "; hollow: noisy (IQR > 10 % of median)" if any(m.noisy for m in ordered) else ""
-    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: IQR{note})")
+    note = "\nhollow: noisy (IQR > 10 % of median)" if any(m.noisy for m in ordered) else ""
+    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: IQR){note}")
     ax.margins(y=0.15)
     return ax
 
