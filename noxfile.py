@@ -123,3 +123,11 @@ def tests_gpu(session: nox.Session) -> None:
 @nox.session(name="docs-gpu")
 def docs_gpu(session: nox.Session) -> None:
     build_docs(session, "gpu")
+
+
+@nox.session(name="site-check")
+def site_check(session: nox.Session) -> None:
+    """Open every page of the built site in headless Chromium (Debian's chromium and
+    chromium-driver) at phone and desktop widths, and fail on anything broken."""
+    session.install("selenium")
+    session.run("python", str(ROOT / "tools" / "site_check.py"), str(DOCS / "_build" / "html"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -71,9 +72,13 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
 }
+# The theme reads the colour mode from here before the reader picks one; unset, it logs
+# "Got invalid theme mode" to the console.
+html_context = {"default_mode": "auto"}
+html_favicon = "_static/favicon.svg"
 html_extra_path = [str(EXTRA.relative_to(DOCS))]
 html_static_path = ["_static"]
-html_css_files = ["perfguide.css"]  # held/failed claims in colour, numbers in aligned columns
+html_css_files = ["perfguide.css"]  # verdict tints, aligned numbers, tables that scroll on phones
 html_show_sourcelink = False
 
 # -- sphinx-gallery: one chapter per examples/<topic>/plot_<topic>.py --------------------------
@@ -86,17 +91,24 @@ def reset_keras(gallery_conf, fname):
         tf.keras.backend.clear_session()
 
 
+# Chapters in the order their questions build on each other; a new topic lands at the end.
+CHAPTER_ORDER = ["linear_regression", "tf_function", "eager"]
+
+
+def chapter_order(path: str) -> int:
+    """Where a chapter's script stands in the reading order (for the landing page's list)."""
+    topic = Path(path).parent.name
+    return CHAPTER_ORDER.index(topic) if topic in CHAPTER_ORDER else len(CHAPTER_ORDER)
+
+
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
-    # Chapters in the order their questions build on each other; a new topic lands at the end.
-    "subsection_order": [
-        "../examples/linear_regression",
-        "../examples/tf_function",
-        "../examples/eager",
-        "*",
-    ],
+    "subsection_order": [f"../examples/{topic}" for topic in CHAPTER_ORDER] + ["*"],
+    "minigallery_sort_order": "conf.chapter_order",
+    # One page per chapter in the navigation, no one-chapter section pages between them.
+    "nested_sections": False,
     "within_subsection_order": "FileNameSortKey",
     "abort_on_example_error": True,  # a chapter that cannot measure must fail the build
     "run_stale_examples": True,  # belt and braces with the clean build: always re-measure
@@ -107,6 +119,7 @@ sphinx_gallery_conf = {
     "download_all_examples": True,
     "reset_modules": ("matplotlib", "conf.reset_keras"),
     "image_scrapers": ("matplotlib",),
+    "image_srcset": ["2x"],  # sharp figures on hi-DPI screens
     # Which chapters use which perfguide objects: needed by the landing page's minigallery.
     "backreferences_dir": "_generated/backreferences",
     "doc_module": ("perfguide",),
@@ -127,3 +140,18 @@ autodoc_typehints = "description"
 
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
+
+
+# -- Run times page: sphinx-gallery's loads jQuery and DataTables from CDNs (this site must work
+# offline) and has a memory column that is all zeros unless memory is measured: drop both. -----
+_CDN_BLOCK = re.compile(r"  \.\. raw:: html\n\n(?:    .*\n|\n)*?(?=  \.\. list-table::)")
+_MEMORY_CELL = re.compile(r"\n     - (?:Mem \(MB\)|[0-9.]+)(?=\n)")
+
+
+def offline_run_times(app, docname, source):
+    if docname.endswith("sg_execution_times"):
+        source[0] = _MEMORY_CELL.sub("", _CDN_BLOCK.sub("", source[0]))
+
+
+def setup(app):
+    app.connect("source-read", offline_run_times)

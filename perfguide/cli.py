@@ -15,6 +15,7 @@ from perfguide.measure import runner
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
 from perfguide.report.compare import Comparison
+from perfguide.report.format import format_count
 
 EXIT_USAGE = 2
 
@@ -131,7 +132,8 @@ def _show(args: argparse.Namespace) -> None:
     for m in measurements:
         groups.setdefault((m.workload, m.size, m.device, m.unit), []).append(m)
     for (workload, size, device, _), group in groups.items():
-        print(f"{workload} at size {size} on {device}:")
+        shown = "unknown" if size is None else format_count(size)
+        print(f"{workload} at size {shown} on {device}:")
         print(Comparison(group), end="\n\n")
 
 

@@ -1,0 +1,193 @@
+"""Check the built site in a real headless Chromium, as a reader's browser would show it.
+
+Serves the site on 127.0.0.1, opens every page at a phone's width (375 px) and a desktop's
+(1400 px), and reports, one line each: console errors and uncaught exceptions, images that did not
+load, internal links (and their #fragments) that lead nowhere, pages wider than the window, and a
+search for "xla" that does not find the gradient-descent chapter. Screenshots of every page at
+both widths go to a folder, to look at.
+
+    python tools/site_check.py [SITE] [--screenshots DIR]
+
+Exit status: 0 all good, 1 problems found, 2 could not check (no site, no Chromium).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import re
+import shutil
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+WIDTHS = (375, 1400)
+SKIPPED_DIRS = {"_static", "_sources", "_images", "_downloads", "site-check"}
+SEARCH_TERM, SEARCH_MUST_FIND = "xla", "auto_examples/linear_regression/plot_linear_regression"
+
+# Elements that overflow the window on their right edge, minus those inside a scrolling box.
+OVERFLOWING = """
+const width = window.innerWidth;
+const clipped = (el) => {
+  for (let p = el.parentElement; p; p = p.parentElement) {
+    const overflow = getComputedStyle(p).overflowX;
+    if (overflow === "auto" || overflow === "scroll" || overflow === "hidden") return true;
+  }
+  return false;
+};
+const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+  (el.classList.length ? "." + [...el.classList].slice(0, 2).join(".") : "");
+const right = (el) => el.getBoundingClientRect().right;
+return [...document.body.querySelectorAll("*")]
+  .filter((el) => right(el) > width + 1 && !clipped(el))
+  .filter((el) => !(el.parentElement && right(el.parentElement) > width + 1))
+  .slice(0, 3).map((el) => name(el) + " to " + Math.round(right(el)) + " px");
+"""
+
+BROKEN_IMAGES = """
+return [...document.images].filter((img) => !(img.complete && img.naturalWidth > 0))
+  .map((img) => img.currentSrc || img.src);
+"""
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Serve ``site`` on a free port of 127.0.0.1 in a background thread."""
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def pages(site: Path) -> list[str]:
+    """Every HTML page of the site, as paths relative to its root."""
+    return sorted(
+        path.relative_to(site).as_posix()
+        for path in site.rglob("*.html")
+        if not SKIPPED_DIRS.intersection(path.relative_to(site).parts)
+    )
+
+
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+
+
+class LinkChecker:
+    """Whether internal URLs load, and whether their #fragments name an element there."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.ids: dict[str, set[str] | None] = {}
+
+    def _ids(self, url: str) -> set[str] | None:
+        if url not in self.ids:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as response:
+                    text = response.read().decode("utf-8", "replace")
+                self.ids[url] = set(re.findall(r'\bid="([^"]+)"', text))
+            except (urllib.error.URLError, OSError):
+                self.ids[url] = None
+        return self.ids[url]
+
+    def problem(self, href: str) -> str | None:
+        url, _, fragment = href.partition("#")
+        ids = self._ids(url)
+        if ids is None:
+            return f"link to {href} does not load"
+        if fragment and url.endswith(".html") and urllib.parse.unquote(fragment) not in ids:
+            return f"link to {href}: no #{fragment} on that page"
+        return None
+
+
+def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) -> Iterator[str]:
+    for width in WIDTHS:
+        driver.set_window_size(width, 900)
+        driver.get(base + page)
+        for entry in driver.get_log("browser"):
+            if entry["level"] == "SEVERE":
+                yield f"console error at {width} px: {entry['message'][:200]}"
+        overflow = driver.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth;"
+        )
+        if overflow > 1:
+            culprits = ", ".join(driver.execute_script(OVERFLOWING)) or "unknown element"
+            yield f"{overflow} px wider than a {width} px window: {culprits}"
+        shot = shots / f"{page.replace('/', '__')[:-5]}-{width}.png"
+        height = driver.execute_script("return document.documentElement.scrollHeight;")
+        driver.set_window_size(width, min(height, 12000))
+        driver.save_screenshot(str(shot))
+    for src in driver.execute_script(BROKEN_IMAGES):
+        yield f"image does not load: {src}"
+    hrefs = driver.execute_script("return [...document.links].map((a) => a.href);")
+    for href in sorted({h for h in hrefs if h.startswith(base)}):
+        if problem := links.problem(href):
+            yield problem
+
+
+def check_search(driver, base: str) -> Iterator[str]:
+    driver.get(f"{base}search.html?q={SEARCH_TERM}")
+    deadline = time.monotonic() + 30
+    found: list[str] = []
+    while time.monotonic() < deadline and not found:
+        time.sleep(0.5)
+        found = driver.execute_script(
+            "return [...document.querySelectorAll('#search-results a')].map((a) => a.href);"
+        )
+    if not any(SEARCH_MUST_FIND in href for href in found):
+        yield f"a search for {SEARCH_TERM!r} does not list {SEARCH_MUST_FIND}.html"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", nargs="?", default="docs/_build/html", type=Path)
+    parser.add_argument("--screenshots", type=Path, help="default: SITE/../site-check")
+    args = parser.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        print(f"site-check: no built site at {args.site}: build the docs first", file=sys.stderr)
+        return 2
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not shutil.which(path)]
+    if missing:
+        print(
+            "site-check: Chromium is not installed: apt-get install chromium chromium-driver",
+            file=sys.stderr,
+        )
+        return 2
+    shots = args.screenshots or args.site.parent / "site-check"
+    shots.mkdir(parents=True, exist_ok=True)
+    server, base = serve(args.site)
+    driver = browser()
+    problems = []
+    try:
+        links = LinkChecker(base)
+        for page in pages(args.site):
+            problems += [f"{page}: {p}" for p in check_page(driver, base, page, links, shots)]
+        problems += [f"search.html: {p}" for p in check_search(driver, base)]
+    finally:
+        driver.quit()
+        server.shutdown()
+    print("\n".join(problems) or "site-check: no problems found")
+    print(f"site-check: {len(pages(args.site))} pages checked, screenshots in {shots}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
