@@ -145,12 +145,26 @@ copybutton_prompt_is_regexp = True
 # -- Run times page: sphinx-gallery's loads jQuery and DataTables from CDNs (this site must work
 # offline) and has a memory column that is all zeros unless memory is measured: drop both. -----
 _CDN_BLOCK = re.compile(r"  \.\. raw:: html\n\n(?:    .*\n|\n)*?(?=  \.\. list-table::)")
-_MEMORY_CELL = re.compile(r"\n     - (?:Mem \(MB\)|[0-9.]+)(?=\n)")
+
+
+def _without_memory_column(text: str) -> str:
+    """The page's list-table without its third column (each row: "* - example", "- time",
+    "- memory")."""
+    kept, item = [], 0
+    for line in text.split("\n"):
+        if line.startswith("   * - "):
+            item = 1
+        elif line.startswith("     - "):
+            item += 1
+            if item == 3:
+                continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def offline_run_times(app, docname, source):
     if docname.endswith("sg_execution_times"):
-        source[0] = _MEMORY_CELL.sub("", _CDN_BLOCK.sub("", source[0]))
+        source[0] = _without_memory_column(_CDN_BLOCK.sub("", source[0]))
 
 
 def setup(app):
