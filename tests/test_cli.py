@@ -53,7 +53,7 @@ def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
 
     code, out, _ = run_cli(capsys, "show", str(path))
     assert code == 0 and "xla-loop" in out
-    assert "linear-regression at size 1000 on cpu:" in out
+    assert "linear-regression at size 1,000 on cpu:" in out
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from perfguide.measure import timer
 from perfguide.measure.timer import (
     Interleaved,
     Measurement,
@@ -19,12 +20,21 @@ class FakeClock:
     these tests check the harness's arithmetic, not how busy the machine is."""
 
     def __init__(self):
-        self.now = 0.0
+        self.now = self.cpu = 0.0
+        self.sleeps = []
 
     def perf_counter(self):
         return self.now
 
-    def spend(self, seconds):
+    def process_time(self):
+        return self.cpu
+
+    def spend(self, seconds, cores=1):
+        self.now += seconds
+        self.cpu += seconds * cores
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
         self.now += seconds
 
 
@@ -198,3 +208,24 @@ def test_interleaved_blocks_spread_drift_over_all_variants(clock):
     # Run one after the other, b would be timed on a slower machine than a and look ~40 % slower.
     assert b.median_s / a.median_s == pytest.approx(1, rel=0.15)
     assert (a.label, b.label) == ("a", "b")
+
+
+def test_a_variant_after_one_that_used_several_cores_waits_for_them_to_go_idle(clock):
+    # BLAS and TensorFlow thread pools keep spinning after their work; a variant timed right
+    # after them would compete with those threads for the cores.
+    timed = {
+        "threaded": Timed(lambda: clock.spend(1e-3, cores=2)),
+        "single": Timed(lambda: clock.spend(1e-3)),
+    }
+    run = Interleaved(timed, min_block_s=0.01).add_blocks(4)
+    waits_before_blocks = len(clock.sleeps)
+    assert waits_before_blocks >= 1 and set(clock.sleeps) == {timer.SPIN_DOWN_S}
+    # Blocks run threaded, single | single, threaded | threaded, single | single, threaded:
+    # "single" waits after each block of "threaded" that comes right before it.
+    assert run.samples["single"] == pytest.approx([1e-3] * 4)
+
+
+def test_single_threaded_variants_never_wait(clock):
+    timed = {name: Timed(lambda: clock.spend(1e-3)) for name in ("a", "b")}
+    Interleaved(timed, min_block_s=0.01).add_blocks(6)
+    assert clock.sleeps == []

@@ -37,6 +37,11 @@ from typing import Any
 
 #: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
 NOISE_THRESHOLD = 0.10
+#: A block whose process used more than this many cores ran thread pools (BLAS, TensorFlow's),
+#: whose threads keep spinning for a while after the work; the next variant waits
+#: :data:`SPIN_DOWN_S` for them to go idle instead of competing with them for the cores.
+MULTICORE = 1.2
+SPIN_DOWN_S = 0.2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,14 +181,15 @@ def _no_sync() -> None:
 
 def _time_calls(
     t: Timed, calls: int, wait: Callable[[Any], Any] | None, sync: Callable[[], None]
-) -> float:
+) -> tuple[float, float]:
+    """Wall-clock seconds of ``calls`` calls, and the cores the process kept busy meanwhile."""
     fn, args = t.fn, t.args
     # As timeit does: a garbage collection landing in one block would only add noise.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
         sync()  # work left over from before must not land in this block
-        start = time.perf_counter()
+        cpu_start, start = time.process_time(), time.perf_counter()
         if wait is None:
             for _ in itertools.repeat(None, calls):
                 fn(*args)
@@ -191,7 +197,8 @@ def _time_calls(
             for _ in itertools.repeat(None, calls):
                 wait(fn(*args))
         sync()
-        return time.perf_counter() - start
+        elapsed = time.perf_counter() - start
+        return elapsed, (time.process_time() - cpu_start) / max(elapsed, 1e-9)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -218,6 +225,8 @@ class Interleaved:
         sync: Callable[[], None] | None = None,
     ):
         self.timed, self.unit, self.sync = dict(timed), unit, sync or _no_sync
+        # The label whose last block left thread pools spinning, if any.
+        self._spinning: str | None = None
         self.first_call_s: dict[str, float] = {}
         self.waits: dict[str, Callable[[Any], Any] | None] = {}
         self.calls: dict[str, int] = {}
@@ -234,7 +243,11 @@ class Interleaved:
         self.retraces = dict.fromkeys(self.timed, 0)
 
     def _time(self, label: str, calls: int) -> float:
-        return _time_calls(self.timed[label], calls, self.waits[label], self.sync)
+        if self._spinning not in (None, label):
+            time.sleep(SPIN_DOWN_S)
+        elapsed, cores = _time_calls(self.timed[label], calls, self.waits[label], self.sync)
+        self._spinning = label if cores > MULTICORE else None
+        return elapsed
 
     def _calibrate(self, label: str, min_block_s: float) -> int:
         """Calls that make one block last at least ``min_block_s``, grown from a trial block."""
