@@ -92,7 +92,7 @@ def reset_keras(gallery_conf, fname):
 
 
 # Chapters in the order their questions build on each other; a new topic lands at the end.
-CHAPTER_ORDER = ["linear_regression", "tf_function", "eager"]
+CHAPTER_ORDER = ["linear_regression", "tf_function", "eager", "vectorization"]
 
 
 def chapter_order(path: str) -> int:

@@ -1,6 +1,7 @@
 """``python -m perfguide``: rerun any chapter's measurements on your own hardware.
 
-Bad input ends with one line on stderr and exit status 2, never a traceback.
+Bad input ends with one line on stderr and exit status 2, never a traceback. ``run --env
+NAME=VALUE`` measures in a fresh process (see :mod:`perfguide.measure.isolated`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,20 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from perfguide.measure import runner
+from perfguide.measure import isolated, runner
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
 from perfguide.report.compare import Comparison
 from perfguide.report.format import format_count
 
+if TYPE_CHECKING:  # for annotations only: the workloads are imported when needed
+    from perfguide.workloads.base import Workload
+
 EXIT_USAGE = 2
+#: A fresh process that failed for another reason than bad input.
+EXIT_FAILURE = 1
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +48,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _setting(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` for a fresh process, its name one the process is passed."""
+    name, equals, value = text.partition("=")
+    if not (name and equals):
+        raise argparse.ArgumentTypeError(f"not NAME=VALUE: {text!r}")
+    try:
+        isolated.check_settings({name: value})
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return name, value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="perfguide", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -52,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quick", action="store_true", help="shorter timed blocks: a fast look")
     run.add_argument("--device", choices=runner.DEVICES, default="cpu", help="default: cpu")
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    run.add_argument(
+        "--env",
+        metavar="NAME=VALUE",
+        type=_setting,
+        action="append",
+        help="measure in a fresh process with this variable set (repeatable); "
+        f"names start with {', '.join(isolated.PASSED_PREFIXES)}",
+    )
     show = commands.add_parser("show", help="print the table of a saved results file")
     show.add_argument("path", help="a JSON file written by `run --json`")
     return parser
@@ -100,24 +127,45 @@ def _run(args: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
     if args.json is not None:
         _check_writable(args.json)
-    try:
-        measurements = runner.run(
-            workload, args.variant, size=size, quick=args.quick, device=args.device
+    if args.env:
+        # The fresh process measures and collects its own environment record.
+        measurements, record = isolated.run_in_fresh_process(
+            workload.name,
+            args.variant,
+            size=size,
+            quick=args.quick,
+            device=args.device,
+            settings=dict(args.env),
         )
-    except runner.DeviceError as error:
-        raise UsageError(str(error)) from None
-    except MemoryError:
-        raise UsageError(f"{workload.size_name} {size} needs more memory than is free") from None
+    else:
+        measurements = _run_here(workload, args, size)
+        record = None
     baseline = (
         workload.baseline if any(m.label == workload.baseline for m in measurements) else None
     )
     print(Comparison(measurements, baseline=baseline))
     if args.json is not None:
+        if record is None:
+            record = environment.collect()
         try:
-            results.save(args.json, environment.collect(), measurements)
+            results.save(args.json, record, measurements)
         except OSError as error:
             raise UsageError(f"cannot write {args.json}: {error.strerror}") from None
         print(f"wrote {args.json}")
+
+
+def _run_here(workload: Workload, args: argparse.Namespace, size: int) -> list[Measurement]:
+    """Measure in this process, its thread pools sized by ``PERFGUIDE_*_THREADS`` if set."""
+    try:
+        isolated.apply_thread_settings()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    try:
+        return runner.run(workload, args.variant, size=size, quick=args.quick, device=args.device)
+    except runner.DeviceError as error:
+        raise UsageError(str(error)) from None
+    except MemoryError:
+        raise UsageError(f"{workload.size_name} {size} needs more memory than is free") from None
 
 
 def _show(args: argparse.Namespace) -> None:
@@ -149,4 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"perfguide: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except isolated.ChildError as error:
+        # Its stderr is already on ours; a child that found bad input exits as we would.
+        print(f"perfguide: error: {error}", file=sys.stderr)
+        return EXIT_USAGE if error.returncode == EXIT_USAGE else EXIT_FAILURE
     return 0

@@ -71,6 +71,10 @@ def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
             ["directory does not exist"],
         ),
         (["show", "/no/such/file.json"], ["cannot read results file"]),
+        (["run", "eager-matmul", "--env", "TF_ENABLE_ONEDNN_OPTS"], ["--env", "not NAME=VALUE"]),
+        (["run", "eager-matmul", "--env", "=0"], ["--env", "not NAME=VALUE"]),
+        (["run", "eager-matmul", "--env", "HOME=/tmp"], ["--env", "cannot pass 'HOME'"]),
+        (["run", "eager-matmul", "--env", "TF_CLI_ARGS=x"], ["cannot pass 'TF_CLI_ARGS'"]),
         (["frobnicate"], ["invalid choice"]),
     ],
 )
@@ -120,3 +124,43 @@ def test_show_prints_one_table_per_workload_size_and_unit(capsys, tmp_path):
         "b at size 10 on cpu:",
     ]
     assert "time per trace" in out
+
+
+def test_env_measures_in_a_fresh_process_and_saves_its_record(capsys, tmp_path):
+    path = tmp_path / "out.json"
+    code, out, _ = run_cli(
+        capsys,
+        "run",
+        "eager-matmul",
+        "--quick",
+        "--variant",
+        "eager",
+        "--env",
+        "TF_ENABLE_ONEDNN_OPTS=0",
+        "--json",
+        str(path),
+    )
+    assert code == 0
+    assert "eager" in out and f"wrote {path}" in out
+    document = json.loads(path.read_text())
+    # The child's record: this test process runs with oneDNN on.
+    assert document["environment"]["onednn_enabled"] is False
+    assert document["environment"]["process_settings"]["TF_ENABLE_ONEDNN_OPTS"] == "0"
+    (measurement,) = document["measurements"]
+    assert measurement["variant"] == "eager" and measurement["cores_busy"] > 0
+
+
+def test_a_fresh_process_refusing_its_input_exits_2(capsys):
+    code = main(["run", "eager-matmul", "--quick", "--env", "PERFGUIDE_INTRA_OP_THREADS=lots"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    # The child's stderr first, then one line of ours naming what failed.
+    assert err.splitlines()[-1].startswith(
+        "perfguide: error: the fresh process measuring eager-matmul failed (exit status 2): "
+    )
+
+
+def test_bad_thread_count_here_is_one_line_and_exit_2(capsys, monkeypatch):
+    monkeypatch.setenv("PERFGUIDE_INTRA_OP_THREADS", "-1")
+    code = main(["run", "eager-matmul", "--quick"])
+    assert_usage_error(code, capsys.readouterr().err, "PERFGUIDE_INTRA_OP_THREADS", "whole number")

@@ -1,4 +1,4 @@
-from perfguide.measure import environment
+from perfguide.measure import environment, isolated
 
 
 def test_record_names_versions_cpu_and_threads():
@@ -16,6 +16,11 @@ def test_record_names_versions_cpu_and_threads():
     assert "is_cuda_build" in record["tensorflow_build"]
     assert 1 <= record["usable_cores"] <= record["logical_cores"]
     assert set(record["cpu_vector_flags"]) <= set(environment._VECTOR_FLAGS)
+    # The settings read once per process, as this one saw them (fresh children: test_isolated).
+    assert isinstance(record["onednn_enabled"], bool)
+    assert record["tf_keras"] == record["keras"]  # Keras 3 behind tf.keras unless legacy
+    assert list(record["process_settings"]) == list(isolated.PROCESS_VARIABLES)
+    assert record["process_settings"]["TF_USE_LEGACY_KERAS"] == "unset"
 
 
 def test_rows_are_readable_strings():

@@ -62,7 +62,14 @@ def test_measurements_dir_follows_the_environment(monkeypatch, tmp_path):
 def test_malformed_numbers_are_caught_before_use(tmp_path):
     path = tmp_path / "out.json"
     results.save(path, {}, [MEASUREMENT])
-    for key, value in [("block_s", [1e-5]), ("block_s", ["fast", 1.0]), ("first_call_s", "0")]:
+    malformed = [
+        ("block_s", [1e-5]),
+        ("block_s", ["fast", 1.0]),
+        ("first_call_s", "0"),
+        ("cores_busy", "two"),
+        ("cores_busy", -1.0),
+    ]
+    for key, value in malformed:
         document = json.loads(path.read_text())
         document["measurements"][0][key] = value
         path.write_text(json.dumps(document))
@@ -78,3 +85,13 @@ def test_written_file_is_readable_by_others_and_no_temporary_is_left(tmp_path):
         os.umask(old_umask)
     assert (tmp_path / "out.json").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_environment_comes_back_with_the_measurements_and_cores_busy_is_optional(tmp_path):
+    path = tmp_path / "out.json"
+    results.save(path, {"onednn_enabled": False}, [MEASUREMENT])
+    document = json.loads(path.read_text())
+    del document["measurements"][0]["cores_busy"]  # as in files written before it was recorded
+    path.write_text(json.dumps(document))
+    environment, measurements = results.load_results(path)
+    assert environment == {"onednn_enabled": False} and measurements == [MEASUREMENT]

@@ -580,7 +580,9 @@ print(answer)
 # and JAX beside it to see them on the same curves.
 #
 # Previous question: :doc:`Why is my tf.function fast, slow, or wrong?
-# </auto_examples/tf_function/plot_tf_function>` All recommendations of the guide, measured:
+# </auto_examples/tf_function/plot_tf_function>` Next question: :doc:`How much do tensor
+# operations buy over loops, and how close do they get to the hardware?
+# </auto_examples/vectorization/plot_vectorization>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 published = (
     add

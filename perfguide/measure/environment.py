@@ -70,18 +70,57 @@ def gpu_names() -> list[str]:
     return [gpu.name for gpu in tf.config.list_physical_devices("GPU")]
 
 
+def is_setting(name: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether the variable ``name`` starts with one of ``prefixes`` and is not Terraform's.
+
+    >>> is_setting("TF_ENABLE_ONEDNN_OPTS", ("TF_",)), is_setting("TF_CLI_ARGS", ("TF_",))
+    (True, False)
+    """
+    return name.startswith(prefixes) and not name.startswith(_TERRAFORM_PREFIXES)
+
+
+def variables_with_prefixes(prefixes: tuple[str, ...]) -> dict[str, str]:
+    """The environment variables set whose names start with one of ``prefixes``, minus
+    Terraform's (``TF_CLI_*``…), sorted by name."""
+    return {k: v for k, v in sorted(os.environ.items()) if is_setting(k, prefixes)}
+
+
 def tensorflow_variables() -> dict[str, str]:
     """The ``TF_*`` and ``XLA_*`` environment variables set, minus Terraform's (``TF_CLI_*``…)."""
-    return {
-        k: v
-        for k, v in sorted(os.environ.items())
-        if k.startswith(("TF_", "XLA_")) and not k.startswith(_TERRAFORM_PREFIXES)
-    }
+    return variables_with_prefixes(("TF_", "XLA_"))
+
+
+def onednn_enabled() -> bool:
+    """Whether TensorFlow's oneDNN optimizations are on, as TensorFlow itself reports it (it
+    reads ``TF_ENABLE_ONEDNN_OPTS`` once, when it is imported)."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
+def keras_behind_tf_keras() -> str:
+    """The version of the Keras that ``tf.keras`` is: Keras 3, or Keras 2 (``tf_keras``) when
+    ``TF_USE_LEGACY_KERAS=1`` was set before TensorFlow was imported."""
+    import tensorflow as tf
+
+    try:
+        return tf.keras.__version__
+    except ImportError as error:  # legacy Keras asked for, but tf_keras is not installed
+        return f"none ({error})"
+
+
+def process_settings() -> dict[str, str]:
+    """The variables of the settings only a fresh process picks up, as this process saw them
+    (``unset`` for those not set); see :mod:`perfguide.measure.isolated`."""
+    from perfguide.measure.isolated import PROCESS_VARIABLES
+
+    return {name: os.environ.get(name, "unset") for name in PROCESS_VARIABLES}
 
 
 def collect() -> dict[str, Any]:
-    """The environment record: software versions, CPU, GPUs, TensorFlow threading, date, and
-    the machine's measured limits (see :mod:`perfguide.measure.limits`)."""
+    """The environment record: software versions, CPU, GPUs, TensorFlow threading and the other
+    settings read once per process (as this process saw them), date, and the machine's measured
+    limits (see :mod:`perfguide.measure.limits`)."""
     import keras
     import tensorflow as tf
 
@@ -95,16 +134,22 @@ def collect() -> dict[str, Any]:
         "numpy": np.__version__,
         "tensorflow": tf.__version__,
         "keras": keras.__version__,
+        "tf_keras": keras_behind_tf_keras(),
         "tensorflow_build": {k: str(v) for k, v in tf.sysconfig.get_build_info().items()},
         "cpu_model": cpu_model(),
         "logical_cores": os.cpu_count(),
         "usable_cores": usable_cores(),
         "cpu_vector_flags": cpu_vector_flags(),
         "gpus": gpu_names(),
-        # 0 means "TensorFlow picks", which is what users get unless they set it.
+        # What tf.config.threading holds: 0 means "TensorFlow picks". TensorFlow honours
+        # TF_NUM_INTRAOP_THREADS and TF_NUM_INTEROP_THREADS when it sizes its pools, yet these
+        # still say 0 under them (no API reports the pools' sizes), so the record also keeps
+        # the variables (process_settings) and each measurement the cores it kept busy. Pools
+        # sized through PERFGUIDE_INTRA_OP_THREADS/PERFGUIDE_INTER_OP_THREADS show up here.
         "tf_intra_op_threads": threading.get_intra_op_parallelism_threads(),
         "tf_inter_op_threads": threading.get_inter_op_parallelism_threads(),
-        "onednn_opts": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default (on for x86 CPUs)"),
+        "onednn_enabled": onednn_enabled(),
+        "process_settings": process_settings(),
         "tf_env": tensorflow_variables(),
         "machine_limits": limits.measured().to_dict(),
         "timer_floor_s": timer.loop_floor_s(),
@@ -118,6 +163,7 @@ _LABELS = {
     "numpy": "NumPy",
     "tensorflow": "TensorFlow",
     "keras": "Keras",
+    "tf_keras": "Keras behind tf.keras",
     "tensorflow_build": "TensorFlow build",
     "cpu_model": "CPU",
     "logical_cores": "Logical cores",
@@ -126,7 +172,8 @@ _LABELS = {
     "gpus": "Visible GPUs",
     "tf_intra_op_threads": "TF intra-op threads (0 = default)",
     "tf_inter_op_threads": "TF inter-op threads (0 = default)",
-    "onednn_opts": "oneDNN optimizations (TF_ENABLE_ONEDNN_OPTS)",
+    "onednn_enabled": "oneDNN optimizations on (as TensorFlow reports it)",
+    "process_settings": "Settings read once per process (variables)",
     "tf_env": "TF_*/XLA_* variables",
     "machine_limits": "Measured limits",
     "timer_floor_s": "Timer's own cost per call (a call that does nothing)",

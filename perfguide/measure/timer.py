@@ -78,6 +78,9 @@ class Measurement:
     device: str = "cpu"
     #: Traces of the watched ``tf.function`` objects in the timed blocks (None: none watched).
     retraces: int | None = None
+    #: Median over the timed blocks of the cores the process kept busy (CPU time over wall
+    #: time): how many threads really worked (None: not recorded).
+    cores_busy: float | None = None
 
     @property
     def quartiles_s(self) -> tuple[float, float, float]:
@@ -136,6 +139,7 @@ class Measurement:
             "first_call_overhead_s": self.first_call_overhead_s,
             "noisy": self.noisy,
             "retraces": self.retraces,
+            "cores_busy": self.cores_busy,
             "units_per_call": self.units_per_call,
             "calls_per_block": self.calls_per_block,
             "block_s": list(self.block_s),
@@ -155,6 +159,7 @@ class Measurement:
             size=record["size"],
             device=record["device"],
             retraces=record.get("retraces"),
+            cores_busy=record.get("cores_busy"),
         )
 
 
@@ -240,19 +245,21 @@ class Interleaved:
             self.first_call_s[label] = time.perf_counter() - start
             self.calls[label] = self._calibrate(label, min_block_s)
         self.samples: dict[str, list[float]] = {label: [] for label in self.timed}
+        self.cores_busy: dict[str, list[float]] = {label: [] for label in self.timed}
         self.retraces = dict.fromkeys(self.timed, 0)
 
-    def _time(self, label: str, calls: int) -> float:
+    def _time(self, label: str, calls: int) -> tuple[float, float]:
+        """Seconds of ``calls`` calls of ``label``, and the cores the process kept busy."""
         if self._spinning not in (None, label):
             time.sleep(SPIN_DOWN_S)
         elapsed, cores = _time_calls(self.timed[label], calls, self.waits[label], self.sync)
         self._spinning = label if cores > MULTICORE else None
-        return elapsed
+        return elapsed, cores
 
     def _calibrate(self, label: str, min_block_s: float) -> int:
         """Calls that make one block last at least ``min_block_s``, grown from a trial block."""
         calls = 1
-        while (elapsed := self._time(label, calls)) < min_block_s:
+        while (elapsed := self._time(label, calls)[0]) < min_block_s:
             # Aim 20 % past the target, never more than 10x in one go (early calls may be slow).
             calls = min(calls * 10, math.ceil(calls * 1.2 * min_block_s / max(elapsed, 1e-9)))
         return calls
@@ -265,9 +272,10 @@ class Interleaved:
             for label in turns if block % 2 == 0 else reversed(turns):
                 t = self.timed[label]
                 before = _tracing_count(t.traced)
-                elapsed = self._time(label, self.calls[label])
+                elapsed, cores = self._time(label, self.calls[label])
                 self.retraces[label] += _tracing_count(t.traced) - before
                 self.samples[label].append(elapsed / (self.calls[label] * t.units_per_call))
+                self.cores_busy[label].append(cores)
         return self
 
     def measurements(self) -> list[Measurement]:
@@ -283,6 +291,7 @@ class Interleaved:
                 first_call_s=self.first_call_s[label],
                 block_s=tuple(self.samples[label]),
                 retraces=self.retraces[label] if t.traced else None,
+                cores_busy=statistics.median(self.cores_busy[label]),
             )
             for label, t in self.timed.items()
         ]

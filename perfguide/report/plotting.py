@@ -144,3 +144,38 @@ def rate_plot(
     ax.grid(True, which="major", alpha=0.3)
     _legend_below(ax)
     return ax
+
+
+def rate_bars(
+    measurements: Sequence[Measurement],
+    work: Callable[[Measurement], float],
+    *,
+    limit: float,
+    limit_label: str,
+    rate_unit: str,
+    ax: Axes | None = None,
+) -> Axes:
+    """Work done per second by each variant as a bar on a linear axis from zero (so lengths
+    compare), fastest at the top, with IQR whiskers, the machine's limit as a vertical line and
+    each bar's share of that limit written beside it."""
+    ax = _axes(ax)
+    ordered = sorted(measurements, key=lambda m: work(m) / m.median_s)
+
+    def rate(m: Measurement, seconds: float) -> float:
+        return work(m) / seconds
+
+    rates = [rate(m, m.median_s) for m in ordered]
+    labels = [m.label for m in ordered]
+    ax.barh(labels, rates, color="tab:blue", alpha=0.8)
+    ax.errorbar(rates, labels, xerr=_iqr_whiskers(rates, ordered, rate), fmt="none", ecolor="k")
+    for label, value in zip(labels, rates, strict=True):
+        ax.annotate(
+            f" {value / limit:.0%}", (value, label), va="center", ha="left", fontsize="small"
+        )
+    ax.axvline(limit, color="black", linestyle="--", label=limit_label)
+    ax.set_xlim(0, 1.25 * max(limit, *rates))
+    _one_format(ax.xaxis, EngFormatter(unit=rate_unit))
+    ax.set_xlabel(f"{rate_unit} achieved (median; whiskers: IQR; % of the {limit_label})")
+    ax.grid(True, axis="x", alpha=0.3)
+    _legend_below(ax)
+    return ax

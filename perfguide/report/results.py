@@ -107,13 +107,23 @@ def _problem(record: Any) -> str | None:
     numbers = ("first_call_s", "units_per_call", "calls_per_block")
     if not all(_is_number(record[key]) for key in numbers):
         return f"a measurement whose {', '.join(numbers)} are not all numbers"
+    # Optional: files written before it was recorded lack it.
+    cores_busy = record.get("cores_busy")
+    if cores_busy is not None and not (_is_number(cores_busy) and cores_busy >= 0):
+        return "a measurement whose 'cores_busy' is not a number >= 0"
     return None
+
+
+def load_results(path: Path) -> tuple[dict[str, Any], list[Measurement]]:
+    """The environment record and the measurements of a results file, each measurement
+    checked before it is used."""
+    document = load(path)
+    for record in document["measurements"]:
+        if problem := _problem(record):
+            raise ResultsError(f"{path} has {problem}")
+    return document["environment"], [Measurement.from_dict(r) for r in document["measurements"]]
 
 
 def load_measurements(path: Path) -> list[Measurement]:
     """The measurements of a results file, each checked before it is used."""
-    records = load(path)["measurements"]
-    for record in records:
-        if problem := _problem(record):
-            raise ResultsError(f"{path} has {problem}")
-    return [Measurement.from_dict(record) for record in records]
+    return load_results(path)[1]

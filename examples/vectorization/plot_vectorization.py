@@ -1,0 +1,466 @@
+"""
+How much do tensor operations buy over loops, and how close do they get to the hardware?
+=========================================================================================
+
+The tf.wiki handbook *Simple and Brutal TensorFlow 2* (简单粗暴 TensorFlow 2, by Xihan Li), in its
+chapter on TensorFlow performance, tells its readers to embrace tensor operations: a 10000 × 10000
+matrix product took about 700,000 s as a Python triple loop, 8,400 s in Cython, 5.61 s with
+``np.dot`` and 0.77 s with ``tf.matmul`` on the author's i9-9900K and RTX 2060 SUPER; a loop of
+``tf.matmul`` over 1000 matrices and a ``tf.stack`` took about 0.40 s, one ``tf.einsum`` about 0.28
+s. It also says to profile before optimizing, to preprocess and preload the data, that a
+TensorFlow build may not use all of the CPU's vector instructions, and not to trade readability
+for tiny gains. Those figures are the handbook's own, typed by hand and taken without waiting for
+the GPU; every other number on this page is measured by this page, on the machine that built it.
+
+.. raw:: html
+   :file: ../../_generated/answers/vectorization.answer.html
+
+Every variant of a workload computes the same result; the tests of
+:mod:`perfguide.workloads.vectorization` check that they agree. All arithmetic is float32 (the
+handbook's NumPy arrays were float64, twice the bytes and half the vector width).
+:doc:`How to read the numbers </index>` explains the tables and verdicts.
+"""
+
+# %%
+# Where this page was measured
+# ----------------------------
+import matplotlib.pyplot as plt
+import numpy as np
+
+from perfguide.measure import environment, limits, profile
+from perfguide.measure.runner import default_device, run
+from perfguide.report import results
+from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.compare import Comparison, pick
+from perfguide.report.format import format_count, format_seconds, three_figures
+from perfguide.report.plotting import rate_bars, rate_plot, scaling_plot
+from perfguide.workloads import vectorization as vz
+
+env = environment.collect()
+machine = limits.measured()
+device = default_device()
+peak_label = "peak float32 (measured)"
+print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
+print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+print(
+    f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s, "
+    f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s ({machine.how['peak_flops']})"
+)
+
+
+def gflops(flops: float, seconds: float) -> str:
+    return f"{three_figures(flops / seconds / 1e9)} GFLOP/s"
+
+
+# %%
+# From Python loops to BLAS
+# -------------------------
+#
+# One square product, four ways: the handbook's triple loop over NumPy elements, NumPy's
+# ``matmul`` (a BLAS library), and TensorFlow's ``tf.matmul``, eagerly and inside a
+# ``tf.function``. The loop is timed only on small matrices; the others up to side 2048. The
+# rate is floating-point operations per second (2·n³ for side n) against the peak this machine
+# reached in its fastest large product.
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: python_matmul
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: _matmul_call
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: product
+SIDES = [8, 16, 32, 128, 1024, 2048]
+LOOP_SIDES, largest_side = SIDES[:3], SIDES[-1]
+loop_claim = Faster("numpy", "python-loops", by=1000)
+large_product = Faster("eager", "numpy", by=1 / 1.1)
+products = {
+    n: run(
+        vz.MATMUL,
+        # The loop only where it takes milliseconds; BLAS at every side.
+        None if n in LOOP_SIDES else ["numpy", "eager", "tf-function"],
+        size=n,
+        device=device,
+        settle=[large_product] if n == largest_side else [],
+    )
+    for n in SIDES
+}
+every_product = [m for n in products for m in products[n]]
+ax = rate_plot(
+    every_product,
+    vz.MATMUL.size_name,
+    lambda m: vz.matmul_flops(m.size),
+    limit=machine.peak_flops,
+    limit_label=peak_label,
+    rate_unit="FLOP/s",
+)
+ax.set_title("One square float32 product: arithmetic per second")
+plt.show()
+
+# %%
+# The loop does a few million operations a second; BLAS, eager or not, gets within reach of the
+# peak once a product is large enough to hide the cost of the call. At the largest side:
+Comparison(products[largest_side], baseline="numpy")
+
+# %%
+# The handbook's 10000 × 10000 product, on this machine. A product of side 10000 would take
+# minutes per variant here, so the times are carried up from the measured ones: the loop's
+# by the fitted power law of its times (its exponent is printed, expect 3), BLAS's from the
+# rate at side 2048, where it is bound by arithmetic and the rate no longer grows.
+HANDBOOK_SIDE = 10_000
+loop_times = [pick(products[n], "python-loops")[0].median_s for n in LOOP_SIDES]
+exponent, log_scale = np.polyfit(np.log(LOOP_SIDES), np.log(loop_times), 1)
+loop_at_handbook = float(np.exp(log_scale) * HANDBOOK_SIDE**exponent)
+print(f"Python loop: time ∝ side^{exponent:.2f} over sides {LOOP_SIDES}")
+scale_up = (HANDBOOK_SIDE / largest_side) ** 3
+carried = {m.label: m.median_s * scale_up for m in products[largest_side]}
+handbook = Scenario(
+    f"A {format_count(HANDBOOK_SIDE)} × {format_count(HANDBOOK_SIDE)} product",
+    [
+        "code",
+        "handbook (quoted; float64, i9-9900K, RTX 2060 SUPER)",
+        "this machine (float32)",
+    ],
+    [
+        [
+            "Python triple loop",
+            "~700,000 s",
+            f"~{format_seconds(loop_at_handbook)} (fitted)",
+        ],
+        ["Cython loop", "~8,400 s", "not measured"],
+        ["np.dot", "5.61 s", f"~{format_seconds(carried['numpy'])} (from side 2048)"],
+        [
+            "tf.matmul",
+            "0.77 s (GPU, not waited for)",
+            f"~{format_seconds(carried['eager'])}",
+        ],
+    ],
+)
+handbook
+
+# %%
+# The checks, with NumPy's loop-to-BLAS gap at side 32 and the products at side 2048:
+loop_checked = loop_claim.check(products[LOOP_SIDES[-1]])
+large_checked = large_product.check(products[largest_side])
+best_product = max(products[largest_side], key=lambda m: 1 / m.median_s)
+product_share = machine.compute_share(
+    vz.matmul_flops(largest_side), best_product.median_s
+)
+ClaimReport([loop_checked, large_checked])
+
+# %%
+# Batched products: a loop, or one operation?
+# -------------------------------------------
+#
+# The handbook's second example, at a tenth of its size so it runs in seconds: 100 matrices of
+# 100 × 1000, each times one 1000 × 1000 matrix (2·10¹⁰ operations). Five ways to write it, each
+# eagerly and inside a ``tf.function``: the loop with ``tf.stack``, one ``tf.einsum``, one
+# ``tf.matmul`` that broadcasts the matrix over the batch, ``tf.vectorized_map`` (the loop body
+# for one matrix, turned into batch operations) and ``tf.map_fn`` (the loop body run once per
+# matrix by a graph loop).
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: loop_stack
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: einsum
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: broadcast_matmul
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: vectorized_map
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: map_fn
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: _batched_call
+one_op = Faster("einsum", "loop-stack")
+vectorized = Faster("vectorized-map", "map-fn")
+readable = Faster("einsum", "einsum-tf-function", by=1 / 1.1)
+same_kernel = Faster("einsum", "broadcast-matmul", by=1 / 1.1)
+batched_claims = [one_op, vectorized, readable, same_kernel]
+batched = run(vz.BATCHED_MATMUL, device=device, settle=batched_claims)
+Comparison(batched, baseline="loop-stack")
+
+# %%
+# As arithmetic per second, with each form's share of the measured peak:
+batch_flops = vz.batched_flops(vz.BATCHED_MATMUL.default_size)
+ax = rate_bars(
+    batched,
+    lambda m: vz.batched_flops(m.size),
+    limit=machine.peak_flops,
+    limit_label=peak_label,
+    rate_unit="FLOP/s",
+)
+ax.set_title("100 products of (100 × 1000) @ (1000 × 1000)")
+plt.show()
+
+# %%
+best_batched = max(batched, key=lambda m: 1 / m.median_s)
+batched_share = machine.compute_share(batch_flops, best_batched.median_s)
+peak_claim = Claim(
+    "the fastest batched form reaches at least 75 % of the measured peak",
+    batched_share >= 0.75,
+    f"{best_batched.label}: {gflops(batch_flops, best_batched.median_s)}, "
+    f"{batched_share:.0%} of {gflops(machine.peak_flops, 1)}",
+    effect=f"{batched_share:.0%} of peak",
+)
+batched_checked = {claim: claim.check(batched) for claim in batched_claims}
+ClaimReport([*batched_checked.values(), peak_claim])
+
+# %%
+# What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
+# op dispatched from Python, and ``tf.stack`` copies the hundred results into one tensor. In a
+# ``tf.function`` the dispatches go, the copy stays. The ops each form runs:
+for form, fn in vz.BATCHED_FORMS.items():
+    counts = vz.eager.graph_op_counts(fn, *vz.make_batch(2))
+    ops = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+    print(f"{form:17s} (2 matrices): {ops}")
+
+# %%
+# Profile before optimizing
+# -------------------------
+#
+# The handbook's advice before any of this: measure where the time goes. A timer gives the
+# total; a trace from TensorFlow's profiler gives it op by op. Here is one, taken while this page
+# was built, of three calls of the loop with ``tf.stack`` inside a ``tf.function`` (after a
+# warm-up call, so tracing is not in it), reduced to the ops that took the most time. Each op's
+# *self time* leaves out the ops nested in it; the share is of all op time in the trace.
+loop_fn = vz.BATCHED_MATMUL.make_call(
+    "loop-stack-tf-function", vz.BATCHED_MATMUL.default_size
+)
+trace = profile.capture(
+    loop_fn.fn, *loop_fn.args, logdir=profile.trace_logdir("vectorization"), calls=3
+)
+op_table = profile.OpTable.from_trace(trace, top=5)
+op_table
+
+# %%
+# The products take nearly all of it, so the loop's own cost (the slices and the stack) is not
+# what to optimize; what remains is how efficiently each product runs, and a hundred products of
+# 100 rows each keep the cores less busy than one of 10,000 rows. The trace is published beside
+# the measurements, as
+print(f"measurements/{trace.relative_to(results.measurements_dir())}")
+print(profile.how_to_open("vectorization.profile"))
+
+# %%
+# Element-wise chains: fusion and the memory wall
+# -----------------------------------------------
+#
+# A matrix product does 2000 operations for every number it reads, so arithmetic bounds it. An
+# element-wise op does one or two, so memory bounds it: each op reads its input from memory and
+# writes its output back. Two chains on float32 vectors: ten rounds of x ← 0.9·x + 0.1 (20 cheap
+# ops) and ten rounds of x ← tanh(0.9·x + 0.1) (30 ops, a third of them a tanh), in NumPy,
+# eagerly, as one ``tf.function``, and compiled by XLA, which fuses a chain into one loop that
+# reads x once and writes the result once. The rate below counts just that least traffic, 8 bytes
+# an element, against the memory bandwidth.
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: affine_chain
+#
+#    .. literalinclude:: /../perfguide/workloads/eager.py
+#       :pyobject: small_ops
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: _chain_call
+CHAIN_SIZES = [10**3, 10**5, 10**7]
+largest_chain = CHAIN_SIZES[-1]
+fused_affine = Faster("xla", "tf-function", by=5)
+fused_tanh = Faster("xla", "tf-function")
+small_chain = Faster("numpy", "xla")
+chains = {}
+for chain, fused in ((vz.AFFINE, fused_affine), (vz.TANH, fused_tanh)):
+    for n in CHAIN_SIZES:
+        settle = (
+            [fused]
+            if n == largest_chain
+            else [small_chain]
+            if n == CHAIN_SIZES[0]
+            else []
+        )
+        chains[chain.name, n] = run(chain, size=n, device=device, settle=settle)
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), layout="constrained", sharey=True)
+for ax, chain in zip(axes, (vz.AFFINE, vz.TANH), strict=True):
+    rate_plot(
+        [m for n in CHAIN_SIZES for m in chains[chain.name, n]],
+        chain.size_name,
+        lambda m: vz.chain_bytes(m.size),
+        limit=machine.memory_bandwidth,
+        limit_label="memory bandwidth (measured)",
+        rate_unit="B/s",
+        ax=ax,
+    )
+    ax.set_title(chain.name)
+plt.show()
+
+# %%
+# At ten million elements, each variant's share of the bandwidth:
+for chain in (vz.AFFINE, vz.TANH):
+    for m in chains[chain.name, largest_chain]:
+        share = machine.bandwidth_share(vz.chain_bytes(m.size), m.median_s)
+        print(f"{chain.name:19s} {m.label:12s} {share:6.1%} of the memory bandwidth")
+fused_checked = {
+    "affine": fused_affine.check(chains[vz.AFFINE.name, largest_chain]),
+    "tanh": fused_tanh.check(chains[vz.TANH.name, largest_chain]),
+}
+small_checked = small_chain.check(chains[vz.AFFINE.name, CHAIN_SIZES[0]])
+ClaimReport([*fused_checked.values(), small_checked])
+
+# %%
+# Feeding the data
+# ----------------
+#
+# The handbook's other advice: preprocess the data ahead and load it in parallel with training.
+# One epoch of 32 small training steps (batches of 128 rows of 256 raw features, centred, scaled
+# and cast to float32 before they reach a two-layer network), fed four ways: preprocessed in
+# NumPy batch by batch as the loop needs it; preprocessed and converted to tensors once, before
+# training; a ``tf.data`` pipeline (``from_tensor_slices``, ``batch``,
+# ``map(num_parallel_calls=AUTOTUNE)``, ``cache``, ``prefetch``); and ``Dataset.from_generator``
+# over the NumPy batches, which users have reported to be more than ten times slower than
+# ``from_tensor_slices`` (`tensorflow#56258 <https://github.com/tensorflow/tensorflow/issues/56258>`_).
+# Every variant trains the same weights; the time is per step, and the network's hidden layer
+# grows from 16 to 4096 units to move the step from input-bound to compute-bound.
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: _batch_sources
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: train_epoch
+#
+#    .. literalinclude:: /../perfguide/workloads/vectorization.py
+#       :pyobject: _train_step
+HIDDEN_SIZES = [16, 256, 4096]
+small_model, large_model = HIDDEN_SIZES[0], HIDDEN_SIZES[-1]
+preload = Faster("preloaded", "numpy-each-step")
+generator_report = Faster("tf-data", "from-generator", by=10)
+compute_bound = Faster("from-generator", "preloaded", by=1 / 1.25)
+feeding = {
+    n: run(
+        vz.INPUT_PIPELINE,
+        size=n,
+        device=device,
+        settle=[preload, generator_report] if n == small_model else [compute_bound],
+    )
+    for n in HIDDEN_SIZES
+}
+Comparison(feeding[small_model], baseline="preloaded")
+
+# %%
+# What feeding costs: a variant's time per step minus the preloaded one's, as a share of the
+# variant's step, at each model size. Where the share falls towards zero the step is bound by
+# its arithmetic and no pipeline can speed it up.
+ax = scaling_plot(
+    [m for n in HIDDEN_SIZES for m in feeding[n]], vz.INPUT_PIPELINE.size_name
+)
+ax.set_title("Time per training step as the model grows")
+plt.show()
+
+
+def feeding_costs(measurements):
+    floor = pick(measurements, "preloaded")[0].median_s
+    return {m.label: m.median_s - floor for m in measurements if m.label != "preloaded"}
+
+
+for n in HIDDEN_SIZES:
+    steps = {m.label: m.median_s for m in feeding[n]}
+    shares = ", ".join(
+        f"{label} {cost / steps[label]:.0%}"
+        for label, cost in feeding_costs(feeding[n]).items()
+    )
+    print(f"{n:5d} hidden units: feeding takes {shares} of the step")
+
+# %%
+feeding_checked = {
+    preload: preload.check(feeding[small_model]),
+    generator_report: generator_report.check(feeding[small_model]),
+    compute_bound: compute_bound.check(feeding[large_model]),
+}
+ClaimReport(list(feeding_checked.values()))
+
+# %%
+# The report of a tenfold gap compared input pipelines alone; here each step also trains. Taken
+# apart, the feeding costs at 16 hidden units (time per step beyond the preloaded step):
+small_costs = feeding_costs(feeding[small_model])
+for label, cost in small_costs.items():
+    print(f"{label:16s} {format_seconds(cost)} per step")
+generator_vs_data = small_costs["from-generator"] / max(small_costs["tf-data"], 1e-9)
+print(f"from-generator's feeding costs {three_figures(generator_vs_data)}x tf-data's")
+
+# %%
+# Short answer
+# ------------
+#
+# The box at the top of this page, built from the checks above.
+einsum_m, loop_m = pick(batched, "einsum", "loop-stack")
+answer = ShortAnswer(
+    "A lot where the loop runs in Python, less once the work is already in big kernels. A BLAS "
+    f"product here was {loop_checked.effect} than the triple loop at side {LOOP_SIDES[-1]} and "
+    f"reached {product_share:.0%} of this machine's measured peak at side {largest_side}; one "
+    f"einsum was {batched_checked[one_op].effect} than a loop of products with tf.stack "
+    f"({format_seconds(einsum_m.median_s)} against {format_seconds(loop_m.median_s)}). Chains of "
+    "cheap element-wise ops are bound by memory: XLA's fusion made one "
+    f"{fused_checked['affine'].effect} than tf.function. Feeding small steps from "
+    f"Dataset.from_generator cost {format_seconds(small_costs['from-generator'])} a step beyond "
+    "preloaded tensors.",
+    [
+        Recommendation(
+            "Use one BLAS-backed product, never a Python loop", loop_checked
+        ),
+        Recommendation(
+            "Write a batch of products as one einsum", batched_checked[one_op]
+        ),
+        Recommendation("Prefer vectorized_map to map_fn", batched_checked[vectorized]),
+        Recommendation(
+            "Keep a single large op eager: tf.function adds nothing to it",
+            batched_checked[readable],
+        ),
+        Recommendation(
+            "Fuse cheap element-wise chains with XLA", fused_checked["affine"]
+        ),
+        Recommendation(
+            "Preprocess and convert the data once, before training",
+            feeding_checked[preload],
+        ),
+        Recommendation(
+            "Use from_tensor_slices, not from_generator",
+            feeding_checked[generator_report],
+        ),
+    ],
+    handbook,
+)
+answer.publish("vectorization", "How much do tensor operations buy over loops?")
+print(answer)
+
+# %%
+# Take the numbers with you
+# -------------------------
+#
+# Everything measured on this page, with the environment record (the machine's measured limits
+# included), is published beside the site as
+# `vectorization.json <../../measurements/vectorization.json>`_, in the shape
+# ``python -m perfguide run batched-matmul --json PATH`` writes. To rerun this page on your own
+# machine, install the guide's package from a checkout of its repository
+# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
+#
+# Previous question: :doc:`Why is eager TensorFlow slow on small ops, and what do custom gradients
+# cost? </auto_examples/eager/plot_eager>` The measuring machine is described on the
+# :doc:`build machine </environment>` page.
+published = (
+    every_product
+    + batched
+    + [m for ms in chains.values() for m in ms]
+    + [m for ms in feeding.values() for m in ms]
+)
+results.save(results.measurements_dir() / "vectorization.json", env, published)
+print(f"published {len(published)} measurements")
