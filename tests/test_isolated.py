@@ -136,3 +136,36 @@ def test_child_that_takes_too_long_is_stopped(temp_dir):
         isolated.run_in_fresh_process(**MATMUL, timeout_s=0.5)
     assert error.value.returncode is None
     assert list(temp_dir.iterdir()) == []
+
+
+def test_one_child_measures_several_jobs_and_may_skip_the_machine_limits(temp_dir):
+    jobs = [
+        isolated.Job("eager-add", ("numpy",), 1000),
+        isolated.Job("eager-call", ("python-function", "eager-identity"), 10),
+    ]
+    run = isolated.run_jobs_in_fresh_process(jobs, quick=True, limits=False)
+    assert [(m.workload, m.label, m.size) for m in run.measurements] == [
+        ("eager-add", "numpy", 1000),
+        ("eager-call", "python-function", 10),
+        ("eager-call", "eager-identity", 10),
+    ]
+    assert "machine_limits" not in run.environment and run.environment["tensorflow"]
+    assert list(temp_dir.iterdir()) == []
+
+
+def test_a_child_given_an_unknown_workload_fails_in_one_line(capsys):
+    with pytest.raises(isolated.ChildError, match="no-such-workload") as raised:
+        isolated.run_jobs_in_fresh_process([isolated.Job("no-such-workload")], limits=False)
+    assert raised.value.returncode == 2
+
+
+def test_the_instruction_report_names_what_onednn_and_the_build_use():
+    from perfguide.measure import environment
+
+    report = isolated.tensorflow_instruction_sets()
+    # oneDNN generates its kernels for the best vector set the CPU has; this machine has AVX2+.
+    assert "AVX" in report["onednn_kernels"]
+    flags = {flag.lower().replace("_", "") for flag in environment.cpu_vector_flags()}
+    # What the build's generic code leaves unused is among what this CPU has.
+    for name in report["not_compiled_for_elsewhere"].split():
+        assert name.lower().replace("_", "") in flags, name

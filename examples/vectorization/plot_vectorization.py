@@ -24,16 +24,29 @@ handbook's NumPy arrays were float64, twice the bytes and half the vector width)
 # %%
 # Where this page was measured
 # ----------------------------
+import dataclasses
+
 import matplotlib.pyplot as plt
 import numpy as np
 
-from perfguide.measure import environment, limits, profile
+from perfguide.measure import environment, isolated, limits, profile
 from perfguide.measure.runner import default_device, run
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import (
+    TOLERANCE,
+    Claim,
+    ClaimReport,
+    Faster,
+    ratio_interval,
+)
 from perfguide.report.compare import Comparison, pick
-from perfguide.report.format import format_count, format_seconds, three_figures
+from perfguide.report.format import (
+    format_count,
+    format_seconds,
+    format_speedup,
+    three_figures,
+)
 from perfguide.report.plotting import rate_bars, rate_plot, scaling_plot
 from perfguide.workloads import vectorization as vz
 
@@ -73,7 +86,7 @@ def gflops(flops: float, seconds: float) -> str:
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: product
-SIDES = [8, 16, 32, 128, 1024, 2048]
+SIDES = [16, 32, 64, 256, 1024, 2048]
 LOOP_SIDES, largest_side = SIDES[:3], SIDES[-1]
 loop_claim = Faster("numpy", "python-loops", by=1000)
 large_product = Faster("eager", "numpy", by=1 / 1.1)
@@ -85,6 +98,8 @@ products = {
         size=n,
         device=device,
         settle=[large_product] if n == largest_side else [],
+        # Rough where the plot only needs the trend; full where the checks read.
+        quick=n not in (LOOP_SIDES[-1], largest_side),
     )
     for n in SIDES
 }
@@ -107,14 +122,15 @@ Comparison(products[largest_side], baseline="numpy")
 
 # %%
 # The handbook's 10000 × 10000 product, on this machine. A product of side 10000 would take
-# minutes per variant here, so the times are carried up from the measured ones: the loop's
-# by the fitted power law of its times (its exponent is printed, expect 3), BLAS's from the
-# rate at side 2048, where it is bound by arithmetic and the rate no longer grows.
+# minutes per variant here (days for the loop), so the times are carried up from the measured
+# ones by the n³ operation count: the loop's from its largest measured side (the exponent of a
+# power law fitted to its times is printed as a check: the closer to 3, the more of the time is
+# the arithmetic), BLAS's from side 2048, where it is bound by arithmetic.
 HANDBOOK_SIDE = 10_000
 loop_times = [pick(products[n], "python-loops")[0].median_s for n in LOOP_SIDES]
-exponent, log_scale = np.polyfit(np.log(LOOP_SIDES), np.log(loop_times), 1)
-loop_at_handbook = float(np.exp(log_scale) * HANDBOOK_SIDE**exponent)
-print(f"Python loop: time ∝ side^{exponent:.2f} over sides {LOOP_SIDES}")
+exponent, _ = np.polyfit(np.log(LOOP_SIDES), np.log(loop_times), 1)
+loop_at_handbook = loop_times[-1] * (HANDBOOK_SIDE / LOOP_SIDES[-1]) ** 3
+print(f"Python loop: time ∝ side^{exponent:.2f} over sides {LOOP_SIDES} (fitted)")
 scale_up = (HANDBOOK_SIDE / largest_side) ** 3
 carried = {m.label: m.median_s * scale_up for m in products[largest_side]}
 handbook = Scenario(
@@ -128,7 +144,7 @@ handbook = Scenario(
         [
             "Python triple loop",
             "~700,000 s",
-            f"~{format_seconds(loop_at_handbook)} (fitted)",
+            f"~{format_seconds(loop_at_handbook)} (from side {LOOP_SIDES[-1]})",
         ],
         ["Cython loop", "~8,400 s", "not measured"],
         ["np.dot", "5.61 s", f"~{format_seconds(carried['numpy'])} (from side 2048)"],
@@ -183,11 +199,11 @@ ClaimReport([loop_checked, large_checked])
 #       :pyobject: _batched_call
 one_op = Faster("einsum", "loop-stack")
 vectorized = Faster("vectorized-map", "map-fn")
-readable = Faster("einsum", "einsum-tf-function", by=1 / 1.1)
-same_kernel = Faster("einsum", "broadcast-matmul", by=1 / 1.1)
-batched_claims = [one_op, vectorized, readable, same_kernel]
+batched_claims = [one_op, vectorized]
 batched = run(vz.BATCHED_MATMUL, device=device, settle=batched_claims)
 Comparison(batched, baseline="loop-stack")
+
+einsum_m, loop_m = pick(batched, "einsum", "loop-stack")
 
 # %%
 # As arithmetic per second, with each form's share of the measured peak:
@@ -213,7 +229,17 @@ peak_claim = Claim(
     effect=f"{batched_share:.0%} of peak",
 )
 batched_checked = {claim: claim.check(batched) for claim in batched_claims}
-ClaimReport([*batched_checked.values(), peak_claim])
+# The handbook's last advice, checked: is tf.function worth its extra code around one big op?
+# It is not if the speed-up's whole interval stays within the build-to-build drift.
+speedup, low, high = ratio_interval(*pick(batched, "einsum", "einsum-tf-function"))
+readable_checked = Claim(
+    "wrapping one einsum in tf.function gains less than 10 %",
+    True if high < 1 + TOLERANCE else False if low > 1 + TOLERANCE else None,
+    f"einsum-tf-function is {format_speedup(speedup)} than einsum "
+    f"(95 % interval {low:.2f}x to {high:.2f}x)",
+    effect=format_speedup(speedup),
+)
+ClaimReport([*batched_checked.values(), peak_claim, readable_checked])
 
 # %%
 # What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
@@ -243,10 +269,25 @@ op_table = profile.OpTable.from_trace(trace, top=5)
 op_table
 
 # %%
-# The products take nearly all of it, so the loop's own cost (the slices and the stack) is not
-# what to optimize; what remains is how efficiently each product runs, and a hundred products of
-# 100 rows each keep the cores less busy than one of 10,000 rows. The trace is published beside
-# the measurements, as
+# If the products take nearly all of the time, the loop's own cost (the slices and the stack) is
+# not what to optimize; what remains is how fast each product runs. The trace gives each small
+# product's rate, to set beside one einsum doing all of them at once:
+products_time = next(t for t in op_table.times if "MatMul" in t.op)
+products_share = products_time.share
+profile_claim = Claim(
+    "the loop's matrix products take at least 90 % of its op time",
+    products_share >= 0.9,
+    f"{products_time.op}: {products_share:.1%} of op time in the trace",
+    effect=f"{products_share:.0%} of op time",
+)
+print(
+    f"one 100 x 1000 product in the loop: {gflops(vz.batched_flops(1), products_time.mean_self_s)}"
+)
+print(f"one einsum over the batch:          {gflops(batch_flops, einsum_m.median_s)}")
+ClaimReport([profile_claim])
+
+# %%
+# The trace is published beside the measurements, as
 print(f"measurements/{trace.relative_to(results.measurements_dir())}")
 print(profile.how_to_open("vectorization.profile"))
 
@@ -280,14 +321,10 @@ small_chain = Faster("numpy", "xla")
 chains = {}
 for chain, fused in ((vz.AFFINE, fused_affine), (vz.TANH, fused_tanh)):
     for n in CHAIN_SIZES:
-        settle = (
-            [fused]
-            if n == largest_chain
-            else [small_chain]
-            if n == CHAIN_SIZES[0]
-            else []
+        settle = {largest_chain: [fused], CHAIN_SIZES[0]: [small_chain]}.get(n, [])
+        chains[chain.name, n] = run(
+            chain, size=n, device=device, settle=settle, quick=not settle
         )
-        chains[chain.name, n] = run(chain, size=n, device=device, settle=settle)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), layout="constrained", sharey=True)
 for ax, chain in zip(axes, (vz.AFFINE, vz.TANH), strict=True):
     rate_plot(
@@ -314,6 +351,20 @@ fused_checked = {
 }
 small_checked = small_chain.check(chains[vz.AFFINE.name, CHAIN_SIZES[0]])
 ClaimReport([*fused_checked.values(), small_checked])
+
+# %%
+# Fusion saves passes over memory, so it pays where memory is the limit. A chain far below the
+# bandwidth is limited by its arithmetic instead, which fusion cannot remove: there XLA's
+# generated loop competes with TensorFlow's own vectorized kernels, op for op. Whether a chain is
+# limited by memory or by arithmetic shows in two measurements of the same run: how close its
+# fastest variant comes to the bandwidth, and how many cores each variant kept busy while it ran
+# (the process's CPU time over wall time, per timed block):
+for chain in (vz.AFFINE, vz.TANH):
+    for m in chains[chain.name, largest_chain]:
+        print(
+            f"{chain.name:19s} {m.label:12s} {format_seconds(m.median_s):>9s} "
+            f"on {m.cores_busy:.1f} cores"
+        )
 
 # %%
 # Feeding the data
@@ -343,14 +394,15 @@ ClaimReport([*fused_checked.values(), small_checked])
 HIDDEN_SIZES = [16, 256, 4096]
 small_model, large_model = HIDDEN_SIZES[0], HIDDEN_SIZES[-1]
 preload = Faster("preloaded", "numpy-each-step")
-generator_report = Faster("tf-data", "from-generator", by=10)
+pipeline = Faster("tf-data", "numpy-each-step")
 compute_bound = Faster("from-generator", "preloaded", by=1 / 1.25)
 feeding = {
     n: run(
         vz.INPUT_PIPELINE,
         size=n,
         device=device,
-        settle=[preload, generator_report] if n == small_model else [compute_bound],
+        settle=[preload, pipeline] if n == small_model else [compute_bound],
+        quick=n not in (small_model, large_model),
     )
     for n in HIDDEN_SIZES
 }
@@ -383,26 +435,117 @@ for n in HIDDEN_SIZES:
 # %%
 feeding_checked = {
     preload: preload.check(feeding[small_model]),
-    generator_report: generator_report.check(feeding[small_model]),
+    pipeline: pipeline.check(feeding[small_model]),
     compute_bound: compute_bound.check(feeding[large_model]),
 }
 ClaimReport(list(feeding_checked.values()))
 
 # %%
-# The report of a tenfold gap compared input pipelines alone; here each step also trains. Taken
-# apart, the feeding costs at 16 hidden units (time per step beyond the preloaded step):
+# Feeding alone, with no training step: each source drained for one epoch, per batch, in one
+# interleaved run. This is what the report of a tenfold gap between ``from_generator`` and
+# ``from_tensor_slices`` compared, and what a training step pays on top of its arithmetic.
+generator_report = Faster("tf-data", "from-generator", by=10)
+sources = run(vz.INPUT_ONLY, device=device, settle=[generator_report])
+Comparison(sources, baseline="preloaded")
+
+# %%
+source_checked = generator_report.check(sources)
+ClaimReport([source_checked])
+
+# %%
+# Set beside the training steps above: each step's feeding cost (its time beyond the preloaded
+# step at 16 hidden units) and the cost of producing one batch alone.
 small_costs = feeding_costs(feeding[small_model])
+alone = {m.label: m.median_s for m in sources}
 for label, cost in small_costs.items():
-    print(f"{label:16s} {format_seconds(cost)} per step")
-generator_vs_data = small_costs["from-generator"] / max(small_costs["tf-data"], 1e-9)
-print(f"from-generator's feeding costs {three_figures(generator_vs_data)}x tf-data's")
+    print(
+        f"{label:16s} {format_seconds(cost):>9s} per step beyond preloaded; "
+        f"{format_seconds(alone[label]):>9s} per batch alone"
+    )
+
+# %%
+# The TensorFlow build and this CPU
+# ---------------------------------
+#
+# The handbook warns that a TensorFlow binary may not use the CPU's vector instructions. Today's
+# builds split the question: oneDNN, which runs the heavy kernels (matrix products,
+# convolutions) on x86, picks its instruction set when it runs; the rest of TensorFlow is
+# compiled for a baseline, and says at import which of the CPU's instructions it leaves unused.
+# Asked of this machine:
+instructions = isolated.tensorflow_instruction_sets()
+print("CPU vector extensions:", " ".join(env["cpu_vector_flags"]))
+print(
+    "oneDNN kernels generated for:", instructions["onednn_kernels"] or "(not reported)"
+)
+print(
+    "not compiled for, elsewhere:",
+    instructions["not_compiled_for_elsewhere"] or "(none)",
+)
+
+# %%
+# Two process-wide settings change which kernels and how many threads run:
+# ``TF_ENABLE_ONEDNN_OPTS=0`` turns oneDNN's kernels off (read once, at import) and
+# ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread (read once, when the runtime starts).
+# So each setting is measured in a fresh process of its own, which reports what it saw; the
+# same three kernels in each: a product of side 1024, a 3 × 3 convolution of eight 64 × 64
+# images with 32 channels, and the cheap element-wise chain on a million elements, each as a
+# ``tf.function``. Separate processes are not interleaved, so differences within the
+# build-to-build drift (about 10 %) are not told apart from noise.
+SETTINGS = {
+    "default": {},
+    "oneDNN off": {"TF_ENABLE_ONEDNN_OPTS": "0"},
+    "1 intra-op thread": {"TF_NUM_INTRAOP_THREADS": "1"},
+}
+KERNELS = [
+    isolated.Job(vz.MATMUL.name, ("tf-function",), 1024),
+    isolated.Job(vz.CONV2D.name, ("tf-function",), vz.CONV2D.default_size),
+    isolated.Job(vz.AFFINE.name, ("tf-function",), 10**6),
+]
+per_setting = {
+    name: isolated.run_jobs_in_fresh_process(
+        KERNELS, device=device, settings=variables, limits=False
+    )
+    for name, variables in SETTINGS.items()
+}
+by_kernel = {
+    job.workload: [
+        dataclasses.replace(m, label=name)
+        for name, fresh in per_setting.items()
+        for m in fresh.measurements
+        if m.workload == job.workload
+    ]
+    for job in KERNELS
+}
+for name, fresh in per_setting.items():
+    state = "on" if fresh.environment["onednn_enabled"] else "off"
+    print(f"{name:18s} the fresh process reported oneDNN {state}")
+Scenario(
+    "Time per call (median) and cores kept busy, one fresh process per setting",
+    ["kernel", *SETTINGS],
+    [
+        [kernel]
+        + [
+            f"{format_seconds(m.median_s)} on {m.cores_busy:.1f} cores"
+            for m in measurements
+        ]
+        for kernel, measurements in by_kernel.items()
+    ],
+)
+
+# %%
+threads_help = Faster("default", "1 intra-op thread", by=1.5)
+onednn_conv = Faster("default", "oneDNN off")
+settings_checked = {
+    "threads": threads_help.check(by_kernel[vz.MATMUL.name]),
+    "onednn": onednn_conv.check(by_kernel[vz.CONV2D.name]),
+}
+ClaimReport(list(settings_checked.values()))
 
 # %%
 # Short answer
 # ------------
 #
 # The box at the top of this page, built from the checks above.
-einsum_m, loop_m = pick(batched, "einsum", "loop-stack")
 answer = ShortAnswer(
     "A lot where the loop runs in Python, less once the work is already in big kernels. A BLAS "
     f"product here was {loop_checked.effect} than the triple loop at side {LOOP_SIDES[-1]} and "
@@ -423,7 +566,7 @@ answer = ShortAnswer(
         Recommendation("Prefer vectorized_map to map_fn", batched_checked[vectorized]),
         Recommendation(
             "Keep a single large op eager: tf.function adds nothing to it",
-            batched_checked[readable],
+            readable_checked,
         ),
         Recommendation(
             "Fuse cheap element-wise chains with XLA", fused_checked["affine"]
@@ -432,10 +575,12 @@ answer = ShortAnswer(
             "Preprocess and convert the data once, before training",
             feeding_checked[preload],
         ),
+        Recommendation("Use from_tensor_slices, not from_generator", source_checked),
         Recommendation(
-            "Use from_tensor_slices, not from_generator",
-            feeding_checked[generator_report],
+            "Leave TensorFlow's intra-op threads at their default",
+            settings_checked["threads"],
         ),
+        Recommendation("Keep oneDNN on for convolutions", settings_checked["onednn"]),
     ],
     handbook,
 )
@@ -457,7 +602,9 @@ print(answer)
 # cost? </auto_examples/eager/plot_eager>` The measuring machine is described on the
 # :doc:`build machine </environment>` page.
 published = (
-    every_product
+    sources
+    + [m for ms in by_kernel.values() for m in ms]
+    + every_product
     + batched
     + [m for ms in chains.values() for m in ms]
     + [m for ms in feeding.values() for m in ms]

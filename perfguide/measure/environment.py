@@ -117,14 +117,16 @@ def process_settings() -> dict[str, str]:
     return {name: os.environ.get(name, "unset") for name in PROCESS_VARIABLES}
 
 
-def collect() -> dict[str, Any]:
+def collect(limits: bool = True) -> dict[str, Any]:
     """The environment record: software versions, CPU, GPUs, TensorFlow threading and the other
-    settings read once per process (as this process saw them), date, and the machine's measured
-    limits (see :mod:`perfguide.measure.limits`)."""
+    settings read once per process (as this process saw them), date, and (unless ``limits`` is
+    false) the machine's measured limits (see :mod:`perfguide.measure.limits`) and the timer's
+    floor."""
     import keras
     import tensorflow as tf
 
-    from perfguide.measure import limits, timer
+    from perfguide.measure import limits as machine
+    from perfguide.measure import timer
 
     threading = tf.config.threading
     return {
@@ -151,9 +153,11 @@ def collect() -> dict[str, Any]:
         "onednn_enabled": onednn_enabled(),
         "process_settings": process_settings(),
         "tf_env": tensorflow_variables(),
-        "machine_limits": limits.measured().to_dict(),
-        "timer_floor_s": timer.loop_floor_s(),
-    }
+    } | (
+        {"machine_limits": machine.measured().to_dict(), "timer_floor_s": timer.loop_floor_s()}
+        if limits
+        else {}
+    )
 
 
 _LABELS = {

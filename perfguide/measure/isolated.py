@@ -18,7 +18,9 @@ settings of what is measured. The settings asked for win over the parent's.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,7 +33,7 @@ from perfguide.measure.timer import Measurement
 from perfguide.report import results
 
 #: Variables whose names start with these go to the child as they are (Terraform's excepted).
-PASSED_PREFIXES = ("TF_", "XLA_", "CUDA_", "PERFGUIDE_")
+PASSED_PREFIXES = ("TF_", "XLA_", "CUDA_", "ONEDNN_", "PERFGUIDE_")
 #: What Python and TensorFlow need to start and find their files, plus the variables that size
 #: the BLAS thread pools of the NumPy baselines (as TF_* ones size TensorFlow's): dropping them
 #: would change what the baselines measure.
@@ -117,21 +119,6 @@ def apply_thread_settings() -> None:
         getattr(tf.config.threading, THREAD_VARIABLES[name])(int(text))
 
 
-def _command(
-    workload: str,
-    variants: Sequence[str],
-    size: int | None,
-    quick: bool,
-    device: str,
-    json_path: Path,
-) -> list[str]:
-    """The child's command line: this Python running perfguide's own ``run`` command."""
-    command = [sys.executable, "-m", "perfguide", "run", workload, "--device", device]
-    command += [arg for variant in variants for arg in ("--variant", variant)]
-    command += ["--size", str(size)] * (size is not None) + ["--quick"] * quick
-    return command + ["--json", str(json_path)]
-
-
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else "(nothing on stderr)"
@@ -157,6 +144,45 @@ def _run_child(command: list[str], env: dict[str, str], timeout_s: float | None,
         )
 
 
+class Job(NamedTuple):
+    """One measurement for a fresh process: ``variants`` (empty: all) of the registered
+    ``workload`` at ``size`` (None: its own)."""
+
+    workload: str
+    variants: tuple[str, ...] = ()
+    size: int | None = None
+
+
+def run_jobs_in_fresh_process(
+    jobs: Sequence[Job],
+    *,
+    quick: bool = False,
+    device: str = "cpu",
+    settings: Mapping[str, str] | None = None,
+    limits: bool = True,
+    timeout_s: float | None = None,
+) -> FreshRun:
+    """Measure each of ``jobs`` on ``device``, one after the other, in one fresh Python process
+    whose environment is :func:`child_environment` of ``settings`` (one process start, one
+    TensorFlow import, for all of them). ``limits=False`` leaves the machine's limits out of the
+    child's environment record (they are the machine's, whatever the settings, and take seconds
+    to measure).
+
+    Raises ValueError for a setting that cannot be passed, and :class:`ChildError` (with the
+    child's last line on stderr; all of its stderr goes to ours) if the child fails.
+    """
+    env = child_environment(settings)
+    spec = {"jobs": [job._asdict() for job in jobs], "quick": quick, "device": device}
+    with tempfile.TemporaryDirectory(prefix="perfguide-child-") as directory:
+        spec_path, json_path = Path(directory) / "jobs.json", Path(directory) / "results.json"
+        spec_path.write_text(json.dumps(spec | {"limits": limits}))
+        command = [sys.executable, "-m", __name__, str(spec_path), str(json_path)]
+        names = ", ".join(job.workload for job in jobs)
+        _run_child(command, env, timeout_s, f"the fresh process measuring {names}")
+        record, measurements = results.load_results(json_path)
+    return FreshRun(measurements, record)
+
+
 def run_in_fresh_process(
     workload: str,
     variants: Sequence[str] | None = None,
@@ -167,17 +193,67 @@ def run_in_fresh_process(
     settings: Mapping[str, str] | None = None,
     timeout_s: float | None = None,
 ) -> FreshRun:
-    """Measure ``variants`` (default: all) of the registered ``workload`` at ``size`` (default:
-    its own) on ``device`` in a fresh Python process whose environment is
-    :func:`child_environment` of ``settings``.
+    """:func:`run_jobs_in_fresh_process` for one workload, with the machine's limits."""
+    job = Job(workload, tuple(variants or ()), size)
+    return run_jobs_in_fresh_process(
+        [job], quick=quick, device=device, settings=settings, timeout_s=timeout_s
+    )
 
-    Raises ValueError for a setting that cannot be passed, and :class:`ChildError` (with the
-    child's last line on stderr; all of its stderr goes to ours) if the child fails.
-    """
-    env = child_environment(settings)
-    with tempfile.TemporaryDirectory(prefix="perfguide-child-") as directory:
-        json_path = Path(directory) / "results.json"
-        command = _command(workload, variants or (), size, quick, device, json_path)
-        _run_child(command, env, timeout_s, f"the fresh process measuring {workload}")
-        record, measurements = results.load_results(json_path)
-    return FreshRun(measurements, record)
+
+#: Run in a fresh process with TensorFlow's and oneDNN's logs on: TensorFlow logs at import which
+#: of the CPU's instructions its generic code was not built for, oneDNN at its first primitive
+#: which instruction set its kernels were generated for.
+_INSTRUCTION_PROBE = (
+    "import tensorflow as tf; tf.function(tf.matmul)(tf.ones((8, 8)), tf.ones((8, 8)))"
+)
+_NOT_BUILT_FOR = re.compile(r"To enable the following instructions: (.*?), in other operations")
+_ONEDNN_ISA = re.compile(r"onednn_verbose,.*info,cpu,isa:(.*)")
+
+
+def tensorflow_instruction_sets(timeout_s: float = 120) -> dict[str, str]:
+    """What this TensorFlow build does with this CPU's vector instructions, as it reports them
+    in a fresh process: the instruction set oneDNN's kernels (matmul, convolution…) were
+    generated for at run time, and the instructions the rest of TensorFlow was not compiled to
+    use ("" where a report is missing)."""
+    env = child_environment({"TF_CPP_MIN_LOG_LEVEL": "0", "ONEDNN_VERBOSE": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", _INSTRUCTION_PROBE],
+        env=env, capture_output=True, text=True, errors="replace", timeout=timeout_s,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    isa, not_built_for = _ONEDNN_ISA.search(output), _NOT_BUILT_FOR.search(output)
+    return {
+        "onednn_kernels": isa.group(1).strip() if isa else "",
+        "not_compiled_for_elsewhere": not_built_for.group(1).strip() if not_built_for else "",
+    }
+
+
+def _child(spec_path: str, json_path: str) -> int:
+    """The fresh process: measure the jobs in ``spec_path``, write the results to
+    ``json_path``; bad input ends with one line on stderr and exit status 2."""
+    from perfguide.measure import runner
+    from perfguide.workloads import WORKLOADS
+
+    spec = json.loads(Path(spec_path).read_text())
+    try:
+        apply_thread_settings()
+        measurements = [
+            m
+            for job in (Job(**fields) for fields in spec["jobs"])
+            for m in runner.run(
+                WORKLOADS[job.workload],
+                job.variants or None,
+                size=job.size,
+                quick=spec["quick"],
+                device=spec["device"],
+            )
+        ]
+    except (KeyError, ValueError, runner.DeviceError) as error:
+        print(f"perfguide: error: {error}", file=sys.stderr)
+        return 2
+    results.save(Path(json_path), environment.collect(limits=spec["limits"]), measurements)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(*sys.argv[1:]))
