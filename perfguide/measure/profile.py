@@ -39,7 +39,6 @@ VM a ``tf.function`` call of 4 small ops took ~17 µs longer traced (~210 µs un
 from __future__ import annotations
 
 import dataclasses
-import html
 import os
 import re
 from collections import defaultdict
@@ -51,6 +50,7 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
+from perfguide.report.compare import html_table
 from perfguide.report.format import format_count, format_seconds, three_figures
 from perfguide.report.results import measurements_dir
 
@@ -320,16 +320,7 @@ class OpTable:
         return "\n".join(_aligned(line, widths) for line in lines)
 
     def _repr_html_(self) -> str:
-        # perfguide-comparison right-aligns every column but the first (the site's CSS).
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.header())
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows()
-        )
-        return (
-            f'<table class="table perfguide-comparison"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>"
-        )
+        return html_table(self.header(), self.rows())
 
 
 def _aligned(cells: Sequence[str], widths: Sequence[int]) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfguide.report.claims import Claim
+from perfguide.report.compare import html_table
 from perfguide.report.results import measurements_dir, write_atomically
 
 #: Chapters publish their short answers into the directory this variable names (the docs set it).
@@ -70,15 +71,7 @@ def verdict_badge(verdict: str) -> str:
 
 
 def _scenario_html(scenario: Scenario) -> str:
-    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in scenario.header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in scenario.rows
-    )
-    return (
-        f'<table class="table perfguide-comparison"><caption>{html.escape(scenario.caption)}'
-        f"</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
+    return html_table(scenario.header, scenario.rows, scenario.caption)
 
 
 class ShortAnswer:
