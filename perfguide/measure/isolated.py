@@ -18,9 +18,11 @@ settings of what is measured. The settings asked for win over the parent's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -181,6 +183,34 @@ def run_jobs_in_fresh_process(
         _run_child(command, env, timeout_s, f"the fresh process measuring {names}")
         record, measurements = results.load_results(json_path)
     return FreshRun(measurements, record)
+
+
+def pooled(runs: Sequence[FreshRun]) -> list[Measurement]:
+    """One measurement per workload, variant, size and device over several fresh processes'
+    runs, with all their blocks (so the spread includes how much processes differ) and the
+    median of their first calls and cores busy.
+
+    >>> block = Measurement("eager", "call", 1, 10, 2.0, (1.0, 1.2), workload="w", cores_busy=2)
+    >>> other = dataclasses.replace(block, first_call_s=4.0, block_s=(1.4,), cores_busy=1)
+    >>> [(m.block_s, m.first_call_s, m.cores_busy) for m in pooled([FreshRun([block], {}),
+    ...                                                             FreshRun([other], {})])]
+    [((1.0, 1.2, 1.4), 3.0, 1.5)]
+    """
+    groups: dict[tuple, list[Measurement]] = {}
+    for run in runs:
+        for m in run.measurements:
+            groups.setdefault((m.workload, m.label, m.size, m.device), []).append(m)
+    return [
+        dataclasses.replace(
+            ms[0],
+            block_s=tuple(sample for m in ms for sample in m.block_s),
+            first_call_s=statistics.median(m.first_call_s for m in ms),
+            cores_busy=statistics.median(m.cores_busy for m in ms)
+            if all(m.cores_busy is not None for m in ms)
+            else None,
+        )
+        for ms in groups.values()
+    ]
 
 
 def run_in_fresh_process(
