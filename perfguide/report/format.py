@@ -45,10 +45,10 @@ def format_speedup(speedup: float) -> str:
     """A speed-up (baseline time over this time) as "N x faster" or "N x slower", never as a
     factor below 1.
 
-    >>> format_speedup(12.34), format_speedup(0.08), format_speedup(1.001)
-    ('12.3x faster', '12.5x slower', 'as fast')
+    >>> format_speedup(12.34), format_speedup(0.08), format_speedup(1.001), format_speedup(0.996)
+    ('12.3x faster', '12.5x slower', 'as fast', 'as fast')
     """
-    if three_figures(speedup) == "1.00":
+    if three_figures(max(speedup, 1 / speedup)) == "1.00":
         return "as fast"
     if speedup > 1:
         return f"{format_factor(speedup)} faster"
