@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
-from matplotlib.ticker import EngFormatter, NullFormatter
+from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter
 
 from perfguide.measure.timer import Measurement
 
@@ -169,13 +169,22 @@ def rate_bars(
     ax.barh(labels, rates, color="tab:blue", alpha=0.8)
     ax.errorbar(rates, labels, xerr=_iqr_whiskers(rates, ordered, rate), fmt="none", ecolor="k")
     for label, value in zip(labels, rates, strict=True):
+        # Inside the bar's end, where neither the whisker nor the limit's line runs.
         ax.annotate(
-            f" {value / limit:.0%}", (value, label), va="center", ha="left", fontsize="small"
+            f"{value / limit:.0%}",
+            (value, label),
+            xytext=(-6, 0),
+            textcoords="offset points",
+            va="center",
+            ha="right",
+            color="white",
+            fontsize="small",
         )
     ax.axvline(limit, color="black", linestyle="--", label=limit_label)
     ax.set_xlim(0, 1.25 * max(limit, *rates))
+    ax.xaxis.set_major_locator(MaxNLocator(4))  # room for each tick's label
     _one_format(ax.xaxis, EngFormatter(unit=rate_unit))
-    ax.set_xlabel(f"{rate_unit} achieved (median; whiskers: IQR; % of the {limit_label})")
+    ax.set_xlabel(f"{rate_unit} (median; whiskers: IQR)\n% : share of the {limit_label}")
     ax.grid(True, axis="x", alpha=0.3)
     _legend_below(ax)
     return ax
