@@ -126,12 +126,15 @@ def test_the_timed_loop_adds_next_to_nothing_to_a_cheap_call():
     def identity(x):
         return x
 
-    # timeit calls its statement from its own loop, as the harness calls the variant.
-    bare = min(timeit.repeat("identity(1.0)", number=200_000, repeat=5, globals=locals()))
-    # Fastest against fastest: a busy neighbour on the machine slows some blocks of either.
-    harness = min(measure(identity, 1.0, label="identity", min_block_s=0.02).block_s)
-    assert harness < 1.5 * bare / 200_000
-    assert loop_floor_s() < 1.5 * bare / 200_000
+    # timeit calls its statement from its own loop, as the harness calls the variant. Both are
+    # taken in turns, fastest against fastest, so a passing load on the machine slows either.
+    bare, harness = [], []
+    for _ in range(3):
+        bare.append(min(timeit.repeat("identity(1.0)", number=100_000, repeat=3, globals=locals())))
+        harness.append(min(measure(identity, 1.0, label="identity", min_block_s=0.02).block_s))
+    call_s = min(bare) / 100_000
+    assert min(harness) < 1.5 * call_s
+    assert loop_floor_s() < 1.5 * call_s
 
 
 def test_real_clock_times_a_busy_wait_no_shorter_than_it_is():
