@@ -117,9 +117,9 @@ def test_one_intra_op_thread_keeps_one_core_busy_where_the_default_keeps_two(
     (one_thread,) = run.measurements
     (default,) = default_run.measurements
     assert one_thread.cores_busy == pytest.approx(1, abs=0.2)
+    # Whether two busy cores also make the product faster depends on what else the host runs
+    # on this VM's second core: the chapter checks that speed claim, with a verdict, not a test.
     assert default.cores_busy > 1.5
-    # Half the cores, so the product takes longer.
-    assert one_thread.median_s > 1.3 * default.median_s
 
 
 def test_failing_child_raises_with_its_last_stderr_line(capsys, temp_dir):
