@@ -6,6 +6,7 @@ import tensorflow as tf
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
 from perfguide.measure import profile
+from perfguide.report.ops import OpTable
 
 CALLS = 5
 #: The matmul's type: oneDNN's kernel on x86 (TensorFlow's default there), else the plain one.
@@ -138,7 +139,7 @@ def test_a_missing_trace_is_refused(tmp_path):
 
 
 def test_the_table_shows_the_top_ops_and_sums_the_rest(events):
-    table = profile.OpTable(profile.op_times(events), top=2)
+    table = OpTable(profile.op_times(events), top=2)
     rows = table.rows()
     assert len(rows) == 3 and rows[-1][0] == "2 other op types"
     assert sum(float(row[-1].rstrip(" %").replace(",", "")) for row in rows) == pytest.approx(
@@ -151,7 +152,7 @@ def test_the_table_shows_the_top_ops_and_sums_the_rest(events):
 
 def test_an_empty_table_is_refused():
     with pytest.raises(ValueError, match="no TensorFlow ops"):
-        profile.OpTable([])
+        OpTable([])
 
 
 def test_how_to_open_names_the_package_and_the_logdir():

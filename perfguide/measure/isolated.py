@@ -5,10 +5,10 @@ TensorFlow changes nothing (or raises): ``TF_ENABLE_ONEDNN_OPTS`` is read when T
 imported, the intra-op and inter-op thread pools are made when the runtime starts
 (``TF_NUM_INTRAOP_THREADS``, ``TF_NUM_INTEROP_THREADS``, ``tf.config.threading``),
 ``TF_USE_LEGACY_KERAS=1`` decides at import whether ``tf.keras`` is Keras 2 (``tf_keras``), and
-XLA reads ``XLA_FLAGS`` once. To measure under another value, :func:`run_in_fresh_process` starts
-the command line itself (``python -m perfguide run … --json FILE``) in a new process and reads
-back the results file it writes: the same measurements, with the environment record the child
-collected, so the record says what the child actually saw.
+XLA reads ``XLA_FLAGS`` once. To measure under another value, :func:`run_jobs_in_fresh_process`
+starts a new Python process running this module on a list of jobs and reads back the results
+file it writes: the same measurements, with the environment record the child collected, so the
+record says what the child actually saw.
 
 As pyperf does with its workers, the child gets a minimal environment, so a stray variable of
 the parent cannot change what is measured; unlike pyperf, it also gets every ``TF_*``,
@@ -94,8 +94,8 @@ def check_settings(settings: Mapping[str, str]) -> None:
 
 
 def child_environment(settings: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: the minimal base of this process's, its ``TF_*``, ``XLA_*``,
-    ``CUDA_*`` and ``PERFGUIDE_*`` variables, then ``settings`` over them."""
+    """The child's environment: the minimal base of this process's, its variables named with
+    :data:`PASSED_PREFIXES`, then ``settings`` over them."""
     settings = dict(settings or {})
     check_settings(settings)
     base = {
@@ -126,9 +126,11 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "(nothing on stderr)"
 
 
-def _run_child(command: list[str], env: dict[str, str], timeout_s: float | None, what: str) -> None:
-    """Run ``command`` (``what`` it does, for errors); on failure pass its stderr on to ours and
-    raise :class:`ChildError`."""
+def _run_child(
+    command: list[str], env: dict[str, str], timeout_s: float | None, what: str
+) -> subprocess.CompletedProcess:
+    """Run ``command`` (``what`` it does, for errors) and return what it printed; on failure
+    pass its stderr on to ours and raise :class:`ChildError`."""
     try:
         done = subprocess.run(
             command, env=env, capture_output=True, text=True, errors="replace", timeout=timeout_s
@@ -144,6 +146,7 @@ def _run_child(command: list[str], env: dict[str, str], timeout_s: float | None,
             f"{what} failed (exit status {done.returncode}): {_last_line(done.stderr)}",
             done.returncode,
         )
+    return done
 
 
 class Job(NamedTuple):
@@ -175,9 +178,10 @@ def run_jobs_in_fresh_process(
     """
     env = child_environment(settings)
     spec = {"jobs": [job._asdict() for job in jobs], "quick": quick, "device": device}
+    spec["limits"] = limits
     with tempfile.TemporaryDirectory(prefix="perfguide-child-") as directory:
         spec_path, json_path = Path(directory) / "jobs.json", Path(directory) / "results.json"
-        spec_path.write_text(json.dumps(spec | {"limits": limits}))
+        spec_path.write_text(json.dumps(spec))
         command = [sys.executable, "-m", __name__, str(spec_path), str(json_path)]
         names = ", ".join(job.workload for job in jobs)
         _run_child(command, env, timeout_s, f"the fresh process measuring {names}")
@@ -246,10 +250,8 @@ def tensorflow_instruction_sets(timeout_s: float = 120) -> dict[str, str]:
     generated for at run time, and the instructions the rest of TensorFlow was not compiled to
     use ("" where a report is missing)."""
     env = child_environment({"TF_CPP_MIN_LOG_LEVEL": "0", "ONEDNN_VERBOSE": "1"})
-    done = subprocess.run(
-        [sys.executable, "-c", _INSTRUCTION_PROBE],
-        env=env, capture_output=True, text=True, errors="replace", timeout=timeout_s,
-    )  # fmt: skip
+    command = [sys.executable, "-c", _INSTRUCTION_PROBE]
+    done = _run_child(command, env, timeout_s, "the fresh process asking TensorFlow's build")
     output = done.stdout + done.stderr
     isa, not_built_for = _ONEDNN_ISA.search(output), _NOT_BUILT_FOR.search(output)
     return {

@@ -10,8 +10,9 @@ the trace. TensorFlow writes the trace as an XSpace protobuf,
 plugin) opens, and the file a chapter publishes beside its measurements.
 
 :func:`op_events` reads the trace with the protos TensorFlow ships, no TensorBoard needed, and
-:class:`OpTable` shows the ops that took the most time. What counts as an op, on the ``/host:CPU``
-plane (one line per thread) of a TensorFlow 2.21 trace:
+:func:`op_times` sums it per op (:class:`~perfguide.report.ops.OpTable` shows the ops that took
+the most time). What counts as an op, on the ``/host:CPU`` plane (one line per thread) of a
+TensorFlow 2.21 trace:
 
 - a graph op (in a ``tf.function``): an event named ``<op name>:<op type>``, such as
   ``MatMul:_MklMatMul`` (oneDNN's matmul) or ``while/body/_1/while/mul:Mul``;
@@ -50,8 +51,6 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-from perfguide.report.compare import html_table
-from perfguide.report.format import format_count, format_seconds, three_figures
 from perfguide.report.results import measurements_dir
 
 #: The plane of a trace that holds the host's threads (TensorFlow's ``kHostThreadsPlaneName``).
@@ -267,66 +266,6 @@ def op_times(events: Sequence[OpEvent], by: Grouping = "type") -> list[OpTime]:
         for op, op_runs in runs.items()
     ]
     return sorted(times, key=lambda t: (-t.self_s, t.op))
-
-
-def _percent(share: float) -> str:
-    """A share as a percentage, to three figures.
-
-    >>> _percent(0.9234), _percent(0.004)
-    ('92.3 %', '0.400 %')
-    """
-    return f"{three_figures(share * 100)} %"
-
-
-class OpTable:
-    """The ``top`` ops of a trace by self time, as text and as an HTML table; the ops beyond the
-    top are summed in one last row, so the shares add up to 100 %."""
-
-    def __init__(self, times: Sequence[OpTime], top: int = 10, by: Grouping = "type"):
-        if not times:
-            raise ValueError("no TensorFlow ops in the trace: nothing to show")
-        self.times, self.top, self.by = list(times), top, by
-
-    @classmethod
-    def from_trace(cls, path: str | os.PathLike, top: int = 10, by: Grouping = "type") -> OpTable:
-        return cls(op_times(op_events(path), by), top, by)
-
-    def header(self) -> list[str]:
-        return [f"op {self.by}", "count", "self time", "per run", "share of op time"]
-
-    def _row(self, label: str, times: Sequence[OpTime]) -> list[str]:
-        """One row for ``times`` summed (one op, or the ops beyond the top)."""
-        count = sum(t.count for t in times)
-        self_s = sum(t.self_s for t in times)
-        share = sum(t.share for t in times)
-        return [
-            label,
-            format_count(count),
-            format_seconds(self_s),
-            format_seconds(self_s / count),
-            _percent(share),
-        ]
-
-    def rows(self) -> list[list[str]]:
-        rows = [self._row(t.op, [t]) for t in self.times[: self.top]]
-        if rest := self.times[self.top :]:
-            rows.append(self._row(f"{len(rest)} other op {self.by}s", rest))
-        return rows
-
-    def __str__(self) -> str:
-        table = [self.header(), *self.rows()]
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        lines = [table[0], ["-" * w for w in widths], *table[1:]]
-        return "\n".join(_aligned(line, widths) for line in lines)
-
-    def _repr_html_(self) -> str:
-        return html_table(self.header(), self.rows())
-
-
-def _aligned(cells: Sequence[str], widths: Sequence[int]) -> str:
-    """A text row: the name left-aligned, the numbers right-aligned so their digits line up."""
-    (name, name_width), *numbers = zip(cells, widths, strict=True)
-    return "  ".join([name.ljust(name_width), *(n.rjust(w) for n, w in numbers)]).rstrip()
 
 
 def how_to_open(logdir: str | os.PathLike) -> str:

@@ -55,6 +55,15 @@ def format_speedup(speedup: float) -> str:
     return f"{format_factor(1 / speedup)} slower"
 
 
+def format_percent(share: float) -> str:
+    """A share (0 to 1) as a percentage, to three figures.
+
+    >>> format_percent(0.9234), format_percent(0.004)
+    ('92.3 %', '0.400 %')
+    """
+    return f"{three_figures(share * 100)} %"
+
+
 def format_count(count: int) -> str:
     """A whole number with thousands separators.
 

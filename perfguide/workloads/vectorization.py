@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -219,11 +220,15 @@ STEPS, BATCH, FEATURES = 32, 128, 256
 STEP_SIZE = 1e-3
 
 
+#: Rows of the whole data set: one epoch.
+DATA_ROWS = STEPS * BATCH
+
+
 def make_raw_data() -> tuple[np.ndarray, np.ndarray]:
     """Raw features (float64, off-centre, as data arrives) and targets, from a fixed seed."""
     rng = np.random.default_rng(0)
-    x = rng.normal(50.0, 10.0, (STEPS * BATCH, FEATURES))
-    return x, rng.normal(size=(STEPS * BATCH, 1)).astype(np.float32)
+    x = rng.normal(50.0, 10.0, (DATA_ROWS, FEATURES))
+    return x, rng.normal(size=(DATA_ROWS, 1)).astype(np.float32)
 
 
 def preprocess_numpy(x: np.ndarray) -> np.ndarray:
@@ -330,7 +335,7 @@ INPUT_ONLY = Workload(
     baseline="numpy-each-step",
     variants=FEEDING_VARIANTS,
     make_call=lambda variant, rows: Timed(
-        drain, (_batch_sources(variant, rows),), len(make_raw_data()[0]) // rows
+        drain, (_batch_sources(variant, rows),), math.ceil(DATA_ROWS / rows)
     ),
 )
 
