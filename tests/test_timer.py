@@ -128,13 +128,14 @@ def test_the_timed_loop_adds_next_to_nothing_to_a_cheap_call():
 
     # timeit calls its statement from its own loop, as the harness calls the variant. Both are
     # taken in turns, fastest against fastest, so a passing load on the machine slows either.
-    bare, harness = [], []
+    bare, harness, floor = [], [], []
     for _ in range(3):
         bare.append(min(timeit.repeat("identity(1.0)", number=100_000, repeat=3, globals=locals())))
         harness.append(min(measure(identity, 1.0, label="identity", min_block_s=0.02).block_s))
+        floor.append(loop_floor_s())
     call_s = min(bare) / 100_000
     assert min(harness) < 1.5 * call_s
-    assert loop_floor_s() < 1.5 * call_s
+    assert min(floor) < 1.5 * call_s
 
 
 def test_real_clock_times_a_busy_wait_no_shorter_than_it_is():
