@@ -55,6 +55,10 @@ def require_tensorflow_gpu(session: nox.Session) -> None:
     session.log(f"TensorFlow sees {found[-1]} GPU(s)")
 
 
+#: Keras 2 for the TensorFlow release the package pins (``TF_USE_LEGACY_KERAS=1`` selects it).
+LEGACY_KERAS = "tf-keras>=2.21,<2.22"
+
+
 def install(
     session: nox.Session, device: str, purpose: str, pins: list[str] | None = None
 ) -> dict[str, str]:
@@ -63,6 +67,9 @@ def install(
     if device == "gpu":
         require_visible_gpu(session)
     session.install("-e", f".[{device},{purpose}]", *(pins or []))
+    # Keras 2, for the training-loop chapter's comparison. Its wheel asks for `tensorflow`, which
+    # would put a second TensorFlow over tensorflow-cpu's files; the one installed serves it.
+    session.install("--no-deps", LEGACY_KERAS)
     if device == "gpu":
         require_tensorflow_gpu(session)
     return {"PERFGUIDE_DEVICE": device}

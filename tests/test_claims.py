@@ -34,6 +34,14 @@ def test_a_ratio_within_the_tolerance_of_the_factor_is_too_close_to_call():
     assert Faster("a", "b").settled(ms)
 
 
+def test_a_wider_tolerance_calls_a_ratio_close_that_the_default_would_not():
+    # Variants from different processes: a 20 % difference within a 30 % process gap is no win.
+    ms = [m("a", 1.0), m("b", 1.2)]
+    assert faster(ms, "a", "b").held
+    claim = Faster("a", "b", tolerance=0.3).check(ms)
+    assert claim.verdict == "INCONCLUSIVE" and "within 30% of the claimed factor" in claim.evidence
+
+
 def test_a_wide_interval_is_inconclusive_and_asks_for_more_blocks():
     rng = np.random.default_rng(1)
     wide = tuple(rng.uniform(0.3, 1.7, 5))

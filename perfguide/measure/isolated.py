@@ -162,6 +162,7 @@ def run_jobs_in_fresh_process(
     jobs: Sequence[Job],
     *,
     quick: bool = False,
+    blocks: int | None = None,
     device: str = "cpu",
     settings: Mapping[str, str] | None = None,
     limits: bool = True,
@@ -169,7 +170,8 @@ def run_jobs_in_fresh_process(
 ) -> FreshRun:
     """Measure each of ``jobs`` on ``device``, one after the other, in one fresh Python process
     whose environment is :func:`child_environment` of ``settings`` (one process start, one
-    TensorFlow import, for all of them). ``limits=False`` leaves the machine's limits out of the
+    TensorFlow import, for all of them), ``quick`` and ``blocks`` as :func:`runner.run` takes
+    them. ``limits=False`` leaves the machine's limits out of the
     child's environment record (they are the machine's, whatever the settings, and take seconds
     to measure).
 
@@ -177,8 +179,8 @@ def run_jobs_in_fresh_process(
     child's last line on stderr; all of its stderr goes to ours) if the child fails.
     """
     env = child_environment(settings)
-    spec = {"jobs": [job._asdict() for job in jobs], "quick": quick, "device": device}
-    spec["limits"] = limits
+    spec = {"jobs": [job._asdict() for job in jobs], "quick": quick, "blocks": blocks}
+    spec.update(device=device, limits=limits)
     with tempfile.TemporaryDirectory(prefix="perfguide-child-") as directory:
         spec_path, json_path = Path(directory) / "jobs.json", Path(directory) / "results.json"
         spec_path.write_text(json.dumps(spec))
@@ -191,14 +193,16 @@ def run_jobs_in_fresh_process(
 
 def pooled(runs: Sequence[FreshRun]) -> list[Measurement]:
     """One measurement per workload, variant, size and device over several fresh processes'
-    runs, with all their blocks (so the spread includes how much processes differ) and the
-    median of their first calls and cores busy.
+    runs, whose samples are each process's median: a process, not a block, is the unit that
+    differs here (two processes with the same settings can differ by more than their blocks
+    do), so an interval over these samples carries that spread. First calls and cores busy are
+    the processes' medians.
 
     >>> block = Measurement("eager", "call", 1, 10, 2.0, (1.0, 1.2), workload="w", cores_busy=2)
-    >>> other = dataclasses.replace(block, first_call_s=4.0, block_s=(1.4,), cores_busy=1)
+    >>> other = dataclasses.replace(block, first_call_s=4.0, block_s=(1.4, 1.4), cores_busy=1)
     >>> [(m.block_s, m.first_call_s, m.cores_busy) for m in pooled([FreshRun([block], {}),
     ...                                                             FreshRun([other], {})])]
-    [((1.0, 1.2, 1.4), 3.0, 1.5)]
+    [((1.1, 1.4), 3.0, 1.5)]
     """
     groups: dict[tuple, list[Measurement]] = {}
     for run in runs:
@@ -207,7 +211,7 @@ def pooled(runs: Sequence[FreshRun]) -> list[Measurement]:
     return [
         dataclasses.replace(
             ms[0],
-            block_s=tuple(sample for m in ms for sample in m.block_s),
+            block_s=tuple(m.median_s for m in ms),
             first_call_s=statistics.median(m.first_call_s for m in ms),
             cores_busy=statistics.median(m.cores_busy for m in ms)
             if all(m.cores_busy is not None for m in ms)
@@ -277,6 +281,7 @@ def _child(spec_path: str, json_path: str) -> int:
                 job.variants or None,
                 size=job.size,
                 quick=spec["quick"],
+                blocks=spec["blocks"],
                 device=spec["device"],
             )
         ]

@@ -101,11 +101,13 @@ def run(
     *,
     size: int | None = None,
     quick: bool = False,
+    blocks: int | None = None,
     device: str = "cpu",
     settle: Sequence[Settles] = (),
 ) -> list[Measurement]:
     """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own), adding
-    blocks while a comparison in ``settle`` is undecided. Each block ends by waiting for every
+    blocks while a comparison in ``settle`` is undecided (``blocks``, if given, replaces the
+    number of blocks a full or quick run starts with). Each block ends by waiting for every
     device, so work still queued on a GPU is timed in the block that started it."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
@@ -119,7 +121,7 @@ def run(
         timing = Interleaved(
             timed, unit=workload.unit, min_block_s=settings["min_block_s"], sync=_tensorflow_sync()
         )
-        timing.add_blocks(settings["blocks"])
+        timing.add_blocks(blocks or settings["blocks"])
         measurements = _settle(timing, settle)
     return [
         dataclasses.replace(m, workload=workload.name, size=size, device=device)

@@ -93,13 +93,16 @@ class Faster:
     """The claim that variant ``fast`` takes at most 1/``by`` of the time of ``slow``.
 
     ``by`` below 1 claims that ``fast`` takes at most ``1/by`` times as long ("keeps up").
-    Pass it to :func:`~perfguide.measure.runner.run` as ``settle=`` to let the run add blocks
+    ``tolerance`` is how close to ``by`` a ratio is too close to call: :data:`TOLERANCE` for
+    variants timed in one run, more where the variants ran in different processes, which differ
+    by more than one process's blocks show. Pass it to :func:`~perfguide.measure.runner.run` as ``settle=`` to let the run add blocks
     until it is decided, then :meth:`check` it against the measurements.
     """
 
     fast: str
     slow: str
     by: float = 1.0
+    tolerance: float = TOLERANCE
 
     @property
     def labels(self) -> tuple[str, str]:
@@ -117,12 +120,13 @@ class Faster:
         """The verdict and, when inconclusive, why."""
         fast, slow = pick(measurements, self.fast, self.slow)
         ratio, low, high = ratio_interval(slow, fast)
-        if low >= self.by * (1 + TOLERANCE):
+        margin = 1 + self.tolerance
+        if low >= self.by * margin:
             return True, ""
-        if high <= self.by / (1 + TOLERANCE):
+        if high <= self.by / margin:
             return False, ""
-        if self.by / (1 + TOLERANCE) < ratio < self.by * (1 + TOLERANCE):
-            return None, f"within {TOLERANCE:.0%} of the claimed factor, too close to call"
+        if self.by / margin < ratio < self.by * margin:
+            return None, f"within {self.tolerance:.0%} of the claimed factor, too close to call"
         return None, "the interval straddles the claimed factor"
 
     def settled(self, measurements: Sequence[Measurement]) -> bool:
