@@ -95,8 +95,9 @@ class Faster:
     ``by`` below 1 claims that ``fast`` takes at most ``1/by`` times as long ("keeps up").
     ``tolerance`` is how close to ``by`` a ratio is too close to call: :data:`TOLERANCE` for
     variants timed in one run, more where the variants ran in different processes, which differ
-    by more than one process's blocks show. Pass it to :func:`~perfguide.measure.runner.run` as ``settle=`` to let the run add blocks
-    until it is decided, then :meth:`check` it against the measurements.
+    by more than one process's blocks show. Pass it to :func:`~perfguide.measure.runner.run` as
+    ``settle=`` to let the run add blocks until it is decided, then :meth:`check` it against
+    the measurements.
     """
 
     fast: str
