@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
     if args.json is not None:
         _check_writable(args.json)
-    if args.env:
+    if args.env or workload.process_settings:
         # The fresh process measures and collects its own environment record.
         measurements, record = isolated.run_in_fresh_process(
             workload.name,
@@ -135,7 +135,7 @@ def _run(args: argparse.Namespace) -> None:
             size=size,
             quick=args.quick,
             device=args.device,
-            settings=dict(args.env),
+            settings={**workload.process_settings, **dict(args.env or ())},
         )
     else:
         measurements = _run_here(workload, args, size)

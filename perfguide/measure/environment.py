@@ -104,9 +104,15 @@ def keras_behind_tf_keras() -> str:
     import tensorflow as tf
 
     try:
-        return tf.keras.__version__
+        keras = tf.keras
     except ImportError as error:  # legacy Keras asked for, but tf_keras is not installed
         return f"none ({error})"
+    # Keras 2's public API module has no version of its own: its package has.
+    if keras.__name__.startswith("tf_keras"):
+        import tf_keras
+
+        return f"{tf_keras.__version__} (tf_keras)"
+    return keras.__version__
 
 
 def process_settings() -> dict[str, str]:

@@ -1,6 +1,12 @@
 """The registry of workloads, one module per chapter topic."""
 
-from perfguide.workloads import eager, linear_regression, tf_function, vectorization
+from perfguide.workloads import (
+    eager,
+    linear_regression,
+    tf_function,
+    training_loop,
+    vectorization,
+)
 from perfguide.workloads.base import Workload
 
 #: Workload name -> :class:`~perfguide.workloads.base.Workload`.
@@ -11,5 +17,6 @@ WORKLOADS: dict[str, Workload] = {
         *tf_function.WORKLOADS,
         *eager.WORKLOADS,
         *vectorization.WORKLOADS,
+        *training_loop.WORKLOADS,
     )
 }

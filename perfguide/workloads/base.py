@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from perfguide.measure.timer import Timed
@@ -21,6 +21,8 @@ class Workload:
 
     ``make_call(variant, size)`` builds a fresh variant for a problem of ``size`` (counted in
     ``size_name``) and returns it as a :class:`~perfguide.measure.timer.Timed`.
+    ``process_settings`` are environment variables a process must start with to run it (read
+    once, at import): such a workload is measured in a fresh process of its own.
     """
 
     name: str
@@ -31,3 +33,4 @@ class Workload:
     baseline: str
     variants: tuple[str, ...]
     make_call: Callable[[str, int], Timed]
+    process_settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
