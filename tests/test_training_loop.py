@@ -39,7 +39,8 @@ def test_keras_2_takes_the_same_step_as_keras_3():
     tf_keras = pytest.importorskip("tf_keras")
     reference = one_step("train-on-batch", "small")
     for variant in ("train-on-batch", "fit", "custom-step"):
-        assert_same_step(reference, one_step(variant, "small", keras=tf_keras), f"Keras 2 {variant}")
+        keras_2 = one_step(variant, "small", keras=tf_keras)
+        assert_same_step(reference, keras_2, f"Keras 2 {variant}")
 
 
 def test_keras_2_needs_its_own_process():
