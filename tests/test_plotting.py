@@ -3,7 +3,7 @@
 import pytest
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.plotting import rate_bars
+from perfguide.report.plotting import heatmap, rate_bars
 
 
 def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
@@ -17,3 +17,18 @@ def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
     assert ax.get_xlim()[0] == 0
     assert sorted(text.get_text() for text in ax.texts) == ["25%", "50%"]
     assert [tick.get_text() for tick in ax.get_yticklabels()] == ["slow", "fast"]
+
+
+def test_heatmap_writes_each_cell_against_its_columns_fastest_and_leaves_gaps_blank():
+    def m(label, seconds):
+        return Measurement(label, "step", 1, 1, 0.0, (seconds,) * 5)
+
+    columns = {"small": [m("a", 0.01), m("b", 0.04)], "large": [m("a", 0.2)]}
+    ax = heatmap(columns, ["a", "b"])
+    assert sorted(text.get_text() for text in ax.texts) == [
+        "10.0 ms\n1.00x",
+        "200 ms\n1.00x",
+        "40.0 ms\n4.00x",
+    ]
+    factors = ax.images[0].get_array()
+    assert factors[1, 0] == pytest.approx(4.0) and factors.mask[1, 1]

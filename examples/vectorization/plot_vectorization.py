@@ -40,7 +40,7 @@ from perfguide.report.claims import (
     Faster,
     ratio_interval,
 )
-from perfguide.report.compare import Comparison, pick
+from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import (
     format_count,
     format_seconds,
@@ -554,7 +554,7 @@ for name, fresh in per_setting.items():
     print(
         f"{name:18s} its fresh processes reported oneDNN {' and '.join(sorted(states))}"
     )
-Scenario(
+Table(
     "Each fresh process's median time per call, and the cores kept busy",
     ["kernel", *SETTINGS],
     [
@@ -653,7 +653,8 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 #
 # Previous question: :doc:`Why is eager TensorFlow slow on small ops, and what do custom gradients
-# cost? </auto_examples/eager/plot_eager>` The measuring machine is described on the
+# cost? </auto_examples/eager/plot_eager>` Next question: :doc:`Why is TF2 much slower than TF1?
+# </auto_examples/training_loop/plot_training_loop>` The measuring machine is described on the
 # :doc:`build machine </environment>` page. All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 published = (

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfguide.report.claims import Claim
-from perfguide.report.compare import html_table
+from perfguide.report.compare import Table
 from perfguide.report.results import measurements_dir, write_atomically
 
 #: Chapters publish their short answers into the directory this variable names (the docs set it).
@@ -53,25 +53,14 @@ class Recommendation:
 
 
 @dataclasses.dataclass(frozen=True)
-class Scenario:
+class Scenario(Table):
     """The asker's own case on this machine: a caption and rows of cells under ``header``."""
-
-    caption: str
-    header: Sequence[str]
-    rows: Sequence[Sequence[str]]
-
-    def _repr_html_(self) -> str:
-        return _scenario_html(self)
 
 
 def verdict_badge(verdict: str) -> str:
     """The verdict as an HTML badge, tinted by the site's CSS."""
     slug = verdict.lower().replace(" ", "-")
     return f'<span class="perfguide-verdict perfguide-verdict-{slug}">{html.escape(verdict)}</span>'
-
-
-def _scenario_html(scenario: Scenario) -> str:
-    return html_table(scenario.header, scenario.rows, scenario.caption)
 
 
 class ShortAnswer:
@@ -105,7 +94,7 @@ class ShortAnswer:
             f'<a href="#{r.claim.anchor}">evidence</a></li>'
             for r in self.recommendations
         )
-        scenario = _scenario_html(self.scenario) if self.scenario else ""
+        scenario = self.scenario._repr_html_() if self.scenario else ""
         return (
             '<div class="perfguide-short-answer"><p class="perfguide-short-answer-title">'
             f"Short answer</p><p>{html.escape(self.answer)}</p><ul>{items}</ul>{scenario}</div>"

@@ -12,6 +12,7 @@ fast     5.00 µs             0 ns          400x faster  10.0 ms
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Sequence
 
@@ -50,6 +51,21 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [table[0], ["-" * w for w in widths], *table[1:]]
     return "\n".join("  ".join(map(str.ljust, line, widths)).rstrip() for line in lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """A captioned table of text cells, shown as HTML on a page and as text in a terminal."""
+
+    caption: str
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+
+    def __str__(self) -> str:
+        return f"{self.caption}\n{text_table(self.header, self.rows)}"
+
+    def _repr_html_(self) -> str:
+        return html_table(self.header, self.rows, self.caption)
 
 
 def pick(measurements: Sequence[Measurement], *labels: str) -> list[Measurement]:

@@ -7,13 +7,17 @@ plots mark medians with dots (a bar's length would depend on where the axis happ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.ticker import EngFormatter, MaxNLocator, NullFormatter
+from matplotlib.colors import LogNorm
+from matplotlib.ticker import EngFormatter, FuncFormatter, MaxNLocator, NullFormatter
 
 from perfguide.measure.timer import Measurement
+from perfguide.report.format import format_factor, format_seconds
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -187,4 +191,42 @@ def rate_bars(
     ax.set_xlabel(f"{rate_unit} (median; whiskers: IQR)\n% : share of the {limit_label}")
     ax.grid(True, axis="x", alpha=0.3)
     _legend_below(ax)
+    return ax
+
+
+def heatmap(
+    columns: Mapping[str, Sequence[Measurement]], rows: Sequence[str], ax: Axes | None = None
+) -> Axes:
+    """Each variant (a row) in each setting (a column): coloured by how many times the column's
+    fastest time it takes (a log colour scale from 1x), written as its time per unit and that
+    factor. A variant a column did not measure is left blank."""
+    ax = _axes(ax)
+    factors = np.full((len(rows), len(columns)), np.nan)
+    for j, measurements in enumerate(columns.values()):
+        fastest = min(m.median_s for m in measurements)
+        for m in measurements:
+            i = rows.index(m.label)
+            factors[i, j] = m.median_s / fastest
+            dark = factors[i, j] > math.sqrt(np.nanmax(factors))
+            ax.text(
+                j,
+                i,
+                f"{format_seconds(m.median_s)}\n{format_factor(factors[i, j])}",
+                ha="center",
+                va="center",
+                fontsize="small",
+                color="white" if dark else "black",
+            )
+    image = ax.imshow(
+        np.ma.masked_invalid(factors),
+        cmap="Reds",
+        norm=LogNorm(vmin=1, vmax=max(2.0, np.nanmax(factors))),
+        aspect="auto",
+    )
+    ax.set_xticks(range(len(columns)), list(columns))
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.tick_params(length=0)
+    colorbar = ax.figure.colorbar(image, ax=ax)
+    colorbar.set_label(f"time per {measurements[0].unit} / the column's fastest (log scale)")
+    _one_format(colorbar.ax.yaxis, FuncFormatter(lambda value, _: format_factor(value)))
     return ax
