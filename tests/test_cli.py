@@ -150,6 +150,19 @@ def test_env_measures_in_a_fresh_process_and_saves_its_record(capsys, tmp_path):
     assert measurement["variant"] == "eager" and measurement["cores_busy"] > 0
 
 
+def test_keras_2_runs_in_a_process_of_its_own_with_legacy_keras(capsys, tmp_path):
+    pytest.importorskip("tf_keras")
+    path = tmp_path / "keras.json"
+    variant = "keras-2-train-on-batch"
+    args = ["run", "keras-versions", "--quick", "--variant", variant, "--json", str(path)]
+    code, out, _ = run_cli(capsys, *args)
+    assert code == 0 and variant in out
+    record = json.loads(path.read_text())["environment"]
+    # No --env given: the workload asks for its process, and tf.keras there is Keras 2.
+    assert record["process_settings"]["TF_USE_LEGACY_KERAS"] == "1"
+    assert "tf_keras" in record["tf_keras"]
+
+
 def test_a_fresh_process_refusing_its_input_exits_2(capsys):
     code = main(["run", "eager-matmul", "--quick", "--env", "PERFGUIDE_INTRA_OP_THREADS=lots"])
     err = capsys.readouterr().err
