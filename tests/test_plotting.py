@@ -25,6 +25,7 @@ def test_heatmap_writes_each_cell_against_its_columns_fastest_and_leaves_gaps_bl
 
     columns = {"small": [m("a", 0.01), m("b", 0.04)], "large": [m("a", 0.2)]}
     ax = heatmap(columns, ["a", "b"])
+    ax.figure.canvas.draw()  # ticks are formatted only when drawn
     assert sorted(text.get_text() for text in ax.texts) == [
         "10.0 ms\n1.00x",
         "200 ms\n1.00x",

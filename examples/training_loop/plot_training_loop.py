@@ -269,7 +269,7 @@ versions_run = isolated.run_jobs_in_fresh_process(
     device=device,
     settings=tl.KERAS_VERSIONS.process_settings,
     quick=True,
-    blocks=20,
+    blocks=12,
     limits=False,
 )
 print(f"tf.keras in that process: Keras {versions_run.environment['tf_keras']}")
