@@ -285,6 +285,17 @@ keras_checked = [claim.check(versions) for claim in keras_claims]
 ClaimReport(keras_checked)
 
 # %%
+# The same Keras 3 call in two processes: this page's, where earlier chapters have run (in a
+# docs build, every chapter runs in one process), and the fresh one. Compare calls within one
+# run, never across processes:
+fresh_keras_3 = pick(versions, "keras-3-train-on-batch")[0].median_s
+here_keras_3 = pick(small, "train-on-batch")[0].median_s
+print(
+    f"train_on_batch: {format_seconds(here_keras_3)} per step in this process, "
+    f"{format_seconds(fresh_keras_3)} in the fresh one"
+)
+
+# %%
 # Where the two Keras differ: the price of a ``fit`` call beyond a ``train_on_batch`` call on
 # the same batch, in each:
 for version in ("3", "2"):
