@@ -9,10 +9,14 @@ from typing import Any
 from perfguide.measure.timer import Timed
 
 
+def watched(*functions: Any) -> tuple[Any, ...]:
+    """Those of ``functions`` that are ``tf.function`` objects, whose retracing can be counted."""
+    return tuple(f for f in functions if hasattr(f, "experimental_get_tracing_count"))
+
+
 def call_of(fn: Callable[..., Any], *args: Any) -> Timed:
     """``fn(*args)`` as one unit of work; a ``tf.function`` is watched for retracing."""
-    traced = (fn,) if hasattr(fn, "experimental_get_tracing_count") else ()
-    return Timed(fn, args, traced=traced)
+    return Timed(fn, args, traced=watched(fn))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.measure.timer import Timed
-from perfguide.workloads.base import Workload, call_of
+from perfguide.workloads.base import Workload, call_of, watched
 
 #: Samples per batch and features per time step: the self-answer's batch shape (32, steps, 30).
 BATCH, FEATURES = 32, 30
@@ -400,8 +400,7 @@ def _retracing_call(variant: str, count: int) -> Timed:
     x, y = make_data(SMALL_DATA)
     batches = [(x[:n], y[:n]) for n in batch_sizes(count)]
     step = _retracing_step(variant, model)
-    traced = (step,) if hasattr(step, "experimental_get_tracing_count") else ()
-    return Timed(each_batch, (step, batches), count, traced)
+    return Timed(each_batch, (step, batches), count, watched(step))
 
 
 KERAS_RETRACING = Workload(
