@@ -206,10 +206,13 @@ def test_retraces_in_the_timed_blocks_are_counted_and_flagged():
     # Every timed call retraced; the first call and calibration are not counted.
     assert loud.retraces == 5 * loud.calls_per_block < retracing.traces
     assert f"RETRACED {loud.retraces}x" in loud.flags
+    # The first call's trace is counted apart, where its cost is.
+    assert quiet.first_call_traces == loud.first_call_traces == 1
 
 
 def test_unwatched_measurement_has_no_trace_count():
-    assert measure(lambda: None, label="x", min_block_s=0.001, blocks=5).retraces is None
+    unwatched = measure(lambda: None, label="x", min_block_s=0.001, blocks=5)
+    assert unwatched.retraces is None and unwatched.first_call_traces is None
 
 
 def test_interleaved_blocks_spread_drift_over_all_variants(clock):

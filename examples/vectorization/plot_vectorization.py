@@ -572,7 +572,7 @@ Table(
 # A claim about a setting is only as sure as two processes with the same setting are alike. How
 # far apart they came out in this build, per kernel (the largest gap over the three settings):
 process_gap = {
-    kernel: max(max(m.block_s) / min(m.block_s) for m in measurements) - 1
+    kernel: isolated.process_gap(measurements)
     for kernel, measurements in by_kernel.items()
 }
 for kernel, gap in process_gap.items():

@@ -78,6 +78,8 @@ class Measurement:
     device: str = "cpu"
     #: Traces of the watched ``tf.function`` objects in the timed blocks (None: none watched).
     retraces: int | None = None
+    #: Traces they made in the first call, which is timed apart (None: none watched).
+    first_call_traces: int | None = None
     #: Median over the timed blocks of the cores the process kept busy (CPU time over wall
     #: time): how many threads really worked (None: not recorded).
     cores_busy: float | None = None
@@ -139,6 +141,7 @@ class Measurement:
             "first_call_overhead_s": self.first_call_overhead_s,
             "noisy": self.noisy,
             "retraces": self.retraces,
+            "first_call_traces": self.first_call_traces,
             "cores_busy": self.cores_busy,
             "units_per_call": self.units_per_call,
             "calls_per_block": self.calls_per_block,
@@ -159,6 +162,7 @@ class Measurement:
             size=record["size"],
             device=record["device"],
             retraces=record.get("retraces"),
+            first_call_traces=record.get("first_call_traces"),
             cores_busy=record.get("cores_busy"),
         )
 
@@ -238,9 +242,11 @@ class Interleaved:
         # The label whose last block left thread pools spinning, if any.
         self._spinning: str | None = None
         self.first_call_s: dict[str, float] = {}
+        self.first_call_traces: dict[str, int] = {}
         self.waits: dict[str, Callable[[Any], Any] | None] = {}
         self.calls: dict[str, int] = {}
         for label, t in self.timed.items():
+            traces_before = _tracing_count(t.traced)
             start = time.perf_counter()
             result = t.fn(*t.args)
             self.waits[label] = wait = _waiter(result)
@@ -248,6 +254,7 @@ class Interleaved:
                 wait(result)
             self.sync()
             self.first_call_s[label] = time.perf_counter() - start
+            self.first_call_traces[label] = _tracing_count(t.traced) - traces_before
             self.calls[label] = self._calibrate(label, min_block_s)
         self.samples: dict[str, list[float]] = {label: [] for label in self.timed}
         self.cores_busy: dict[str, list[float]] = {label: [] for label in self.timed}
@@ -296,6 +303,7 @@ class Interleaved:
                 first_call_s=self.first_call_s[label],
                 block_s=tuple(self.samples[label]),
                 retraces=self.retraces[label] if t.traced else None,
+                first_call_traces=self.first_call_traces[label] if t.traced else None,
                 cores_busy=statistics.median(self.cores_busy[label]),
             )
             for label, t in self.timed.items()
