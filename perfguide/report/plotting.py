@@ -8,6 +8,7 @@ plots mark medians with dots (a bar's length would depend on where the axis happ
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -223,7 +224,8 @@ def heatmap(
         norm=LogNorm(vmin=1, vmax=max(2.0, np.nanmax(factors))),
         aspect="auto",
     )
-    ax.set_xticks(range(len(columns)), list(columns))
+    # Wrapped, so long column names stay apart at the figure's width.
+    ax.set_xticks(range(len(columns)), [textwrap.fill(name, 18) for name in columns])
     ax.set_yticks(range(len(rows)), list(rows))
     ax.tick_params(length=0)
     colorbar = ax.figure.colorbar(image, ax=ax)
