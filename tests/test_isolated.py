@@ -5,12 +5,15 @@ The thread tests need both cores of this 2-core machine: a default TensorFlow ma
 busy only when nothing else runs.
 """
 
+import json
 import os
 import tempfile
 
 import pytest
 
 from perfguide.measure import isolated
+from perfguide.measure.runner import SETTLE_MAX_BLOCKS
+from perfguide.report.claims import Faster
 
 #: One 1000 x 1000 float32 product (~10-20 ms here): enough work for TensorFlow's intra-op pool
 #: to keep every core it has busy; one variant, quick, so a child takes seconds.
@@ -151,6 +154,22 @@ def test_one_child_measures_several_jobs_and_may_skip_the_machine_limits(temp_di
     ]
     assert "machine_limits" not in run.environment and run.environment["tensorflow"]
     assert list(temp_dir.iterdir()) == []
+
+
+def test_a_job_and_its_claims_to_settle_survive_the_trip_to_the_child():
+    job = isolated.Job("eager-add", ("numpy", "eager"), 10, (Faster("numpy", "eager", by=2),))
+    assert isolated.Job.from_json(json.loads(json.dumps(job.to_json()))) == job
+
+
+def test_the_child_adds_blocks_until_its_claims_are_settled():
+    # A variant against itself with no tolerance: the interval always straddles 1, so the claim
+    # never settles and the child adds blocks up to the most a variant may get.
+    never_settled = Faster("numpy", "numpy", tolerance=0)
+    job = isolated.Job("eager-add", ("numpy",), 1000, (never_settled,))
+    (measurement,) = isolated.run_jobs_in_fresh_process(
+        [job], quick=True, limits=False
+    ).measurements
+    assert len(measurement.block_s) == SETTLE_MAX_BLOCKS
 
 
 def test_a_child_given_an_unknown_workload_fails_in_one_line(capsys):

@@ -61,8 +61,11 @@ def test_an_unsettled_comparison_gets_more_blocks_up_to_the_cap(monkeypatch):
     monkeypatch.setattr(runner, "QUICK", {"min_block_s": 0.001, "blocks": 5})
     (more,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True, settle=[Undecided()])
     (enough,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True, settle=[Decided()])
+    (unjudged,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True)
     assert len(more.block_s) == runner.SETTLE_MAX_BLOCKS
-    assert len(enough.block_s) == 5
+    # A decided claim is still judged on no fewer blocks than the minimum; no claim, no more.
+    assert len(enough.block_s) == runner.SETTLE_MIN_BLOCKS
+    assert len(unjudged.block_s) == 5
 
 
 def test_a_claim_about_variants_not_run_is_refused():

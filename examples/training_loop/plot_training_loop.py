@@ -107,7 +107,8 @@ print(
 # ``run_eagerly=True`` or ``jit_compile=True``; ``tf-data`` feeds ``fit`` from a ``tf.data``
 # pipeline instead of NumPy arrays; ``steps-per-execution`` runs ``fit``'s eight batches in one
 # call of its compiled function; ``tf1-session`` is the small model written as a TensorFlow 1
-# graph, run by ``Session.run``. All paths of a column are timed in one interleaved run.
+# graph, run by ``Session.run``. All paths of a column are timed in one interleaved run, in a
+# fresh process.
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
 tf1_claim = Faster("tf1-session", "train-on-batch", by=1.47)
@@ -172,18 +173,25 @@ settle[SMALL] += small_claims
 # The columns after the first leave out the paths whose first call (tracing, compiling with
 # XLA, building a pipeline) costs seconds of the build; the answer's own small benchmark, the
 # first column, has them all.
-lean = ["fit", "fit-per-batch", "train-on-batch", "custom-step", "run-eagerly"]
-variants = {SMALL: None, LONG: [*lean, "tf1-session"], MEDIUM: lean}
+lean = ("fit", "fit-per-batch", "train-on-batch", "custom-step", "run-eagerly")
+variants = {SMALL: (), LONG: (*lean, "tf1-session"), MEDIUM: lean}
+# The grid is timed in a fresh process, as `python -m perfguide run` times it: a docs build
+# runs every chapter in one process, and there, after the earlier chapters, Keras's paths ran
+# slower by a different amount in each build, so the ratios between paths drifted.
+fresh_grid = isolated.run_jobs_in_fresh_process(
+    [
+        isolated.Job(workload.name, variants[column], steps, tuple(settle[column]))
+        for column, (workload, steps) in GRID.items()
+    ],
+    device=device,
+    quick=True,
+    limits=False,
+)
 grid = {
-    column: run(
-        workload,
-        variants[column],
-        size=steps,
-        device=device,
-        quick=True,
-        settle=settle[column],
-    )
-    for column, (workload, steps) in GRID.items()
+    column: [
+        m for m in fresh_grid.measurements if (m.workload, m.size) == (w.name, steps)
+    ]
+    for column, (w, steps) in GRID.items()
 }
 ax = heatmap(grid, list(tl.TRAIN_SMALL.variants))
 ax.set_title("Time per training step, and how many times the column's fastest")
@@ -283,17 +291,6 @@ Comparison(versions, baseline="keras-2-train-on-batch")
 # %%
 keras_checked = [claim.check(versions) for claim in keras_claims]
 ClaimReport(keras_checked)
-
-# %%
-# The same Keras 3 call in two processes: this page's, where earlier chapters have run (in a
-# docs build, every chapter runs in one process), and the fresh one. Compare calls within one
-# run, never across processes:
-fresh_keras_3 = pick(versions, "keras-3-train-on-batch")[0].median_s
-here_keras_3 = pick(small, "train-on-batch")[0].median_s
-print(
-    f"train_on_batch: {format_seconds(here_keras_3)} per step in this process, "
-    f"{format_seconds(fresh_keras_3)} in the fresh one"
-)
 
 # %%
 # Where the two Keras differ: the price of a ``fit`` call beyond a ``train_on_batch`` call on

@@ -38,13 +38,11 @@ from perfguide.report.claims import (
     Claim,
     ClaimReport,
     Faster,
-    ratio_interval,
 )
 from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import (
     format_count,
     format_seconds,
-    format_speedup,
     three_figures,
 )
 from perfguide.report.ops import OpTable
@@ -173,8 +171,8 @@ ClaimReport([loop_checked, large_checked])
 # Batched products: a loop, or one operation?
 # -------------------------------------------
 #
-# The handbook's second example, at a tenth of its size so it runs in seconds: 100 matrices of
-# 100 × 1000, each times one 1000 × 1000 matrix (2·10¹⁰ operations). Five ways to write it, each
+# The handbook's second example, at a twentieth of its size so it runs in seconds: 50 matrices
+# of 100 × 1000, each times one 1000 × 1000 matrix (10¹⁰ operations). Five ways to write it, each
 # eagerly and inside a ``tf.function``: the loop with ``tf.stack``, one ``tf.einsum``, one
 # ``tf.matmul`` that broadcasts the matrix over the batch, ``tf.vectorized_map`` (the loop body
 # for one matrix, turned into batch operations) and ``tf.map_fn`` (the loop body run once per
@@ -201,7 +199,9 @@ ClaimReport([loop_checked, large_checked])
 #       :pyobject: _batched_call
 one_op = Faster("einsum", "loop-stack")
 vectorized = Faster("vectorized-map", "map-fn")
-batched_claims = [one_op, vectorized]
+# The handbook's last advice: is tf.function worth its extra code around one big op?
+wrapped = Faster("einsum-tf-function", "einsum")
+batched_claims = [one_op, vectorized, wrapped]
 batched = run(vz.BATCHED_MATMUL, device=device, settle=batched_claims)
 Comparison(batched, baseline="loop-stack")
 
@@ -231,17 +231,7 @@ peak_claim = Claim(
     effect=f"{batched_share:.0%} of peak",
 )
 batched_checked = {claim: claim.check(batched) for claim in batched_claims}
-# The handbook's last advice, checked: is tf.function worth its extra code around one big op?
-# It is not if the speed-up's whole interval stays within the build-to-build drift.
-speedup, low, high = ratio_interval(*pick(batched, "einsum", "einsum-tf-function"))
-readable_checked = Claim(
-    "wrapping one einsum in tf.function gains less than 10 %",
-    True if high < 1 + TOLERANCE else False if low > 1 + TOLERANCE else None,
-    f"einsum-tf-function is {format_speedup(speedup)} than einsum "
-    f"(95 % interval {low:.2f}x to {high:.2f}x)",
-    effect=format_speedup(speedup),
-)
-ClaimReport([*batched_checked.values(), peak_claim, readable_checked])
+ClaimReport([*batched_checked.values(), peak_claim])
 
 # %%
 # What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
@@ -579,16 +569,14 @@ for kernel, gap in process_gap.items():
     print(f"{kernel:20s} processes of one setting differed by up to {gap:.0%}")
 
 # %%
-# So a difference between settings counts only where it is larger than that gap (and than the
-# 10 % two builds drift apart): a ratio within it is too close to call.
-threads_help = Faster(
-    "default",
-    "1 intra-op thread",
-    tolerance=max(TOLERANCE, process_gap[vz.MATMUL.name]),
-)
-onednn_conv = Faster(
-    "default", "oneDNN off", tolerance=max(TOLERANCE, process_gap[vz.CONV2D.name])
-)
+# So a difference between settings counts only where it is larger than the largest of these
+# gaps (and than the 10 % two builds drift apart): a ratio within it is too close to call. The
+# largest over all three kernels, because how far two processes drift apart is the machine's,
+# not one kernel's, and each kernel's gap rests on a single pair of processes per setting.
+process_tolerance = max(TOLERANCE, *process_gap.values())
+print(f"too close to call: within {process_tolerance:.0%}")
+threads_help = Faster("default", "1 intra-op thread", tolerance=process_tolerance)
+onednn_conv = Faster("default", "oneDNN off", tolerance=process_tolerance)
 settings_checked = {
     "threads": threads_help.check(by_kernel[vz.MATMUL.name]),
     "onednn": onednn_conv.check(by_kernel[vz.CONV2D.name]),
@@ -619,8 +607,8 @@ answer = ShortAnswer(
         ),
         Recommendation("Prefer vectorized_map to map_fn", batched_checked[vectorized]),
         Recommendation(
-            "Keep a single large op eager: tf.function adds nothing to it",
-            readable_checked,
+            "Keep a single large op eager: tf.function adds nothing measurable to it",
+            batched_checked[wrapped],
         ),
         Recommendation(
             "Fuse cheap element-wise chains with XLA", fused_checked["affine"]

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 from perfguide.measure import environment
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
+from perfguide.report.claims import Faster
 
 #: Variables whose names start with these go to the child as they are (Terraform's excepted).
 PASSED_PREFIXES = ("TF_", "XLA_", "CUDA_", "ONEDNN_", "PERFGUIDE_")
@@ -151,11 +152,22 @@ def _run_child(
 
 class Job(NamedTuple):
     """One measurement for a fresh process: ``variants`` (empty: all) of the registered
-    ``workload`` at ``size`` (None: its own)."""
+    ``workload`` at ``size`` (None: its own), adding blocks until the
+    :class:`~perfguide.report.claims.Faster` claims in ``settle`` are settled (as
+    :func:`runner.run` does)."""
 
     workload: str
     variants: tuple[str, ...] = ()
     size: int | None = None
+    settle: tuple[Faster, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._asdict(), "settle": [dataclasses.asdict(c) for c in self.settle]}
+
+    @classmethod
+    def from_json(cls, fields: dict[str, Any]) -> Job:
+        settle = tuple(Faster(**claim) for claim in fields.get("settle", ()))
+        return cls(**{**fields, "variants": tuple(fields["variants"]), "settle": settle})
 
 
 def run_jobs_in_fresh_process(
@@ -180,7 +192,7 @@ def run_jobs_in_fresh_process(
     """
     env = child_environment(settings)
     spec = {
-        "jobs": [job._asdict() for job in jobs],
+        "jobs": [job.to_json() for job in jobs],
         "quick": quick,
         "blocks": blocks,
         "device": device,
@@ -291,7 +303,7 @@ def _child(spec_path: str, json_path: str) -> int:
         apply_thread_settings()
         measurements = [
             m
-            for job in (Job(**fields) for fields in spec["jobs"])
+            for job in map(Job.from_json, spec["jobs"])
             for m in runner.run(
                 WORKLOADS[job.workload],
                 job.variants or None,
@@ -299,6 +311,7 @@ def _child(spec_path: str, json_path: str) -> int:
                 quick=spec["quick"],
                 blocks=spec["blocks"],
                 device=spec["device"],
+                settle=job.settle,
             )
         ]
     except (KeyError, ValueError, runner.DeviceError) as error:

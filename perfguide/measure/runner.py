@@ -23,8 +23,10 @@ DEVICES = ("cpu", "gpu")
 DEVICE_ENV = "PERFGUIDE_DEVICE"
 #: Seconds per timed block and number of blocks: full runs, and ``quick`` ones for a fast look.
 FULL, QUICK = {"min_block_s": 0.1, "blocks": 10}, {"min_block_s": 0.02, "blocks": 5}
-#: Blocks added per round while a comparison is unsettled, and the most a variant may get.
-SETTLE_ROUND, SETTLE_MAX_BLOCKS = 5, 40
+#: Blocks added per round while a comparison is unsettled, the fewest a variant it compares is
+#: judged on (a bootstrap over five blocks, a quick run's, gives intervals too narrow to trust),
+#: and the most a variant may get.
+SETTLE_ROUND, SETTLE_MIN_BLOCKS, SETTLE_MAX_BLOCKS = 5, 10, 40
 
 
 class Settles(Protocol):
@@ -73,14 +75,15 @@ def check_choices(workload: Workload, variants: Sequence[str], size: int) -> Non
 
 
 def _settle(timing: Interleaved, claims: Sequence[Settles]) -> list[Measurement]:
-    """Add blocks to the variants of unsettled ``claims`` until each is settled or has had
-    :data:`SETTLE_MAX_BLOCKS` blocks."""
+    """Add blocks to the variants of ``claims`` until each claim has :data:`SETTLE_MIN_BLOCKS`
+    of them and is settled, or they have had :data:`SETTLE_MAX_BLOCKS` blocks."""
     while True:
         measurements = timing.measurements()
         open_labels = {
             label
             for claim in claims
-            if not claim.settled(measurements)
+            if min(len(timing.samples[label]) for label in claim.labels) < SETTLE_MIN_BLOCKS
+            or not claim.settled(measurements)
             for label in claim.labels
             if len(timing.samples[label]) < SETTLE_MAX_BLOCKS
         }
