@@ -82,14 +82,16 @@ large_add = Faster("eager", "numpy", by=1 / 2)
 large_matmul = Faster("eager", "numpy", by=1 / 1.5)
 peer_small = [Faster("eager", peer, by=1 / 5) for peer in peers]
 peer_large = [Faster("eager", peer, by=1 / 1.5) for peer in peers]
+add_checks = {add_sizes[0]: [small_add, *peer_small], add_sizes[-1]: [large_add]}
+matmul_checks = {matmul_sizes[-1]: [large_matmul, *peer_large]}
+# Full runs where a check reads; quick ones where only the curve's shape matters.
 add_runs = {
     n: run(
         eg.ADD,
         size=n,
         device=device,
-        settle={add_sizes[0]: [small_add, *peer_small], add_sizes[-1]: [large_add]}.get(
-            n, ()
-        ),
+        settle=add_checks.get(n, ()),
+        quick=n not in add_checks,
     )
     for n in add_sizes
 }
@@ -98,7 +100,8 @@ matmul_runs = {
         eg.MATMUL,
         size=n,
         device=device,
-        settle=[large_matmul, *peer_large] if n == matmul_sizes[-1] else (),
+        settle=matmul_checks.get(n, ()),
+        quick=n not in matmul_checks,
     )
     for n in matmul_sizes
 }
