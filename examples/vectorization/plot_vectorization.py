@@ -310,6 +310,7 @@ small_chain = Faster("numpy", "xla")
 chains = {}
 for chain, fused in ((vz.AFFINE, fused_affine), (vz.TANH, fused_tanh)):
     for n in CHAIN_SIZES:
+        # Quick runs throughout: a check still gets at least ten blocks of each variant.
         settle = {largest_chain: [fused], CHAIN_SIZES[0]: [small_chain]}.get(n, [])
         chains[chain.name, n] = run(
             chain, size=n, device=device, settle=settle, quick=True
@@ -434,7 +435,7 @@ generator_shares = [
 ]
 compute_bound = Claim(
     f"from_generator's share of a step falls from {small_model} to {large_model} hidden units",
-    # By more than the drift between builds, so the verdict does not hang on noise.
+    # By more than the band a ratio is too close to call in, so it does not hang on noise.
     generator_shares[1] < generator_shares[0] * (1 - TOLERANCE),
     f"{generator_shares[0]:.0%} of the step at {small_model} units, "
     f"{generator_shares[1]:.0%} at {large_model}",
@@ -569,7 +570,7 @@ for kernel, gap in process_gap.items():
 
 # %%
 # So a difference between settings counts only where it is larger than the larger of these
-# gaps (and than the 10 % two builds drift apart): a ratio within it is too close to call. The
+# gaps (and than the usual 10 %): a ratio within it is too close to call. The
 # larger of the two, because how far processes drift apart is the machine's, not one kernel's,
 # and each kernel's gap rests on three processes per setting.
 process_tolerance = max(TOLERANCE, *process_gap.values())

@@ -166,7 +166,7 @@ class Job(NamedTuple):
 
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Job:
-        settle = tuple(Faster(**claim) for claim in fields.get("settle", ()))
+        settle = tuple(Faster(**claim) for claim in fields["settle"])
         return cls(**{**fields, "variants": tuple(fields["variants"]), "settle": settle})
 
 

@@ -74,6 +74,12 @@ def check_choices(workload: Workload, variants: Sequence[str], size: int) -> Non
         raise ValueError(f"{workload.size_name} must be a positive integer, got {size!r}")
 
 
+def _undecided(claim: Settles, timing: Interleaved, measurements: Sequence[Measurement]) -> bool:
+    """Whether ``claim`` needs more blocks: it has too few to be judged on, or is not settled."""
+    fewest = min(len(timing.samples[label]) for label in claim.labels)
+    return fewest < SETTLE_MIN_BLOCKS or not claim.settled(measurements)
+
+
 def _settle(timing: Interleaved, claims: Sequence[Settles]) -> list[Measurement]:
     """Add blocks to the variants of ``claims`` until each claim has :data:`SETTLE_MIN_BLOCKS`
     of them and is settled, or they have had :data:`SETTLE_MAX_BLOCKS` blocks."""
@@ -82,8 +88,7 @@ def _settle(timing: Interleaved, claims: Sequence[Settles]) -> list[Measurement]
         open_labels = {
             label
             for claim in claims
-            if min(len(timing.samples[label]) for label in claim.labels) < SETTLE_MIN_BLOCKS
-            or not claim.settled(measurements)
+            if _undecided(claim, timing, measurements)
             for label in claim.labels
             if len(timing.samples[label]) < SETTLE_MAX_BLOCKS
         }

@@ -5,7 +5,7 @@ shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
 
 A speed claim (:class:`Faster`) is judged on the ratio of the two medians and its 95 % bootstrap
 interval over the timed blocks. It **held** when the whole interval clears the claimed factor by
-more than :data:`TOLERANCE` (how far two builds on the same machine drift apart), **did not hold**
+more than :data:`TOLERANCE`, **did not hold**
 when the whole interval falls short by as much, and is **inconclusive** otherwise: either the
 ratio itself is within the tolerance of the factor (too close to call on any run) or the
 interval is too wide (the run, given as many blocks as it may take, could not decide). The
@@ -36,8 +36,8 @@ from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import format_factor, format_seconds, format_speedup
 
-#: Two builds of the same code on the same machine drift apart by up to about this much per
-#: ratio, so a ratio this close to a claimed factor is too close to call.
+#: A ratio this close to a claimed factor is too close to call. (Some ratios move by more than
+#: this between builds; a claim measured across processes passes the gap it saw instead.)
 TOLERANCE = 0.10
 #: Confidence of the interval of a measured ratio.
 CONFIDENCE = 0.95
