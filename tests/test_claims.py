@@ -89,3 +89,27 @@ def test_retraced_evidence_says_tracing_is_in_the_time():
 def test_bad_comparisons_are_refused(measurements, message):
     with pytest.raises(ValueError, match=message):
         faster(measurements, "torch", "numpy")
+
+
+def process(scale, fast_s=1.0, slow_s=2.0):
+    """One process's measurements: a fast and a slow variant, everything ``scale`` times slower."""
+    return [m("fast", fast_s * scale), m("slow", slow_s * scale)]
+
+
+def test_a_claim_across_processes_reads_each_process_ratio_not_their_absolute_times():
+    # The second process ran everything 40 % slower: the ratio is 2x in both, so the claim holds.
+    claim = Faster("fast", "slow", by=1.5).check_across([process(1.0), process(1.4)])
+    assert claim.held and claim.effect == "2.00x faster"
+    assert "in 2 processes 2.00x to 2.00x faster" in claim.evidence
+
+
+def test_a_claim_across_processes_is_decided_only_where_every_process_decides_it():
+    runs = [process(1.0), process(1.0, slow_s=2.0), process(1.0, slow_s=0.9)]
+    claim = Faster("fast", "slow").check_across(runs)
+    assert claim.verdict == "INCONCLUSIVE" and "straddles" in claim.evidence
+    assert Faster("fast", "slow").check_across(runs[:2]).held
+
+
+def test_a_claim_across_one_process_is_refused():
+    with pytest.raises(ValueError, match="at least two"):
+        Faster("fast", "slow").check_across([process(1.0)])

@@ -75,3 +75,12 @@ def test_a_plain_tf_function_traces_once_per_batch_size_and_its_fixes_do_not():
     assert traces["tf-function-step"] == 4
     assert traces["input-signature"] == 1
     assert traces["reduce-retracing"] <= 2
+
+
+@pytest.mark.parametrize("autotune", [True, False])
+def test_the_tf_data_paths_differ_only_in_autotuning(autotune):
+    x, y = tl.make_data(STEPS["small"], 2)
+    dataset = tl.batched_dataset(x, y, autotune)
+    # Unset means TensorFlow's default, which is on.
+    assert (dataset.options().autotune.enabled is not False) == autotune
+    assert [len(batch) for batch, _ in dataset] == [tl.BATCH, tl.BATCH]

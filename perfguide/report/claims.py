@@ -9,7 +9,9 @@ more than :data:`TOLERANCE`, **did not hold**
 when the whole interval falls short by as much, and is **inconclusive** otherwise: either the
 ratio itself is within the tolerance of the factor (too close to call on any run) or the
 interval is too wide (the run, given as many blocks as it may take, could not decide). The
-resampling is seeded, so the same blocks always give the same verdict.
+resampling is seeded, so the same blocks always give the same verdict. Timed in several
+processes, a claim can be judged process by process instead (:meth:`Faster.check_across`): each
+process's ratio, decided only where every process decides it the same way.
 
 >>> from perfguide.measure.timer import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
@@ -27,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
+import statistics
 from collections.abc import Sequence
 
 import numpy as np
@@ -117,10 +120,8 @@ class Faster:
             return f"{self.fast} is at least {self.by:g}x faster than {self.slow}"
         return f"{self.fast} takes at most {1 / self.by:g}x the time of {self.slow}"
 
-    def _judge(self, measurements: Sequence[Measurement]) -> tuple[bool | None, str]:
-        """The verdict and, when inconclusive, why."""
-        fast, slow = pick(measurements, self.fast, self.slow)
-        ratio, low, high = ratio_interval(slow, fast)
+    def _judge(self, ratio: float, low: float, high: float) -> tuple[bool | None, str]:
+        """The verdict on a measured ratio and its interval and, when inconclusive, why."""
         margin = 1 + self.tolerance
         if low >= self.by * margin:
             return True, ""
@@ -133,27 +134,58 @@ class Faster:
     def settled(self, measurements: Sequence[Measurement]) -> bool:
         """Whether more blocks cannot change the verdict: it is decided, or the ratio is too close
         to the factor for any run to decide."""
-        held, reason = self._judge(measurements)
+        fast, slow = pick(measurements, self.fast, self.slow)
+        held, reason = self._judge(*ratio_interval(slow, fast))
         return held is not None or "too close" in reason
 
     def check(self, measurements: Sequence[Measurement]) -> Claim:
-        """The claim, judged on ``measurements``."""
+        """The claim, judged on ``measurements``: the ratio of the medians, with its interval
+        over the timed blocks."""
         fast, slow = pick(measurements, self.fast, self.slow)
-        if fast.unit != slow.unit:
-            raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
-        held, reason = self._judge(measurements)
         ratio, low, high = ratio_interval(slow, fast)
+        return self._claim([(fast, slow)], ratio, low, high, "95 % interval")
+
+    def check_across(self, runs: Sequence[Sequence[Measurement]]) -> Claim:
+        """The claim, judged on several runs (processes) that each timed both variants: the
+        median of each run's ratio of medians, with the lowest and highest of them as its
+        interval, so it is decided only where every run decides it the same way. A run is a
+        block of its own here: a process that runs everything slower moves both variants."""
+        if len(runs) < 2:
+            raise ValueError(f"a check across runs needs at least two, got {len(runs)}")
+        pairs = [pick(measurements, self.fast, self.slow) for measurements in runs]
+        ratios = [slow.median_s / fast.median_s for fast, slow in pairs]
+        spread = f"in {len(runs)} processes"
+        return self._claim(pairs, statistics.median(ratios), min(ratios), max(ratios), spread)
+
+    def _claim(
+        self,
+        pairs: Sequence[tuple[Measurement, Measurement]],
+        ratio: float,
+        low: float,
+        high: float,
+        spread: str,
+    ) -> Claim:
+        """The checked claim on (fast, slow) ``pairs`` that gave ``ratio`` within ``low`` and
+        ``high``, whose ``spread`` names that interval."""
+        for fast, slow in pairs:
+            if fast.unit != slow.unit:
+                raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
+        held, reason = self._judge(ratio, low, high)
+        fast_s, slow_s = (
+            statistics.median(m.median_s for m in ms) for ms in zip(*pairs, strict=True)
+        )
         effect = format_speedup(ratio)
         evidence = (
             f"{self.fast} is {effect} than {self.slow}".replace("as fast than", "as fast as")
-            + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
-            f"{fast.unit}; 95 % interval {_interval_words(low, high)}"
+            + f": {format_seconds(fast_s)} vs {format_seconds(slow_s)} per "
+            f"{pairs[0][0].unit}; {spread} {_interval_words(low, high)}"
         )
+        measurements = [m for pair in pairs for m in pair]
         if reason:
             evidence += f"; {reason}"
-        if fast.noisy or slow.noisy:
+        if any(m.noisy for m in measurements):
             evidence += "; noisy"
-        if fast.retraced or slow.retraced:
+        if any(m.retraced for m in measurements):
             evidence += "; retraced while timed, so tracing is in the time"
         return Claim(self.statement, held, evidence, effect)
 

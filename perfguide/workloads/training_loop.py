@@ -7,8 +7,9 @@ not to do. The timed workloads, on its models and shapes (scaled where stated):
 
 * ``train-small-model`` and ``train-medium-model``: one training step (a batch of BATCH samples)
   through ``fit`` over many batches, ``fit`` called per batch, ``train_on_batch``, a custom
-  ``tf.function`` step, ``run_eagerly=True``, ``jit_compile=True``, a ``tf.data`` pipeline and
-  ``steps_per_execution``; for the small model also a TensorFlow 1 graph and session;
+  ``tf.function`` step, ``run_eagerly=True``, ``jit_compile=True``, a ``tf.data`` pipeline (with
+  its autotuning on, the default, and off) and ``steps_per_execution``; for the small model also
+  a TensorFlow 1 graph and session;
 * ``keras-versions``: Keras 3 (``keras``) against Keras 2 (``tf.keras`` when
   ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported, so always its own process);
 * ``keras-inference``: predicting a batch through ``model(x)``, ``predict``,
@@ -210,6 +211,7 @@ TRAINING_VARIANTS = (
     "run-eagerly",
     "jit-compile",
     "tf-data",
+    "tf-data-no-autotune",
     "steps-per-execution",
 )
 #: Compile options of the paths that train through ``train_on_batch`` or ``fit`` differently.
@@ -218,7 +220,18 @@ _COMPILE_OPTIONS = {
     "jit-compile": {"jit_compile": True},
     "steps-per-execution": {"steps_per_execution": FIT_STEPS},
 }
-_MANY_BATCHES = ("fit", "tf-data", "steps-per-execution")
+_MANY_BATCHES = ("fit", "tf-data", "tf-data-no-autotune", "steps-per-execution")
+
+
+def batched_dataset(x: np.ndarray, y: np.ndarray, autotune: bool) -> tf.data.Dataset:
+    """``x`` and ``y`` in batches of :data:`BATCH`, as a ``tf.data`` pipeline, with tf.data's
+    autotuning on (its default) or off."""
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH)
+    if autotune:
+        return dataset
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)
 
 
 class Training:
@@ -250,9 +263,8 @@ class Training:
             self.timed = call_of(custom_train_step(built, keras), x, y)
         elif variant in ("train-on-batch", "run-eagerly", "jit-compile"):
             self.timed = Timed(built.train_on_batch, (x, y))
-        elif variant == "tf-data":
-            dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(BATCH)
-            self.timed = Timed(fit, (dataset,), batches)
+        elif variant.startswith("tf-data"):
+            self.timed = Timed(fit, (batched_dataset(x, y, variant == "tf-data"),), batches)
         else:  # fit, fit-per-batch, steps-per-execution: NumPy arrays, as the self-answer fed
             self.timed = Timed(functools.partial(fit, batch_size=BATCH), (x, y), batches)
 
