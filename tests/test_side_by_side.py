@@ -1,0 +1,148 @@
+"""Results files side by side: matching rows, verdicts on samples of known distributions, and
+sources that cannot be read."""
+
+import json
+
+import numpy as np
+import pytest
+
+from perfguide.measure.timer import Measurement
+from perfguide.report import results
+from perfguide.report.side_by_side import (
+    COMPARE_WITH_ENV,
+    FASTER,
+    MISSING,
+    SAME,
+    SLOWER,
+    SideBySide,
+    Source,
+    by_chapter,
+    compare_with,
+    verdict,
+)
+
+ENV = {"cpu_model": "Test CPU", "usable_cores": 2, "tensorflow": "2.21.0", "gpus": []}
+
+
+def blocks(mean, spread, n=10, seed=0):
+    """``n`` block times drawn around ``mean`` (normal, ``spread`` as a share of it)."""
+    rng = np.random.default_rng(seed)
+    return tuple(float(t) for t in mean * (1 + spread * rng.standard_normal(n)))
+
+
+def m(label, block_s, workload="w", size=10, device="cpu"):
+    return Measurement(label, "call", 1, 1, 0.0, block_s, workload, size, device)
+
+
+@pytest.mark.parametrize(
+    ("other_mean", "spread", "expected"),
+    [
+        (2.0, 0.02, SLOWER),  # twice the time, tight blocks
+        (0.5, 0.02, FASTER),
+        (1.0, 0.02, SAME),  # the same distribution
+        (1.05, 0.001, SAME),  # surely apart, but under the 1.1x minimum effect
+        (1.5, 0.8, SAME),  # a large effect the blocks' spread leaves unproven
+    ],
+)
+def test_verdicts_on_samples_of_known_distributions(other_mean, spread, expected):
+    base = m("x", blocks(1.0, spread, seed=1))
+    other = m("x", blocks(other_mean, spread, seed=2))
+    assert verdict(base, other) == expected
+
+
+def test_rows_match_by_workload_variant_size_and_device_and_missing_rows_are_listed():
+    a = Source("a", ENV, [m("numpy", blocks(1, 0.01)), m("eager", blocks(2, 0.01))])
+    b = Source("b", ENV, [m("numpy", blocks(1, 0.01)), m("eager", blocks(2, 0.01), size=20)])
+    table = SideBySide([a, b])
+    assert [row[:3] for row in table.table_rows()] == [
+        ["w", "numpy", "10"],
+        ["w", "eager", "10"],
+        ["w", "eager", "20"],
+    ]
+    assert [v for vs in table.verdicts().values() for v in vs] == [SAME, MISSING, MISSING]
+    text = str(table)
+    assert "A lacks 1 of 3 rows (w eager 20 cpu, …)" in text
+    assert "B lacks 1 of 3 rows (w eager 10 cpu, …)" in text
+
+
+def test_devices_are_matched_unless_told_otherwise():
+    cpu = Source("cpu", ENV, [m("numpy", blocks(1, 0.01))])
+    gpu_env = ENV | {"gpus": ["Test GPU"]}
+    gpu = Source("gpu", gpu_env, [m("numpy", blocks(0.1, 0.01), device="gpu")])
+    assert len(SideBySide([cpu, gpu]).rows) == 2
+    across = SideBySide([cpu, gpu], match_device=False)
+    assert list(across.verdicts().values()) == [[FASTER]]
+    assert "device" not in across.header()
+    assert "B: gpu: Test CPU (2 usable cores), GPU Test GPU, TensorFlow 2.21.0, gpu" in str(across)
+
+
+def test_three_files_are_each_judged_against_the_first():
+    sources = [
+        Source(name, ENV, [m("x", blocks(t, 0.01))]) for name, t in [("a", 1), ("b", 2), ("c", 1)]
+    ]
+    table = SideBySide(sources)
+    assert table.header()[-6:] == ["B", "B vs A", "B verdict", "C", "C vs A", "C verdict"]
+    assert list(table.verdicts().values()) == [[SLOWER, SAME]]
+    assert "2.00x slower" in table.table_rows()[0]
+
+
+def test_one_file_is_not_a_comparison():
+    with pytest.raises(ValueError, match="at least two"):
+        SideBySide([Source("a", ENV, [m("x", blocks(1, 0.01))])])
+
+
+def test_a_directory_of_results_files_is_one_source(tmp_path):
+    results.save(tmp_path / "one.json", ENV, [m("x", blocks(1, 0.01))])
+    results.save(tmp_path / "two.json", ENV, [m("y", blocks(1, 0.01), workload="v")])
+    source = Source.load(tmp_path)
+    assert [(x.workload, x.label) for x in source.measurements] == [("w", "x"), ("v", "y")]
+    assert source.environment == ENV
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "holds no results files"),  # an empty directory
+        ("not json", "is not a JSON results file"),
+        (json.dumps({"environment": {}, "measurements": []}), "holds no measurements"),
+    ],
+)
+def test_sources_that_are_not_results_say_why(tmp_path, content, message):
+    path = tmp_path
+    if content is not None:
+        path = tmp_path / "bad.json"
+        path.write_text(content)
+    with pytest.raises(results.ResultsError, match=message):
+        Source.load(path)
+
+
+def test_html_names_each_file_in_its_caption():
+    sources = [Source(n, ENV, [m("x", blocks(1, 0.01))]) for n in ("a.json", "b.json")]
+    html = SideBySide(sources)._repr_html_()
+    assert "<caption>A: a.json: Test CPU" in html and "B verdict" in html
+
+
+def test_the_page_sets_each_chapter_beside_the_same_workloads_elsewhere(tmp_path):
+    own = tmp_path / "measurements"
+    results.save(own / "eager.json", ENV, [m("x", blocks(1, 0.01))])
+    results.save(own / "vectorization.json", ENV, [m("y", blocks(1, 0.01), workload="v")])
+    gpu = Source("gpu.json", ENV, [m("x", blocks(0.1, 0.01), device="gpu")])
+    tables = by_chapter(own, [gpu])
+    assert list(tables) == ["eager", "vectorization"]
+    # One device per source: the CPU row and the GPU row are the same row.
+    assert list(tables["eager"].verdicts().values()) == [[FASTER]]
+    assert tables["vectorization"].table_rows(matched_only=True) == []
+
+
+def test_a_source_holding_a_row_twice_is_refused():
+    twice = Source("both.json", ENV, [m("x", blocks(1, 0.01)), m("x", blocks(1, 0.01), "w")])
+    with pytest.raises(ValueError, match="holds w x 10 twice"):
+        SideBySide([twice, twice], match_device=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "paths"), [("", []), (" a.json, ,dir/ ", ["a.json", "dir/"]), ("b.json", ["b.json"])]
+)
+def test_files_to_compare_with_come_from_the_environment(monkeypatch, value, paths):
+    monkeypatch.setenv(COMPARE_WITH_ENV, value)
+    assert compare_with() == paths
