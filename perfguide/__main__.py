@@ -1,5 +1,5 @@
 import sys
 
-from perfguide.cli import main
+from perfguide.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

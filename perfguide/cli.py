@@ -1,23 +1,32 @@
 """``python -m perfguide``: rerun any chapter's measurements on your own hardware.
 
 Bad input ends with one line on stderr and exit status 2, never a traceback. ``run --env
-NAME=VALUE`` measures in a fresh process (see :mod:`perfguide.measure.isolated`).
+NAME=VALUE`` measures in a fresh process (see :mod:`perfguide.measure.isolated`). TensorFlow's
+own log lines are silenced unless ``--verbose`` is given; while measuring, a progress line on
+stderr says what is being timed, on a terminal only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from perfguide.measure import isolated, runner
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from perfguide.measure import environment, isolated, runner
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
-from perfguide.report.compare import Comparison
+from perfguide.report.compare import Comparison, text_table
 from perfguide.report.format import format_count
+from perfguide.report.side_by_side import SideBySide, Source
 
 if TYPE_CHECKING:  # for annotations only: the workloads are imported when needed
     from perfguide.workloads.base import Workload
@@ -25,6 +34,10 @@ if TYPE_CHECKING:  # for annotations only: the workloads are imported when neede
 EXIT_USAGE = 2
 #: A fresh process that failed for another reason than bad input.
 EXIT_FAILURE = 1
+#: TensorFlow's C++ logging threshold when not ``--verbose``: errors only (2 hides its INFO and
+#: WARNING lines). Read when TensorFlow loads; the lines it logs while loading ignore it (see
+#: :func:`_silence_native_stderr`).
+QUIET_TF_LOG_LEVEL = "2"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,10 +75,14 @@ def _setting(text: str) -> tuple[str, str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="perfguide", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--verbose", action="store_true", help="let TensorFlow print its own log lines"
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     commands.add_parser("list", help="list workloads and their variants")
     run = commands.add_parser("run", help="measure a workload's variants and print a table")
-    run.add_argument("workload", help="workload name (see `list`)")
+    run.add_argument("workload", nargs="?", help="workload name (see `list`)")
+    run.add_argument("--all", action="store_true", help="run every workload, at its own size")
     run.add_argument("--variant", action="append", help="variant to run (repeatable; default all)")
     run.add_argument("--size", type=_positive_int, help="problem size (default: the chapter's)")
     run.add_argument("--quick", action="store_true", help="shorter timed blocks: a fast look")
@@ -81,6 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show = commands.add_parser("show", help="print the table of a saved results file")
     show.add_argument("path", help="a JSON file written by `run --json`")
+    compare = commands.add_parser(
+        "compare", help="set results files side by side, each judged against the first"
+    )
+    compare.add_argument(
+        "paths", nargs="+", metavar="PATH", help="results files (or directories of them)"
+    )
+    compare.add_argument(
+        "--any-device",
+        action="store_true",
+        help="match rows whatever device they ran on (a CPU run against a GPU run)",
+    )
+    commands.add_parser("env", help="print this machine's environment record, limits included")
     return parser
 
 
@@ -95,7 +124,7 @@ def _workloads():
     return WORKLOADS
 
 
-def _list() -> None:
+def _list(args: argparse.Namespace) -> None:
     for workload in _workloads().values():
         print(f"{workload.name}: {workload.question}")
         print(f"  variants: {', '.join(workload.variants)} (baseline {workload.baseline})")
@@ -113,10 +142,34 @@ def _check_writable(path: str) -> None:
         raise UsageError(f"cannot write {path}: its directory is not writable")
 
 
-def _run(args: argparse.Namespace) -> None:
-    from perfguide.measure import environment
+@contextlib.contextmanager
+def _progress(what: str, console: Console | None = None) -> Iterator[Callable[[str], None]]:
+    """A progress line on stderr while measuring ``what``: the step being timed and the time
+    since it began, redrawn only between steps (a redrawing thread would share the cores with
+    what is timed); nothing when stderr is not a terminal."""
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda step: None
+        return
+    start = time.perf_counter()
+    with Live(Text(what), console=console, auto_refresh=False, transient=True) as live:
 
+        def report(step: str) -> None:
+            elapsed = time.perf_counter() - start
+            live.update(Text(f"{what}: {step} ({elapsed:.0f} s)"), refresh=True)
+
+        yield report
+
+
+def _chosen(args: argparse.Namespace) -> list[Workload]:
+    """The workloads ``run`` was asked for, checked."""
     workloads = _workloads()
+    if args.all:
+        if args.workload or args.variant or args.size:
+            raise UsageError("--all runs every workload at its own size: name none, no --variant")
+        return list(workloads.values())
+    if args.workload is None:
+        raise UsageError("name a workload (see `perfguide list`) or give --all")
     if args.workload not in workloads:
         raise UsageError(f"unknown workload {args.workload!r}; choose from {', '.join(workloads)}")
     workload = workloads[args.workload]
@@ -125,43 +178,81 @@ def _run(args: argparse.Namespace) -> None:
         runner.check_choices(workload, args.variant or workload.variants, size)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    return [workload]
+
+
+def _run(args: argparse.Namespace) -> None:
+    chosen = _chosen(args)
     if args.json is not None:
         _check_writable(args.json)
+    try:  # once: TensorFlow refuses to resize its pools after its first op
+        isolated.apply_thread_settings()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    measured: list[Measurement] = []
+    records = []
+    for workload in chosen:
+        if reason := workload.requires():
+            print(f"skipped {workload.name}: {reason}", file=sys.stderr)
+            continue
+        measurements, record = _measure(workload, args)
+        records.append(record)
+        if args.all:
+            print(f"{workload.name}: {workload.question}")
+        has_baseline = any(m.label == workload.baseline for m in measurements)
+        table = Comparison(measurements, baseline=workload.baseline if has_baseline else None)
+        print(table, end="\n\n" if args.all else "\n")
+        measured += measurements
+    if args.json is not None:
+        _save(args, records, measured)
+
+
+def _save(args: argparse.Namespace, records: list, measured: list[Measurement]) -> None:
+    """Write ``run --json``'s file: with a fresh process's environment record when every
+    workload ran in one with the same settings (it says what that process saw), else this
+    process's."""
+    if not measured:
+        raise UsageError(f"nothing was measured, so {args.json} was not written")
+    one_fresh = records[0] if len(records) == 1 or args.env else None
+    record = one_fresh or environment.collect()
+    try:
+        results.save(args.json, record, measured)
+    except OSError as error:
+        raise UsageError(f"cannot write {args.json}: {error.strerror}") from None
+    print(f"wrote {args.json}")
+
+
+def _measure(workload: Workload, args: argparse.Namespace) -> tuple[list[Measurement], dict | None]:
+    """Measure ``workload`` as ``run`` was asked, here or in a fresh process; the fresh
+    process's environment record, or None if measured here."""
+    size = workload.default_size if args.size is None else args.size
     if args.env or workload.process_settings:
-        # The fresh process measures and collects its own environment record.
-        measurements, record = isolated.run_in_fresh_process(
-            workload.name,
+        with _progress(f"{workload.name}, in a fresh process"):
+            return isolated.run_in_fresh_process(
+                workload.name,
+                args.variant,
+                size=size,
+                quick=args.quick,
+                device=args.device,
+                settings={**workload.process_settings, **dict(args.env or ())},
+            )
+    with _progress(workload.name) as report:
+        return _run_here(workload, args, size, report), None
+
+
+def _run_here(
+    workload: Workload, args: argparse.Namespace, size: int, progress: Callable[[str], None]
+) -> list[Measurement]:
+    """Measure in this process (its thread pools sized by ``PERFGUIDE_*_THREADS`` if set)."""
+    try:
+        return runner.run(
+            workload,
             args.variant,
             size=size,
             quick=args.quick,
             device=args.device,
-            settings={**workload.process_settings, **dict(args.env or ())},
+            progress=progress,
         )
-    else:
-        measurements = _run_here(workload, args, size)
-        record = None
-    baseline = (
-        workload.baseline if any(m.label == workload.baseline for m in measurements) else None
-    )
-    print(Comparison(measurements, baseline=baseline))
-    if args.json is not None:
-        if record is None:
-            record = environment.collect()
-        try:
-            results.save(args.json, record, measurements)
-        except OSError as error:
-            raise UsageError(f"cannot write {args.json}: {error.strerror}") from None
-        print(f"wrote {args.json}")
-
-
-def _run_here(workload: Workload, args: argparse.Namespace, size: int) -> list[Measurement]:
-    """Measure in this process, its thread pools sized by ``PERFGUIDE_*_THREADS`` if set."""
-    try:
-        isolated.apply_thread_settings()
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    try:
-        return runner.run(workload, args.variant, size=size, quick=args.quick, device=args.device)
     except runner.DeviceError as error:
         raise UsageError(str(error)) from None
     except MemoryError:
@@ -185,15 +276,47 @@ def _show(args: argparse.Namespace) -> None:
         print(Comparison(group), end="\n\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _compare(args: argparse.Namespace) -> None:
     try:
-        if args.command == "list":
-            _list()
-        elif args.command == "run":
-            _run(args)
-        else:
-            _show(args)
+        sources = [Source.load(path) for path in args.paths]
+        print(SideBySide(sources, match_device=not args.any_device))
+    except (results.ResultsError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def _env(args: argparse.Namespace) -> None:
+    with _progress("measuring this machine's limits"):
+        record = environment.collect()
+    print(text_table(["", "this machine"], environment.as_rows(record)))
+
+
+COMMANDS = {"list": _list, "run": _run, "show": _show, "compare": _compare, "env": _env}
+
+
+def _silence_native_stderr() -> None:
+    """Send what compiled code writes to file descriptor 2 to the null device, and keep
+    Python's ``sys.stderr`` (errors, progress, warnings) on the real one. TensorFlow 2.21 logs
+    lines while it loads (abseil's "All log messages before absl::InitializeLog() is called…",
+    oneDNN's notice) before any log level is read, so only this hides them."""
+    sys.stderr.flush()
+    real = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    sys.stderr = open(real, "w", buffering=1, errors="backslashreplace")  # noqa: SIM115
+
+
+def main(argv: Sequence[str] | None = None, *, silence_native: bool = False) -> int:
+    """Run the command line on ``argv``; ``silence_native`` (the installed command's) also
+    hides what TensorFlow's compiled code prints, unless ``--verbose``."""
+    args = build_parser().parse_args(argv)
+    if not args.verbose:
+        # Before TensorFlow loads; fresh processes inherit it (TF_* variables pass to them).
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
+        if silence_native:
+            _silence_native_stderr()
+    try:
+        COMMANDS[args.command](args)
     except UsageError as error:
         print(f"perfguide: error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -202,3 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"perfguide: error: {error}", file=sys.stderr)
         return EXIT_USAGE if error.returncode == EXIT_USAGE else EXIT_FAILURE
     return 0
+
+
+def entry() -> int:
+    """The ``perfguide`` command and ``python -m perfguide``."""
+    return main(silence_native=True)

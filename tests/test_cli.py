@@ -1,6 +1,9 @@
 """The command line: its tables, its JSON, and one-line errors with exit status 2."""
 
+import dataclasses
+import io
 import json
+import os
 import subprocess
 import sys
 
@@ -177,3 +180,99 @@ def test_bad_thread_count_here_is_one_line_and_exit_2(capsys, monkeypatch):
     monkeypatch.setenv("PERFGUIDE_INTRA_OP_THREADS", "-1")
     code = main(["run", "eager-matmul", "--quick"])
     assert_usage_error(code, capsys.readouterr().err, "PERFGUIDE_INTRA_OP_THREADS", "whole number")
+
+
+def write_results(path, cpu, seconds):
+    env = {"cpu_model": cpu, "tensorflow": "2.21.0", "usable_cores": 2}
+    samples = [seconds * (1 + 0.01 * i) for i in range(5)]
+    record = {
+        "workload": "w", "variant": "numpy", "unit": "call", "size": 10, "device": "cpu",
+        "first_call_s": 0.0, "units_per_call": 1, "calls_per_block": 1, "block_s": samples,
+    }  # fmt: skip
+    path.write_text(json.dumps({"environment": env, "measurements": [record]}))
+    return str(path)
+
+
+def test_compare_sets_files_side_by_side_with_verdicts(capsys, tmp_path):
+    a = write_results(tmp_path / "a.json", "CPU A", 1e-3)
+    b = write_results(tmp_path / "b.json", "CPU B", 2e-3)
+    code, out, _ = run_cli(capsys, "compare", a, b)
+    assert code == 0
+    assert f"A: {a}: CPU A (2 usable cores), TensorFlow 2.21.0, cpu" in out
+    assert "2.00x slower" in out and "slower" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["compare", "one.json"], ["at least two"]),
+        (["compare", "a.json", "missing.json"], ["cannot read results file"]),
+        (["compare", "a.json", "not-results.json"], ["not a JSON results file"]),
+        (["run"], ["name a workload", "--all"]),
+        (["run", "--all", "--variant", "numpy"], ["--all runs every workload"]),
+    ],
+)
+def test_compare_and_run_refuse_bad_input_in_one_line(capsys, tmp_path, argv, fragments):
+    write_results(tmp_path / "a.json", "CPU A", 1e-3)
+    write_results(tmp_path / "one.json", "CPU A", 1e-3)
+    (tmp_path / "not-results.json").write_text("{")
+    argv = [str(tmp_path / arg) if arg.endswith(".json") else arg for arg in argv]
+    code, _, err = run_cli(capsys, *argv)
+    assert_usage_error(code, err, *fragments)
+
+
+def test_run_all_runs_every_workload_and_says_which_it_skipped(capsys, monkeypatch, tmp_path):
+    from perfguide import workloads
+    from perfguide.workloads import eager
+
+    unavailable = dataclasses.replace(eager.ADD, name="needs-more", requires=lambda: "why")
+    chosen = {w.name: w for w in (eager.ADD, unavailable)}
+    monkeypatch.setattr(workloads, "WORKLOADS", chosen)
+    path = tmp_path / "all.json"
+    code, out, err = run_cli(capsys, "run", "--all", "--quick", "--json", str(path))
+    assert code == 0
+    assert out.startswith(f"{eager.ADD.name}: {eager.ADD.question}")
+    assert "skipped needs-more: why" in err
+    saved = json.loads(path.read_text())["measurements"]
+    assert {m["workload"] for m in saved} == {eager.ADD.name}
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_progress_shows_on_a_terminal_only(terminal):
+    from rich.console import Console
+
+    from perfguide.cli import _progress
+
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=terminal, width=80)
+    with _progress("linear-regression", console) as report:
+        report("numpy: block 3")
+    shown = stream.getvalue()
+    assert ("linear-regression: numpy: block 3" in shown) == terminal
+    assert terminal or shown == ""
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_tensorflow_log_lines_only_with_verbose(verbose):
+    argv = ["--verbose"] * verbose + ["run", "eager-add", "--quick", "--size", "10"]
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "perfguide", *argv], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert ("oneDNN custom operations are on" in done.stderr) == verbose
+    assert "eager" in done.stdout
+
+
+def test_env_prints_the_record_with_the_machine_limits(capsys):
+    code, out, _ = run_cli(capsys, "env")
+    assert code == 0
+    assert "TensorFlow" in out and "Measured limits" in out and "GFLOP/s" in out
+
+
+def test_the_command_line_loads_tensorflow_only_when_it_measures():
+    # Its log level must be set before TensorFlow loads, and a missing TensorFlow must reach
+    # the install hint rather than fail at import.
+    probe = "import sys, perfguide.cli; print('tensorflow' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr

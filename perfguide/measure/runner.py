@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perfguide.measure.environment import gpu_names
 from perfguide.measure.timer import Interleaved, Measurement
-from perfguide.workloads.base import Workload
+
+if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the CLI loads later
+    from perfguide.workloads.base import Workload
 
 DEVICES = ("cpu", "gpu")
 #: The docs build reads the device for its examples from this variable (``cpu`` unless set).
@@ -112,11 +114,13 @@ def run(
     blocks: int | None = None,
     device: str = "cpu",
     settle: Sequence[Settles] = (),
+    progress: Callable[[str], None] | None = None,
 ) -> list[Measurement]:
     """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own), adding
     blocks while a comparison in ``settle`` is undecided (``blocks``, if given, replaces the
     number of blocks a full or quick run starts with). Each block ends by waiting for every
-    device, so work still queued on a GPU is timed in the block that started it."""
+    device, so work still queued on a GPU is timed in the block that started it. ``progress`` is
+    told each step as :class:`~perfguide.measure.timer.Interleaved` takes it."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
@@ -125,9 +129,15 @@ def run(
             raise ValueError(f"cannot settle a claim about {claim.labels} from {variants}")
     settings = QUICK if quick else FULL
     with device_scope(device):
+        if progress is not None:
+            progress("setting up the variants")
         timed = {variant: workload.make_call(variant, size) for variant in variants}
         timing = Interleaved(
-            timed, unit=workload.unit, min_block_s=settings["min_block_s"], sync=_tensorflow_sync()
+            timed,
+            unit=workload.unit,
+            min_block_s=settings["min_block_s"],
+            sync=_tensorflow_sync(),
+            progress=progress,
         )
         timing.add_blocks(blocks or settings["blocks"])
         measurements = _settle(timing, settle)

@@ -188,6 +188,10 @@ def _no_sync() -> None:
     pass
 
 
+def _no_progress(step: str) -> None:
+    pass
+
+
 def _time_calls(
     t: Timed, calls: int, wait: Callable[[Any], Any] | None, sync: Callable[[], None]
 ) -> tuple[float, float]:
@@ -227,7 +231,8 @@ class Interleaved:
 
     Creating it times each first call and calibrates each callable (the calibration calls double
     as warm-up); :meth:`add_blocks` times blocks, and can be called again to add more to the same
-    run; :meth:`measurements` reports what was timed so far.
+    run; :meth:`measurements` reports what was timed so far. ``progress``, if given, is told
+    each step ("fit: block 3") before it starts, outside the timed calls.
     """
 
     def __init__(
@@ -237,8 +242,10 @@ class Interleaved:
         unit: str = "call",
         min_block_s: float = 0.1,
         sync: Callable[[], None] | None = None,
+        progress: Callable[[str], None] | None = None,
     ):
         self.timed, self.unit, self.sync = dict(timed), unit, sync or _no_sync
+        self.progress = progress or _no_progress
         # The label whose last block left thread pools spinning, if any.
         self._spinning: str | None = None
         self.first_call_s: dict[str, float] = {}
@@ -246,6 +253,7 @@ class Interleaved:
         self.waits: dict[str, Callable[[Any], Any] | None] = {}
         self.calls: dict[str, int] = {}
         for label, t in self.timed.items():
+            self.progress(f"{label}: first call and calibration")
             traces_before = _tracing_count(t.traced)
             start = time.perf_counter()
             result = t.fn(*t.args)
@@ -282,6 +290,7 @@ class Interleaved:
         turns = list(labels or self.timed)
         for block in range(blocks):
             for label in turns if block % 2 == 0 else reversed(turns):
+                self.progress(f"{label}: block {len(self.samples[label]) + 1}")
                 t = self.timed[label]
                 before = _tracing_count(t.traced)
                 elapsed, cores = self._time(label, self.calls[label])

@@ -27,6 +27,8 @@ class Workload:
     ``size_name``) and returns it as a :class:`~perfguide.measure.timer.Timed`.
     ``process_settings`` are environment variables a process must start with to run it (read
     once, at import): such a workload is measured in a fresh process of its own.
+    ``requires()`` says why this installation cannot run it (a package or an API it lacks), or
+    returns None when it can.
     """
 
     name: str
@@ -38,3 +40,4 @@ class Workload:
     variants: tuple[str, ...]
     make_call: Callable[[str, int], Timed]
     process_settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    requires: Callable[[], str | None] = lambda: None

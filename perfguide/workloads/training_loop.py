@@ -24,6 +24,7 @@ same data (:func:`make_data`), so every path computes the same step. The functio
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -319,6 +320,11 @@ KERAS_VERSIONS = Workload(
     variants=KERAS_VERSION_VARIANTS,
     make_call=_keras_version_call,
     process_settings=LEGACY_KERAS,
+    requires=lambda: (
+        None
+        if importlib.util.find_spec("tf_keras")
+        else "needs Keras 2: pip install --no-deps tf-keras (the release matching TensorFlow's)"
+    ),
 )
 
 # -- Inference -----------------------------------------------------------------------------------
