@@ -138,3 +138,31 @@ def site_check(session: nox.Session) -> None:
     chromium-driver) at phone and desktop widths, and fail on anything broken."""
     session.install("selenium")
     session.run("python", str(ROOT / "tools" / "site_check.py"), str(DOCS / "_build" / "html"))
+
+
+#: TensorFlow releases the `releases` session measures, oldest first; the last is the one the
+#: package pins. Releases before 2.18 need NumPy 1, which the package does not support.
+RELEASES = ("2.18", "2.20", "2.21")
+RESULTS = ROOT / "results"
+
+
+@nox.session(name="release")
+@nox.parametrize("tensorflow", RELEASES, ids=RELEASES)
+def release(session: nox.Session, tensorflow: str) -> None:
+    """Every workload, quick, on one TensorFlow release (CPU) in its own venv, into
+    results/tf-<release>.json. Workloads this release cannot run are skipped, with the reason."""
+    # The package without its TensorFlow extra, then the release (and its Keras 2) over it.
+    session.install("-e", ".", f"tensorflow-cpu=={tensorflow}.*")
+    session.install("--no-deps", f"tf-keras=={tensorflow}.*")
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"tf-{tensorflow}.json"
+    session.run("python", "-m", "perfguide", "run", "--all", "--quick", "--json", str(out))
+
+
+@nox.session(requires=[f"release({tensorflow})" for tensorflow in RELEASES])
+def releases(session: nox.Session) -> None:
+    """Measure every release in RELEASES (the `release` sessions), then compare them, each
+    against the oldest."""
+    session.install("-e", ".")
+    files = [str(RESULTS / f"tf-{tensorflow}.json") for tensorflow in RELEASES]
+    session.run("python", "-m", "perfguide", "compare", *files)
