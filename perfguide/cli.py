@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 import time
@@ -313,6 +314,9 @@ def main(argv: Sequence[str] | None = None, *, silence_native: bool = False) -> 
     if not args.verbose:
         # Before TensorFlow loads; fresh processes inherit it (TF_* variables pass to them).
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", QUIET_TF_LOG_LEVEL)
+        # TensorFlow's Python warnings (e.g. "triggered tf.function retracing", which the
+        # retracing workloads cause on purpose) go through this logger, not the C++ one.
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
         if silence_native:
             _silence_native_stderr()
     try:
