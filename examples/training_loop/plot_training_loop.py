@@ -227,7 +227,8 @@ for label, seconds in first.items():
 
 # %%
 # So each check on this column takes the ratio within each process, where both paths met the
-# same conditions, and is decided only where both processes decide it the same way.
+# same conditions, and is decided only where both processes land on the same side of the claimed
+# factor.
 
 
 def check(claim: Faster, column: str) -> Claim:

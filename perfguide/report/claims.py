@@ -4,14 +4,15 @@ A chapter never asserts "X is faster" in prose; it states a claim whose outcome 
 shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
 
 A speed claim (:class:`Faster`) is judged on the ratio of the two medians and its 95 % bootstrap
-interval over the timed blocks. It **held** when the whole interval clears the claimed factor by
-more than :data:`TOLERANCE`, **did not hold**
-when the whole interval falls short by as much, and is **inconclusive** otherwise: either the
-ratio itself is within the tolerance of the factor (too close to call on any run) or the
-interval is too wide (the run, given as many blocks as it may take, could not decide). The
-resampling is seeded, so the same blocks always give the same verdict. Timed in several
-processes, a claim can be judged process by process instead (:meth:`Faster.check_across`): each
-process's ratio, decided only where every process decides it the same way.
+interval over the timed blocks, the way asv and ``perfguide compare`` judge a change: by the size
+of the effect and by how sure it is. A ratio within :data:`TOLERANCE` of the claimed factor is
+too close to call (**inconclusive** on any run). Beyond it, the claim **held** when the whole
+interval lies above the factor, **did not hold** when it lies below, and is **inconclusive**
+when the interval straddles the factor (the run, given as many blocks as it may take, could not
+decide). The resampling is seeded, so the same blocks always give the same verdict. Timed in
+several processes, a claim can be judged process by process instead (:meth:`Faster.check_across`):
+the median of the processes' ratios is the effect, and the lowest and highest of them are the
+interval, so it is decided only where every process lands on the same side of the factor.
 
 >>> from perfguide.measure.timer import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
@@ -123,12 +124,12 @@ class Faster:
     def _judge(self, ratio: float, low: float, high: float) -> tuple[bool | None, str]:
         """The verdict on a measured ratio and its interval and, when inconclusive, why."""
         margin = 1 + self.tolerance
-        if low >= self.by * margin:
-            return True, ""
-        if high <= self.by / margin:
-            return False, ""
         if self.by / margin < ratio < self.by * margin:
             return None, f"within {self.tolerance:.0%} of the claimed factor, too close to call"
+        if low >= self.by:
+            return True, ""
+        if high <= self.by:
+            return False, ""
         return None, "the interval straddles the claimed factor"
 
     def settled(self, measurements: Sequence[Measurement]) -> bool:
@@ -145,16 +146,19 @@ class Faster:
         ratio, low, high = ratio_interval(slow, fast)
         return self._claim([(fast, slow)], ratio, low, high, "95 % interval")
 
-    def check_across(self, runs: Sequence[Sequence[Measurement]]) -> Claim:
-        """The claim, judged on several runs (processes) that each timed both variants: the
-        median of each run's ratio of medians, with the lowest and highest of them as its
-        interval, so it is decided only where every run decides it the same way. A run is a
-        block of its own here: a process that runs everything slower moves both variants."""
+    def check_across(
+        self, runs: Sequence[Sequence[Measurement]], *, name: str = "processes"
+    ) -> Claim:
+        """The claim, judged on several runs (processes, or rounds of them: the evidence calls
+        them ``name``) that each timed both variants: the median of each run's ratio of
+        medians, with the lowest and highest of them as its interval, so it is decided only
+        where every run lands on the same side of the factor. A run is a block of its own here:
+        a process that runs everything slower moves both variants."""
         if len(runs) < 2:
             raise ValueError(f"a check across runs needs at least two, got {len(runs)}")
         pairs = [pick(measurements, self.fast, self.slow) for measurements in runs]
         ratios = [slow.median_s / fast.median_s for fast, slow in pairs]
-        spread = f"in {len(runs)} processes"
+        spread = f"in {len(runs)} {name}"
         return self._claim(pairs, statistics.median(ratios), min(ratios), max(ratios), spread)
 
     def _claim(
