@@ -97,9 +97,8 @@ class Faster:
     """The claim that variant ``fast`` takes at most 1/``by`` of the time of ``slow``.
 
     ``by`` below 1 claims that ``fast`` takes at most ``1/by`` times as long ("keeps up").
-    ``tolerance`` is how close to ``by`` a ratio is too close to call: :data:`TOLERANCE` for
-    variants timed in one run, more where the variants ran in different processes, which differ
-    by more than one process's blocks show. Pass it to :func:`~perfguide.measure.runner.run` as
+    ``tolerance`` is how close to ``by`` a ratio is too close to call (:data:`TOLERANCE` unless
+    a caller knows its ratios move by more). Pass it to :func:`~perfguide.measure.runner.run` as
     ``settle=`` to let the run add blocks until it is decided, then :meth:`check` it against
     the measurements.
     """
