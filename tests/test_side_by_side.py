@@ -76,6 +76,19 @@ def test_devices_are_matched_unless_told_otherwise():
     assert "B: gpu: Test CPU (2 usable cores), GPU Test GPU, TensorFlow 2.21.0, gpu" in str(across)
 
 
+def test_the_legend_names_the_libraries_and_the_settings_that_made_a_file_differ():
+    env = ENV | {
+        "keras": "3.15.1",
+        "numpy": "2.0.2",
+        "process_settings": {"TF_NUM_INTRAOP_THREADS": "1", "TF_ENABLE_ONEDNN_OPTS": "unset"},
+    }
+    source = Source("one-thread", env, [m("numpy", blocks(1, 0.01))])
+    assert source.describe() == (
+        "Test CPU (2 usable cores), TensorFlow 2.21.0 (Keras 3.15.1, NumPy 2.0.2), "
+        "TF_NUM_INTRAOP_THREADS=1, cpu"
+    )
+
+
 def test_three_files_are_each_judged_against_the_first():
     sources = [
         Source(name, ENV, [m("x", blocks(t, 0.01))]) for name, t in [("a", 1), ("b", 2), ("c", 1)]

@@ -68,7 +68,8 @@ class Source:
         return cls(str(path), loaded[0][0], measurements)
 
     def describe(self) -> str:
-        """Which machine, TensorFlow and devices the measurements came from."""
+        """Which machine, libraries, process-wide settings and devices the measurements came
+        from."""
         env = self.environment
         cores = env.get("usable_cores")
         machine = env.get("cpu_model") or "unknown CPU"
@@ -77,7 +78,17 @@ class Source:
         gpus = env.get("gpus") or []
         devices = ", ".join(sorted({m.device for m in self.measurements}))
         parts = [machine, *(f"GPU {gpu}" for gpu in gpus)]
-        parts += [f"TensorFlow {env.get('tensorflow', 'unknown')}", devices]
+        libraries = ", ".join(
+            f"{name} {env[key]}"
+            for name, key in (("Keras", "keras"), ("NumPy", "numpy"))
+            if env.get(key)
+        )
+        tensorflow = f"TensorFlow {env.get('tensorflow', 'unknown')}"
+        parts.append(f"{tensorflow} ({libraries})" if libraries else tensorflow)
+        # A setting read once per process (threads, oneDNN) is why two such files differ.
+        settings = env.get("process_settings") or {}
+        parts += [f"{key}={value}" for key, value in settings.items() if value != "unset"]
+        parts.append(devices)
         return ", ".join(parts)
 
 
