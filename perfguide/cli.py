@@ -196,7 +196,8 @@ def _run(args: argparse.Namespace) -> None:
         if reason := workload.requires():
             print(f"skipped {workload.name}: {reason}", file=sys.stderr)
             continue
-        measurements, record = _measure(workload, args)
+        # The machine's limits once, for the file's record: they take seconds to measure.
+        measurements, record = _measure(workload, args, limits=not records)
         records.append(record)
         if args.all:
             print(f"{workload.name}: {workload.question}")
@@ -209,13 +210,11 @@ def _run(args: argparse.Namespace) -> None:
 
 
 def _save(args: argparse.Namespace, records: list, measured: list[Measurement]) -> None:
-    """Write ``run --json``'s file: with a fresh process's environment record when every
-    workload ran in one with the same settings (it says what that process saw), else this
-    process's."""
+    """Write ``run --json``'s file, with the first fresh process's environment record (it says
+    what that process saw, settings included), or this process's if the workload ran here."""
     if not measured:
         raise UsageError(f"nothing was measured, so {args.json} was not written")
-    one_fresh = records[0] if len(records) == 1 or args.env else None
-    record = one_fresh or environment.collect()
+    record = records[0] or environment.collect()
     try:
         results.save(args.json, record, measured)
     except OSError as error:
@@ -223,11 +222,16 @@ def _save(args: argparse.Namespace, records: list, measured: list[Measurement]) 
     print(f"wrote {args.json}")
 
 
-def _measure(workload: Workload, args: argparse.Namespace) -> tuple[list[Measurement], dict | None]:
-    """Measure ``workload`` as ``run`` was asked, here or in a fresh process; the fresh
-    process's environment record, or None if measured here."""
+def _measure(
+    workload: Workload, args: argparse.Namespace, *, limits: bool
+) -> tuple[list[Measurement], dict | None]:
+    """Measure ``workload`` as ``run`` was asked, here or in a fresh process (whose record has
+    the machine's ``limits`` if asked); the fresh process's environment record, or None if
+    measured here."""
     size = workload.default_size if args.size is None else args.size
-    if args.env or workload.process_settings:
+    # With --all, each workload in a process of its own, as `run <workload>` measures it: what
+    # one leaves behind slows the next (eager loops ran a third slower after gradient descent).
+    if args.all or args.env or workload.process_settings:
         with _progress(f"{workload.name}, in a fresh process"):
             return isolated.run_in_fresh_process(
                 workload.name,
@@ -236,6 +240,7 @@ def _measure(workload: Workload, args: argparse.Namespace) -> tuple[list[Measure
                 quick=args.quick,
                 device=args.device,
                 settings={**workload.process_settings, **dict(args.env or ())},
+                limits=limits,
             )
     with _progress(workload.name) as report:
         return _run_here(workload, args, size, report), None

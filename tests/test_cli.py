@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from perfguide.cli import main
-from perfguide.measure import environment
+from perfguide.measure import environment, isolated
 
 
 def run_cli(capsys, *argv):
@@ -226,15 +226,27 @@ def test_run_all_runs_every_workload_and_says_which_it_skipped(capsys, monkeypat
     from perfguide.workloads import eager
 
     unavailable = dataclasses.replace(eager.ADD, name="needs-more", requires=lambda: "why")
-    chosen = {w.name: w for w in (eager.ADD, unavailable)}
+    chosen = {w.name: w for w in (unavailable, eager.ADD, eager.CALL_OVERHEAD)}
     monkeypatch.setattr(workloads, "WORKLOADS", chosen)
+    fresh, measure = [], isolated.run_in_fresh_process
+
+    def spy(workload, *args, limits, **kwargs):
+        fresh.append((workload, limits))
+        return measure(workload, *args, limits=limits, **kwargs)
+
+    monkeypatch.setattr(isolated, "run_in_fresh_process", spy)
     path = tmp_path / "all.json"
     code, out, err = run_cli(capsys, "run", "--all", "--quick", "--json", str(path))
     assert code == 0
     assert out.startswith(f"{eager.ADD.name}: {eager.ADD.question}")
     assert "skipped needs-more: why" in err
-    saved = json.loads(path.read_text())["measurements"]
-    assert {m["workload"] for m in saved} == {eager.ADD.name}
+    # Each workload in a fresh process of its own; the machine's limits measured once.
+    assert fresh == [(eager.ADD.name, True), (eager.CALL_OVERHEAD.name, False)]
+    saved = json.loads(path.read_text())
+    assert {m["workload"] for m in saved["measurements"]} == {w.name for w in chosen.values()} - {
+        "needs-more"
+    }
+    assert "machine_limits" in saved["environment"]
 
 
 @pytest.mark.parametrize("terminal", [True, False])

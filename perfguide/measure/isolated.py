@@ -257,12 +257,13 @@ def run_in_fresh_process(
     quick: bool = False,
     device: str = "cpu",
     settings: Mapping[str, str] | None = None,
+    limits: bool = True,
     timeout_s: float | None = None,
 ) -> FreshRun:
-    """:func:`run_jobs_in_fresh_process` for one workload, with the machine's limits."""
+    """:func:`run_jobs_in_fresh_process` for one workload."""
     job = Job(workload, tuple(variants or ()), size)
     return run_jobs_in_fresh_process(
-        [job], quick=quick, device=device, settings=settings, timeout_s=timeout_s
+        [job], quick=quick, device=device, settings=settings, limits=limits, timeout_s=timeout_s
     )
 
 
