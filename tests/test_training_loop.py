@@ -84,3 +84,9 @@ def test_the_tf_data_paths_differ_only_in_autotuning(autotune):
     # Unset means TensorFlow's default, which is on.
     assert (dataset.options().autotune.enabled is not False) == autotune
     assert [len(batch) for batch, _ in dataset] == [tl.BATCH, tl.BATCH]
+
+
+def test_steps_per_execution_reads_the_pipeline_without_autotuning():
+    # So that its check against tf-data-no-autotune measures the one option it sets.
+    (dataset,) = tl.Training("steps-per-execution", "small", STEPS["small"]).timed.args
+    assert dataset.options().autotune.enabled is False

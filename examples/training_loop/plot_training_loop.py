@@ -106,16 +106,16 @@ print(
 # call; ``run-eagerly`` and ``jit-compile`` are ``train_on_batch`` on a model compiled with
 # ``run_eagerly=True`` or ``jit_compile=True``; ``tf-data`` feeds ``fit`` from a ``tf.data``
 # pipeline instead of NumPy arrays, and ``tf-data-no-autotune`` from the same pipeline with
-# tf.data's autotuning off; ``steps-per-execution`` runs ``fit``'s eight batches in one
-# call of its compiled function; ``tf1-session`` is the small model written as a TensorFlow 1
-# graph, run by ``Session.run``. All paths of a column are timed in one interleaved run, in a
+# tf.data's autotuning off; ``steps-per-execution`` runs ``fit``'s eight batches from that same
+# pipeline in one call of its compiled function; ``tf1-session`` is the small model written as a
+# TensorFlow 1 graph, run by ``Session.run``. All paths of a column are timed in one interleaved run, in a
 # fresh process of its own (see below).
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
 tf1_claim = Faster("tf1-session", "train-on-batch", by=1.47)
 xla_claim = Faster("jit-compile", "train-on-batch")
 data_claim = Faster("tf-data-no-autotune", "fit")
-execution_claim = Faster("steps-per-execution", "fit")
+execution_claim = Faster("steps-per-execution", "tf-data-no-autotune")
 custom_claim = Faster("custom-step", "train-on-batch")
 small_claims = [
     graph_vs_eager,
@@ -273,8 +273,9 @@ print(
 # %%
 # Where a path's blocks spread widely, the median of one process can land among its fast calls
 # or its slow ones, which moves every ratio to it. The check of ``tf.data`` against NumPy arrays
-# reads the pipeline with autotuning off; ``fit`` on NumPy arrays cannot turn it off, so every
-# check against ``fit`` carries its spread.
+# reads the pipeline with autotuning off, and ``steps_per_execution`` is checked on that same
+# pipeline, so that its check measures that one option; ``fit`` on NumPy arrays cannot turn
+# autotuning off, so every check against ``fit`` carries its spread.
 
 # %%
 # Where the time goes: a fixed price per call, then arithmetic

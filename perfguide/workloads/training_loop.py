@@ -8,8 +8,8 @@ not to do. The timed workloads, on its models and shapes (scaled where stated):
 * ``train-small-model`` and ``train-medium-model``: one training step (a batch of BATCH samples)
   through ``fit`` over many batches, ``fit`` called per batch, ``train_on_batch``, a custom
   ``tf.function`` step, ``run_eagerly=True``, ``jit_compile=True``, a ``tf.data`` pipeline (with
-  its autotuning on, the default, and off) and ``steps_per_execution``; for the small model also
-  a TensorFlow 1 graph and session;
+  its autotuning on, the default, and off) and ``steps_per_execution`` (on the pipeline with
+  autotuning off); for the small model also a TensorFlow 1 graph and session;
 * ``keras-versions``: Keras 3 (``keras``) against Keras 2 (``tf.keras`` when
   ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported, so always its own process);
 * ``keras-inference``: predicting a batch through ``model(x)``, ``predict``,
@@ -264,9 +264,12 @@ class Training:
             self.timed = call_of(custom_train_step(built, keras), x, y)
         elif variant in ("train-on-batch", "run-eagerly", "jit-compile"):
             self.timed = Timed(built.train_on_batch, (x, y))
-        elif variant.startswith("tf-data"):
-            self.timed = Timed(fit, (batched_dataset(x, y, variant == "tf-data"),), batches)
-        else:  # fit, fit-per-batch, steps-per-execution: NumPy arrays, as the self-answer fed
+        elif variant.startswith("tf-data") or variant == "steps-per-execution":
+            # steps-per-execution reads tf-data-no-autotune's pipeline, so that the two differ in
+            # that one option, not in autotuning too (which makes a short fit's time two-valued).
+            autotune = variant == "tf-data"
+            self.timed = Timed(fit, (batched_dataset(x, y, autotune),), batches)
+        else:  # fit, fit-per-batch: NumPy arrays, as the self-answer fed them
             self.timed = Timed(functools.partial(fit, batch_size=BATCH), (x, y), batches)
 
     @staticmethod
