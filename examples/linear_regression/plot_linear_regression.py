@@ -328,7 +328,7 @@ print(answer)
 #
 # Everything measured on this page, with the environment record (the machine's measured limits
 # included), is published beside the site as
-# `linear-regression.json <../../measurements/linear-regression.json>`_, in the shape
+# `linear_regression.json <../../measurements/linear_regression.json>`_, in the shape
 # ``python -m perfguide run linear-regression --json PATH`` writes. To rerun this page on your
 # own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
@@ -340,6 +340,6 @@ published = measurements + [
     m for n in sizes if n != workload.default_size for m in sweep[n]
 ]
 results.save(
-    results.measurements_dir() / "linear-regression.json", env, published + per_device
+    results.measurements_dir() / "linear_regression.json", env, published + per_device
 )
 print(f"published {len(published) + len(per_device)} measurements")

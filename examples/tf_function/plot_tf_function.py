@@ -361,7 +361,7 @@ print(answer)
 # -------------------------
 #
 # Everything timed on this page is published as
-# `tf-function.json <../../measurements/tf-function.json>`_, in the shape
+# `tf_function.json <../../measurements/tf_function.json>`_, in the shape
 # ``python -m perfguide run tf-function --json PATH`` writes (the other workloads here are
 # ``tf-function-retracing``, ``tf-function-tracing`` and ``tf-function-rows``). To rerun this
 # page on your own machine, install the guide's package from a checkout of its repository
@@ -372,5 +372,5 @@ print(answer)
 # TensorFlow slow on small ops, and what do custom gradients cost?
 # </auto_examples/eager/plot_eager>`
 published = series + retracing + tracing + rows
-results.save(results.measurements_dir() / "tf-function.json", env, published)
+results.save(results.measurements_dir() / "tf_function.json", env, published)
 print(f"published {len(published)} measurements")
