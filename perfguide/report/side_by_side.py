@@ -92,6 +92,17 @@ class Source:
         return ", ".join(parts)
 
 
+def _key_cells(key: tuple) -> list[str]:
+    """A row's key as table cells: workload, variant, size (with separators; blank if none)
+    and, where devices are matched, device.
+
+    >>> _key_cells(("eager-add", "numpy", 10000, "cpu")), _key_cells(("w", "v", None))
+    (['eager-add', 'numpy', '10,000', 'cpu'], ['w', 'v', ''])
+    """
+    size = "" if key[2] is None else format_count(key[2])
+    return [key[0], key[1], size, *key[3:]]
+
+
 def verdict(base: Measurement, other: Measurement) -> str:
     """Whether ``other`` is faster, slower, or not clearly different from ``base``.
 
@@ -166,8 +177,7 @@ class SideBySide:
         for key, found in self.rows.items():
             if matched_only and None in found:
                 continue
-            size = "" if key[2] is None else format_count(key[2])
-            row = [key[0], key[1], size, *key[3:]]
+            row = _key_cells(key)
             row.append(_time(found[0]))
             for other, judged in zip(found[1:], verdicts[key], strict=True):
                 ratio = (
@@ -185,8 +195,11 @@ class SideBySide:
         for i, letter in enumerate(self.letters):
             absent = [key for key, found in self.rows.items() if found[i] is None]
             if absent:
-                first = " ".join(str(part) for part in absent[0] if part is not None)
-                lines.append(f"{letter} lacks {len(absent)} of {len(self.rows)} rows ({first}, …)")
+                first = " ".join(filter(None, _key_cells(absent[0])))
+                more = ", …" if len(absent) > 1 else ""
+                lines.append(
+                    f"{letter} lacks {len(absent)} of {len(self.rows)} rows ({first}{more})"
+                )
         return lines
 
     def __str__(self) -> str:
