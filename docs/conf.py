@@ -80,6 +80,9 @@ html_extra_path = [str(EXTRA.relative_to(DOCS))]
 html_static_path = ["_static"]
 html_css_files = ["perfguide.css"]  # verdict tints, aligned numbers, tables that scroll on phones
 html_show_sourcelink = False
+# Pages with no section of their own: no empty "Section Navigation" column beside them, so their
+# wide tables get the room.
+html_sidebars = {page: [] for page in ("api", "checklist", "environment", "machines")}
 
 # -- sphinx-gallery: one chapter per examples/<topic>/plot_<topic>.py --------------------------
 

@@ -2,6 +2,7 @@
 sources that cannot be read."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -133,6 +134,9 @@ def test_html_names_each_file_in_its_caption():
     sources = [Source(n, ENV, [m("x", blocks(1, 0.01))]) for n in ("a.json", "b.json")]
     html = SideBySide(sources)._repr_html_()
     assert "<caption>A: a.json: Test CPU" in html and "B verdict" in html
+    # Names and verdicts read from the left; sizes, times and ratios line up on the right.
+    text = re.findall(r'<t[dh] class="perfguide-text">([^<]*)<', html)
+    assert text == ["workload", "variant", "device", "B verdict", "w", "x", "cpu", SAME]
 
 
 def test_the_page_sets_each_chapter_beside_the_same_workloads_elsewhere(tmp_path):

@@ -14,27 +14,39 @@ from __future__ import annotations
 
 import dataclasses
 import html
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.format import format_seconds, format_speedup
 
 
-def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], caption: str = "") -> str:
-    """A table in the site's style: the first column text, the others right-aligned figures
-    (the ``perfguide-comparison`` class of the site's CSS), scrolling inside itself on phones.
+def html_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    caption: str = "",
+    text_columns: Collection[int] = (0,),
+) -> str:
+    """A table in the site's style: the ``text_columns`` (by index) left-aligned text, the others
+    right-aligned figures (the ``perfguide-comparison`` class of the site's CSS), scrolling inside
+    itself on phones.
 
     >>> html_table(["variant", "time"], [["numpy", "1 µs"]])  # doctest: +ELLIPSIS
-    '<table class="table perfguide-comparison"><thead><tr><th>variant</th><th>time</th>...'
+    '<table ...><th class="perfguide-text">variant</th><th>time</th>...<td>1 µs</td>...'
     """
-    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
-    )
+
+    def cells(tag: str, row: Sequence[str]) -> str:
+        return "".join(
+            f'<{tag} class="perfguide-text">{html.escape(cell)}</{tag}>'
+            if i in text_columns
+            else f"<{tag}>{html.escape(cell)}</{tag}>"
+            for i, cell in enumerate(row)
+        )
+
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
     caption = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return (
-        f'<table class="table perfguide-comparison">{caption}<thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>"
+        f'<table class="table perfguide-comparison">{caption}<thead><tr>{cells("th", header)}'
+        f"</tr></thead><tbody>{body}</tbody></table>"
     )
 
 

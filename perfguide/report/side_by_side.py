@@ -209,7 +209,13 @@ class SideBySide:
 
     def html(self, caption: str, matched_only: bool = False) -> str:
         """The table as HTML under ``caption``."""
-        return html_table(self.header(), self.table_rows(matched_only), caption)
+        header = self.header()
+        text = [
+            i
+            for i, name in enumerate(header)
+            if name in ("workload", "variant", "device") or name.endswith("verdict")
+        ]
+        return html_table(header, self.table_rows(matched_only), caption, text)
 
     def _repr_html_(self) -> str:
         return self.html("; ".join(self.legend()))
