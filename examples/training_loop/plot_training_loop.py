@@ -108,8 +108,8 @@ print(
 # pipeline instead of NumPy arrays, and ``tf-data-no-autotune`` from the same pipeline with
 # tf.data's autotuning off; ``steps-per-execution`` runs ``fit``'s eight batches from that same
 # pipeline in one call of its compiled function; ``tf1-session`` is the small model written as a
-# TensorFlow 1 graph, run by ``Session.run``. All paths of a column are timed in one interleaved run, in a
-# fresh process of its own (see below).
+# TensorFlow 1 graph, run by ``Session.run``. All paths of a column are timed in one interleaved
+# run, in a fresh process of its own (see below).
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
 tf1_claim = Faster("tf1-session", "train-on-batch", by=1.47)
