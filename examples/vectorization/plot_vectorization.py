@@ -569,11 +569,33 @@ for kernel, gap in process_gap.items():
     print(f"{kernel:20s} processes of one setting differed by up to {gap:.0%}")
 
 # %%
-# A process that runs slow, as one now and then does here, should sway one comparison, not how
-# close every comparison is to call. So each claim takes the ratio between two settings within
-# each round (their processes ran one after the other), and is decided only where all three
-# rounds land on the same side of the claimed factor; a ratio within 10 % of it is too close to
-# call:
+# Did a slow process lose a core to something else? Its cores kept busy say: the slowest and
+# the fastest process of each setting, per kernel.
+starved = []
+for name, fresh in per_setting.items():
+    for job in KERNELS:
+        ms = [
+            m for run in fresh for m in run.measurements if m.workload == job.workload
+        ]
+        slow, fast = (f(ms, key=lambda m: m.median_s) for f in (max, min))
+        print(
+            f"{name:18s} {job.workload:7s} slowest {format_seconds(slow.median_s):>8s} on "
+            f"{slow.cores_busy:.2f} cores, fastest {format_seconds(fast.median_s):>8s} on "
+            f"{fast.cores_busy:.2f}"
+        )
+        # A slower process with clearly fewer cores busy was held back by its share of the CPU.
+        starved.append(slow.cores_busy < fast.cores_busy - 0.1)
+print(
+    f"in {sum(starved)} of {len(starved)} pairs the slow process kept clearly fewer cores busy"
+)
+
+# %%
+# Where a slow process kept as many cores busy as the fast one, it did not lose a core to
+# anything else on the machine: it got less done with the same cores. Such a process should
+# sway one comparison, not how close every comparison is to call. So each claim takes the ratio
+# between two settings within each round (their processes ran one after the other), and is
+# decided only where all three rounds land on the same side of the claimed factor; a ratio
+# within 10 % of it is too close to call:
 rounds = [
     [
         dataclasses.replace(m, label=name)
