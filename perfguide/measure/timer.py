@@ -203,8 +203,12 @@ def _time_calls(
     try:
         sync()  # work left over from before must not land in this block
         cpu_start, start = time.process_time(), time.perf_counter()
-        if wait is None and len(args) == 1:
-            # Unpacking a tuple per call costs ~20 ns, as much as the cheapest variants' call.
+        # Unpacking a tuple per call costs ~20 ns, as much as the cheapest variants' call, even
+        # an empty one: so no unpacking for calls of no or one argument.
+        if wait is None and not args:
+            for _ in itertools.repeat(None, calls):
+                fn()
+        elif wait is None and len(args) == 1:
             (arg,) = args
             for _ in itertools.repeat(None, calls):
                 fn(arg)
