@@ -23,7 +23,7 @@ from rich.live import Live
 from rich.text import Text
 
 from perfguide.measure import environment, isolated, runner
-from perfguide.measure.timer import Measurement
+from perfguide.measure.timer import Measurement, no_progress
 from perfguide.report import results
 from perfguide.report.compare import Comparison, text_table
 from perfguide.report.format import format_count
@@ -150,7 +150,7 @@ def _progress(what: str, console: Console | None = None) -> Iterator[Callable[[s
     what is timed); nothing when stderr is not a terminal."""
     console = console or Console(stderr=True)
     if not console.is_terminal:
-        yield lambda step: None
+        yield no_progress
         return
     start = time.perf_counter()
     with Live(Text(what), console=console, auto_refresh=False, transient=True) as live:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from perfguide.measure.environment import gpu_names
-from perfguide.measure.timer import Interleaved, Measurement
+from perfguide.measure.timer import Interleaved, Measurement, no_progress
 
 if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the CLI loads later
     from perfguide.workloads.base import Workload
@@ -114,7 +114,7 @@ def run(
     blocks: int | None = None,
     device: str = "cpu",
     settle: Sequence[Settles] = (),
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] = no_progress,
 ) -> list[Measurement]:
     """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own), adding
     blocks while a comparison in ``settle`` is undecided (``blocks``, if given, replaces the
@@ -129,8 +129,7 @@ def run(
             raise ValueError(f"cannot settle a claim about {claim.labels} from {variants}")
     settings = QUICK if quick else FULL
     with device_scope(device):
-        if progress is not None:
-            progress("setting up the variants")
+        progress("setting up the variants")
         timed = {variant: workload.make_call(variant, size) for variant in variants}
         timing = Interleaved(
             timed,

@@ -188,8 +188,8 @@ def _no_sync() -> None:
     pass
 
 
-def _no_progress(step: str) -> None:
-    pass
+def no_progress(step: str) -> None:
+    """The progress report that says nothing (where no one watches)."""
 
 
 def _time_calls(
@@ -246,10 +246,10 @@ class Interleaved:
         unit: str = "call",
         min_block_s: float = 0.1,
         sync: Callable[[], None] | None = None,
-        progress: Callable[[str], None] | None = None,
+        progress: Callable[[str], None] = no_progress,
     ):
         self.timed, self.unit, self.sync = dict(timed), unit, sync or _no_sync
-        self.progress = progress or _no_progress
+        self.progress = progress
         # The label whose last block left thread pools spinning, if any.
         self._spinning: str | None = None
         self.first_call_s: dict[str, float] = {}
