@@ -1,6 +1,7 @@
 """The harness, tested on callables whose cost is known."""
 
 import dataclasses
+import math
 import time
 
 import pytest
@@ -23,6 +24,8 @@ class FakeClock:
     def __init__(self):
         self.now = self.cpu = 0.0
         self.sleeps = []
+        # How long a thread pool keeps one core spinning after work on several cores.
+        self.spin_s = self.spinning_until = 0.0
 
     def perf_counter(self):
         return self.now
@@ -33,9 +36,12 @@ class FakeClock:
     def spend(self, seconds, cores=1):
         self.now += seconds
         self.cpu += seconds * cores
+        if cores > 1:
+            self.spinning_until = self.now + self.spin_s
 
     def sleep(self, seconds):
         self.sleeps.append(seconds)
+        self.cpu += max(0.0, min(seconds, self.spinning_until - self.now))
         self.now += seconds
 
 
@@ -227,19 +233,37 @@ def test_interleaved_blocks_spread_drift_over_all_variants(clock):
     assert (a.label, b.label) == ("a", "b")
 
 
-def test_a_variant_after_one_that_used_several_cores_waits_for_them_to_go_idle(clock):
-    # BLAS and TensorFlow thread pools keep spinning after their work; a variant timed right
-    # after them would compete with those threads for the cores.
+def waits(clock, spin_s):
+    """The sleeps of an interleaved run of a variant on two cores, whose thread pool spins
+    ``spin_s`` after each block, and one on one core; and its run."""
+    clock.spin_s = spin_s
     timed = {
         "threaded": Timed(lambda: clock.spend(1e-3, cores=2)),
         "single": Timed(lambda: clock.spend(1e-3)),
     }
     run = Interleaved(timed, min_block_s=0.01).add_blocks(4)
-    waits_before_blocks = len(clock.sleeps)
-    assert waits_before_blocks >= 1 and set(clock.sleeps) == {timer.SPIN_DOWN_S}
-    # Blocks run threaded, single | single, threaded | threaded, single | single, threaded:
-    # "single" waits after each block of "threaded" that comes right before it.
+    return clock.sleeps, run
+
+
+def test_a_variant_after_one_that_used_several_cores_waits_for_them_to_go_idle(clock):
+    # BLAS thread pools keep spinning after their work; a variant timed right after them would
+    # compete with those threads for the cores.
+    sleeps, run = waits(clock, spin_s=4 * timer.IDLE_WINDOW_S)
+    # Blocks run threaded, single | single, threaded | threaded, single | single, threaded, after
+    # calibration (threaded, then single): "single" waits after each block of "threaded" that
+    # comes right before it, until the pool has gone idle: four busy windows, then an idle one.
+    assert sleeps == [timer.IDLE_WINDOW_S] * 5 * 3
     assert run.samples["single"] == pytest.approx([1e-3] * 4)
+
+
+def test_a_pool_that_goes_idle_at_once_costs_one_window_and_one_that_spins_on_is_cut_short(
+    clock,
+):
+    assert waits(clock, spin_s=0)[0] == [timer.IDLE_WINDOW_S] * 3
+    clock.sleeps.clear()
+    sleeps, _ = waits(clock, spin_s=10)
+    per_wait = math.ceil(timer.SPIN_DOWN_S / timer.IDLE_WINDOW_S)
+    assert sleeps == [timer.IDLE_WINDOW_S] * per_wait * 3
 
 
 def test_cores_busy_is_the_median_over_the_timed_blocks(clock):

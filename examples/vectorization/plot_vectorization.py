@@ -217,7 +217,10 @@ ax = rate_bars(
     limit_label=peak_label,
     rate_unit="FLOP/s",
 )
-ax.set_title("100 products of (100 × 1000) @ (1000 × 1000)")
+ax.set_title(
+    f"{vz.BATCHED_MATMUL.default_size} products of ({vz.ROWS} × {vz.INNER}) @ "
+    f"({vz.INNER} × {vz.COLUMNS})"
+)
 plt.show()
 
 # %%

@@ -37,11 +37,15 @@ from typing import Any
 
 #: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
 NOISE_THRESHOLD = 0.10
-#: A block whose process used more than this many cores ran thread pools (BLAS, TensorFlow's),
-#: whose threads keep spinning for a while after the work; the next variant waits
-#: :data:`SPIN_DOWN_S` for them to go idle instead of competing with them for the cores.
+#: A block whose process used more than this many cores ran thread pools (BLAS, TensorFlow's);
+#: some keep spinning after the work (OpenBLAS's, for about 0.1 s), so the next variant waits
+#: for them to go idle, at most :data:`SPIN_DOWN_S`, instead of competing with them for the cores.
 MULTICORE = 1.2
 SPIN_DOWN_S = 0.2
+#: Idle: a window of ``IDLE_WINDOW_S`` in which the process kept fewer than ``IDLE_CORES`` cores
+#: busy. (Other threads' CPU time is counted in scheduler ticks of a few ms; the window spans
+#: several.)
+IDLE_WINDOW_S, IDLE_CORES = 0.012, 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +192,16 @@ def _no_sync() -> None:
     pass
 
 
+def wait_until_idle(limit_s: float = SPIN_DOWN_S) -> None:
+    """Sleep until this process's other threads stop using the cores, for at most ``limit_s``."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < limit_s:
+        cpu, wall = time.process_time(), time.perf_counter()
+        time.sleep(IDLE_WINDOW_S)
+        if time.process_time() - cpu < IDLE_CORES * (time.perf_counter() - wall):
+            return
+
+
 def no_progress(step: str) -> None:
     """The progress report that says nothing (where no one watches)."""
 
@@ -275,7 +289,7 @@ class Interleaved:
     def _time(self, label: str, calls: int) -> tuple[float, float]:
         """Seconds of ``calls`` calls of ``label``, and the cores the process kept busy."""
         if self._spinning not in (None, label):
-            time.sleep(SPIN_DOWN_S)
+            wait_until_idle()
         elapsed, cores = _time_calls(self.timed[label], calls, self.waits[label], self.sync)
         self._spinning = label if cores > MULTICORE else None
         return elapsed, cores
