@@ -40,8 +40,9 @@ from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import format_factor, format_seconds, format_speedup
 
-#: A ratio this close to a claimed factor is too close to call. (Some ratios move by more than
-#: this between builds; a claim measured across processes passes the gap it saw instead.)
+#: A ratio this close to a claimed factor is too close to call (asv's default factor for a
+#: change, 1.1). Some ratios move about as much between builds, so a verdict whose ratio lies
+#: near the edge of this band can differ from one build to the next.
 TOLERANCE = 0.10
 #: Confidence of the interval of a measured ratio.
 CONFIDENCE = 0.95
