@@ -237,6 +237,24 @@ batched_checked = {claim: claim.check(batched) for claim in batched_claims}
 ClaimReport([*batched_checked.values(), peak_claim])
 
 # %%
+# The peak is the fastest block of the best square product, timed once at the start of this
+# page; the shares above compare medians with it, timed minutes later. The square product of
+# side 2048, timed in between (in the sweep above), shows how far the machine's speed moved:
+square = min(products[largest_side], key=lambda m: m.median_s)
+square_share = machine.compute_share(vz.matmul_flops(largest_side), square.median_s)
+print(
+    f"{square.label} at side {largest_side}: "
+    f"{gflops(vz.matmul_flops(largest_side), square.median_s)}, {square_share:.0%} of the peak; "
+    f"{best_batched.label}: {batched_share:.0%}"
+)
+if batched_share > 1:
+    print(
+        "above 100 %: the peak is the best square product timed at the start of the page, a "
+        "floor on what the cores can do rather than a ceiling; other shapes, or the same "
+        "machine minutes later, can go past it"
+    )
+
+# %%
 # What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
 # op dispatched from Python, and ``tf.stack`` copies the hundred results into one tensor. In a
 # ``tf.function`` the dispatches go, the copy stays. The ops each form runs:
