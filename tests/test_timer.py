@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import threading
 import time
 
 import pytest
@@ -264,6 +265,24 @@ def test_a_pool_that_goes_idle_at_once_costs_one_window_and_one_that_spins_on_is
     sleeps, _ = waits(clock, spin_s=10)
     per_wait = math.ceil(timer.SPIN_DOWN_S / timer.IDLE_WINDOW_S)
     assert sleeps == [timer.IDLE_WINDOW_S] * per_wait * 3
+
+
+def test_waiting_for_idle_sees_another_thread_spin_and_stops_when_it_does():
+    # On the real clock: the process's CPU time counts every thread, the sleeping one's not.
+    def spin_until(deadline):
+        while time.perf_counter() < deadline:
+            pass
+
+    start = time.perf_counter()
+    spinner = threading.Thread(target=spin_until, args=(start + 0.1,))
+    spinner.start()
+    timer.wait_until_idle()
+    waited = time.perf_counter() - start
+    spinner.join()
+    assert 0.08 <= waited < timer.SPIN_DOWN_S + 0.05
+    start = time.perf_counter()
+    timer.wait_until_idle()
+    assert time.perf_counter() - start < 3 * timer.IDLE_WINDOW_S
 
 
 def test_cores_busy_is_the_median_over_the_timed_blocks(clock):

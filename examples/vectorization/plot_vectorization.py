@@ -256,7 +256,7 @@ if batched_share > 1:
 
 # %%
 # What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
-# op dispatched from Python, and ``tf.stack`` copies the hundred results into one tensor. In a
+# op dispatched from Python, and ``tf.stack`` copies all the results into one tensor. In a
 # ``tf.function`` the dispatches go, the copy stays. The ops each form runs:
 for form, fn in vz.BATCHED_FORMS.items():
     counts = graph_op_counts(fn, *vz.make_batch(2))
