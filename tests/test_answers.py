@@ -28,6 +28,16 @@ def test_box_shows_each_recommendation_with_effect_verdict_and_link():
     assert f'href="#{HELD.anchor}"' in html and "<caption>their run</caption>" in html
 
 
+def test_an_effect_short_of_its_claim_shows_what_was_claimed():
+    missed = Claim(
+        "a is at least 10x faster than b", False, "…", "7.58x faster", "at least 10x faster"
+    )
+    answer = ShortAnswer("Why.", [Recommendation("Use a", missed), Recommendation("Use a", HELD)])
+    box = answer._repr_html_()
+    assert "7.58x faster here (claimed: at least 10x faster)" in box
+    assert "2.00x faster here <span" in box  # a bare "faster" claim needs nothing beside it
+
+
 def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path, monkeypatch):
     monkeypatch.setenv(answers.ANSWERS_DIR_ENV, str(tmp_path))
     make_answer().publish("second_topic", "Second?")
@@ -39,6 +49,7 @@ def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path
     assert use_a == {
         "advice": "Use a",
         "effect": "2.00x faster",
+        "target": "",
         "verdict": "HELD",
         "claim": "a is faster than b",
         "evidence": "a is 2.00x faster",

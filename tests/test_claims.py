@@ -26,6 +26,12 @@ def test_wording_never_reads_as_a_double_negative_or_a_factor_below_one():
     assert faster(MEASUREMENTS, "xla", "numpy").effect == "10.0x faster"
 
 
+def test_a_claim_says_what_it_asked_for_beyond_a_direction():
+    assert faster(MEASUREMENTS, "xla", "numpy", by=20).target == "at least 20x faster"
+    assert faster(MEASUREMENTS, "numpy", "xla", by=1 / 20).target == "at most 20x the time"
+    assert faster(MEASUREMENTS, "xla", "numpy").target == ""
+
+
 def test_a_ratio_within_the_tolerance_of_the_factor_is_too_close_to_call():
     ms = [m("a", 1.0), m("b", 1.0 + TOLERANCE / 2)]
     claim = faster(ms, "a", "b")

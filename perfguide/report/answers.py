@@ -45,6 +45,7 @@ class Recommendation:
         return {
             "advice": self.advice,
             "effect": self.claim.effect,
+            "target": self.claim.target,
             "verdict": self.claim.verdict,
             "claim": self.claim.statement,
             "evidence": self.claim.evidence,
@@ -61,6 +62,16 @@ def verdict_badge(verdict: str) -> str:
     """The verdict as an HTML badge, tinted by the site's CSS."""
     slug = verdict.lower().replace(" ", "-")
     return f'<span class="perfguide-verdict perfguide-verdict-{slug}">{html.escape(verdict)}</span>'
+
+
+def effect_and_target(effect: str, target: str = "") -> str:
+    """A measured effect, with what the claim asked for beside it where it asked for more than a
+    direction (a "7.58x faster" that did not hold reads wrong alone).
+
+    >>> effect_and_target("7.58x faster", "at least 10x faster")
+    '7.58x faster (claimed: at least 10x faster)'
+    """
+    return f"{effect} (claimed: {target})" if target else effect
 
 
 class ShortAnswer:
@@ -90,8 +101,8 @@ class ShortAnswer:
     def _repr_html_(self) -> str:
         items = "".join(
             f"<li><strong>{html.escape(r.advice)}</strong>: "
-            f"{html.escape(r.claim.effect)} here {verdict_badge(r.claim.verdict)} "
-            f'<a href="#{r.claim.anchor}">evidence</a></li>'
+            f"{html.escape(effect_and_target(r.claim.effect + ' here', r.claim.target))} "
+            f'{verdict_badge(r.claim.verdict)} <a href="#{r.claim.anchor}">evidence</a></li>'
             for r in self.recommendations
         )
         scenario = self.scenario._repr_html_() if self.scenario else ""

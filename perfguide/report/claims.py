@@ -54,12 +54,15 @@ VERDICTS = {True: "HELD", False: "DID NOT HOLD", None: "INCONCLUSIVE"}
 @dataclasses.dataclass(frozen=True)
 class Claim:
     """A statement, whether it held in this run (None: the measurements cannot tell), the
-    measured evidence, and the effect in a few words (for short answers and the checklist)."""
+    measured evidence, the effect in a few words and, where the statement asks for more than
+    a direction, what it asked for (for short answers and the checklist, where a "2.5x faster"
+    that did not hold needs its "at least 3x faster" beside it)."""
 
     statement: str
     held: bool | None
     evidence: str
     effect: str = ""
+    target: str = ""
 
     @property
     def verdict(self) -> str:
@@ -114,12 +117,21 @@ class Faster:
         return self.fast, self.slow
 
     @property
+    def target(self) -> str:
+        """What the claim asks for beyond "faster": "at least 5x faster", "at most 2x the time"."""
+        if self.by > 1:
+            return f"at least {self.by:g}x faster"
+        if self.by < 1:
+            return f"at most {1 / self.by:g}x the time"
+        return ""
+
+    @property
     def statement(self) -> str:
         if self.by == 1:
             return f"{self.fast} is faster than {self.slow}"
         if self.by > 1:
-            return f"{self.fast} is at least {self.by:g}x faster than {self.slow}"
-        return f"{self.fast} takes at most {1 / self.by:g}x the time of {self.slow}"
+            return f"{self.fast} is {self.target} than {self.slow}"
+        return f"{self.fast} takes {self.target} of {self.slow}"
 
     def _judge(self, ratio: float, low: float, high: float) -> tuple[bool | None, str]:
         """The verdict on a measured ratio and its interval and, when inconclusive, why."""
@@ -191,7 +203,7 @@ class Faster:
             evidence += "; noisy"
         if any(m.retraced for m in measurements):
             evidence += "; retraced while timed, so tracing is in the time"
-        return Claim(self.statement, held, evidence, effect)
+        return Claim(self.statement, held, evidence, effect, self.target)
 
 
 def _interval_words(low: float, high: float) -> str:
