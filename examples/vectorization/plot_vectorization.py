@@ -241,11 +241,11 @@ ClaimReport([*batched_checked.values(), peak_claim])
 # page; the shares above compare medians with it, timed minutes later. The square product of
 # side 2048, timed in between (in the sweep above), shows how far the machine's speed moved:
 square = min(products[largest_side], key=lambda m: m.median_s)
-square_share = machine.compute_share(vz.matmul_flops(largest_side), square.median_s)
+square_flops = vz.matmul_flops(largest_side)
+square_share = machine.compute_share(square_flops, square.median_s)
 print(
-    f"{square.label} at side {largest_side}: "
-    f"{gflops(vz.matmul_flops(largest_side), square.median_s)}, {square_share:.0%} of the peak; "
-    f"{best_batched.label}: {batched_share:.0%}"
+    f"{square.label} at side {largest_side}: {gflops(square_flops, square.median_s)}, "
+    f"{square_share:.0%} of the peak; {best_batched.label}: {batched_share:.0%}"
 )
 if batched_share > 1:
     print(
