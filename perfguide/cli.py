@@ -1,7 +1,8 @@
 """``python -m perfguide``: rerun any chapter's measurements on your own hardware.
 
-Bad input ends with one line on stderr and exit status 2, never a traceback. ``run --env
-NAME=VALUE`` measures in a fresh process (see :mod:`perfguide.measure.isolated`). TensorFlow's
+Bad input ends with one line on stderr and exit status 2, never a traceback. ``run`` measures in
+several fresh processes (``--processes``, see :mod:`perfguide.processes.pool`), started with any
+``--env NAME=VALUE`` settings. TensorFlow's
 own log lines are silenced unless ``--verbose`` is given; while measuring, a progress line on
 stderr says what is being timed, on a terminal only.
 """
@@ -22,8 +23,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from perfguide.measure import environment, isolated, runner
+from perfguide.measure import environment, runner
 from perfguide.measure.timer import Measurement, no_progress
+from perfguide.processes import fresh
+from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report import results
 from perfguide.report.compare import Comparison, text_table
 from perfguide.report.format import format_count
@@ -68,7 +71,7 @@ def _setting(text: str) -> tuple[str, str]:
     if not (name and equals):
         raise argparse.ArgumentTypeError(f"not NAME=VALUE: {text!r}")
     try:
-        isolated.check_settings({name: value})
+        fresh.check_settings({name: value})
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return name, value
@@ -90,12 +93,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", choices=runner.DEVICES, default="cpu", help="default: cpu")
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     run.add_argument(
+        "--processes",
+        type=_positive_int,
+        default=PROCESSES,
+        metavar="N",
+        help=f"fresh processes that each time every variant (default {PROCESSES})",
+    )
+    run.add_argument(
         "--env",
         metavar="NAME=VALUE",
         type=_setting,
         action="append",
-        help="measure in a fresh process with this variable set (repeatable); "
-        f"names start with {', '.join(isolated.PASSED_PREFIXES)}",
+        help="start the fresh processes with this variable set (repeatable); "
+        f"names start with {', '.join(fresh.PASSED_PREFIXES)}",
     )
     show = commands.add_parser("show", help="print the table of a saved results file")
     show.add_argument("path", help="a JSON file written by `run --json`")
@@ -182,87 +192,72 @@ def _chosen(args: argparse.Namespace) -> list[Workload]:
     return [workload]
 
 
-def _run(args: argparse.Namespace) -> None:
-    chosen = _chosen(args)
-    if args.json is not None:
-        _check_writable(args.json)
-    try:  # once: TensorFlow refuses to resize its pools after its first op
-        isolated.apply_thread_settings()
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    measured: list[Measurement] = []
-    records = []
+def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, list[Workload]]:
+    """The workloads that can share fresh processes: one chapter's topic, started with the same
+    settings (what one chapter's workloads leave behind in a process is what its page saw)."""
+    from perfguide.workloads import TOPICS
+
+    topic_of = {w.name: topic for topic, workloads in TOPICS.items() for w in workloads}
+    groups: dict[tuple, list[Workload]] = {}
     for workload in chosen:
         if reason := workload.requires():
             print(f"skipped {workload.name}: {reason}", file=sys.stderr)
             continue
-        # The machine's limits once, for the file's record: they take seconds to measure.
-        measurements, record = _measure(workload, args, limits=not records)
-        records.append(record)
-        if args.all:
-            print(f"{workload.name}: {workload.question}")
-        has_baseline = any(m.label == workload.baseline for m in measurements)
-        table = Comparison(measurements, baseline=workload.baseline if has_baseline else None)
-        print(table, end="\n\n" if args.all else "\n")
-        measured += measurements
+        settings = {**workload.process_settings, **dict(args.env or ())}
+        key = (topic_of[workload.name], tuple(sorted(settings.items())))
+        groups.setdefault(key, []).append(workload)
+    return groups
+
+
+def _run(args: argparse.Namespace) -> None:
+    chosen = _chosen(args)
     if args.json is not None:
-        _save(args, records, measured)
+        _check_writable(args.json)
+    measured: list[Measurement] = []
+    record = None
+    for (_, settings), workloads in _groups(chosen, args).items():
+        what = f"{', '.join(w.name for w in workloads)} in {args.processes} fresh processes"
+        with _progress(what) as report, _workers(args, dict(settings), report) as workers:
+            if record is None and args.json is not None:
+                # Limits once, in the first processes: they take seconds to measure.
+                record = workers.environment
+            for workload in workloads:
+                size = workload.default_size if args.size is None else args.size
+                measurements = workers.run(workload.name, args.variant, size=size, quick=args.quick)
+                if args.all:
+                    print(f"{workload.name}: {workload.question}")
+                has_baseline = any(m.label == workload.baseline for m in measurements)
+                table = Comparison(
+                    measurements, baseline=workload.baseline if has_baseline else None
+                )
+                print(table, end="\n\n" if args.all else "\n")
+                measured += measurements
+    if args.json is not None:
+        _save(args, record, measured)
 
 
-def _save(args: argparse.Namespace, records: list, measured: list[Measurement]) -> None:
-    """Write ``run --json``'s file, with the first fresh process's environment record (it says
-    what that process saw, settings included), or this process's if the workload ran here."""
-    if not measured:
+def _workers(
+    args: argparse.Namespace, settings: dict[str, str], progress: Callable[[str], None]
+) -> Workers:
+    return Workers(
+        args.processes,
+        device=args.device,
+        settings=settings,
+        limits=args.json is not None,
+        progress=progress,
+    )
+
+
+def _save(args: argparse.Namespace, record: dict | None, measured: list[Measurement]) -> None:
+    """Write ``run --json``'s file, with the environment record of the first fresh process (it
+    says what that process saw, settings included)."""
+    if not measured or record is None:
         raise UsageError(f"nothing was measured, so {args.json} was not written")
-    record = records[0] or environment.collect()
     try:
         results.save(args.json, record, measured)
     except OSError as error:
         raise UsageError(f"cannot write {args.json}: {error.strerror}") from None
     print(f"wrote {args.json}")
-
-
-def _measure(
-    workload: Workload, args: argparse.Namespace, *, limits: bool
-) -> tuple[list[Measurement], dict | None]:
-    """Measure ``workload`` as ``run`` was asked, here or in a fresh process (whose record has
-    the machine's ``limits`` if asked); the fresh process's environment record, or None if
-    measured here."""
-    size = workload.default_size if args.size is None else args.size
-    # With --all, each workload in a process of its own, as `run <workload>` measures it: what
-    # one leaves behind slows the next (eager loops ran a third slower after gradient descent).
-    if args.all or args.env or workload.process_settings:
-        with _progress(f"{workload.name}, in a fresh process"):
-            return isolated.run_in_fresh_process(
-                workload.name,
-                args.variant,
-                size=size,
-                quick=args.quick,
-                device=args.device,
-                settings={**workload.process_settings, **dict(args.env or ())},
-                limits=limits,
-            )
-    with _progress(workload.name) as report:
-        return _run_here(workload, args, size, report), None
-
-
-def _run_here(
-    workload: Workload, args: argparse.Namespace, size: int, progress: Callable[[str], None]
-) -> list[Measurement]:
-    """Measure in this process (its thread pools sized by ``PERFGUIDE_*_THREADS`` if set)."""
-    try:
-        return runner.run(
-            workload,
-            args.variant,
-            size=size,
-            quick=args.quick,
-            device=args.device,
-            progress=progress,
-        )
-    except runner.DeviceError as error:
-        raise UsageError(str(error)) from None
-    except MemoryError:
-        raise UsageError(f"{workload.size_name} {size} needs more memory than is free") from None
 
 
 def _show(args: argparse.Namespace) -> None:
@@ -291,8 +286,9 @@ def _compare(args: argparse.Namespace) -> None:
 
 
 def _env(args: argparse.Namespace) -> None:
-    with _progress("measuring this machine's limits"):
-        record = environment.collect()
+    what = "measuring this machine's limits in a fresh process"
+    with _progress(what) as report, Workers(1, limits=True, progress=report) as workers:
+        record = workers.environment
     print(text_table(["", "this machine"], environment.as_rows(record)))
 
 
@@ -329,10 +325,10 @@ def main(argv: Sequence[str] | None = None, *, silence_native: bool = False) -> 
     except UsageError as error:
         print(f"perfguide: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except isolated.ChildError as error:
+    except fresh.ChildError as error:
         # Its stderr is already on ours; a child that found bad input exits as we would.
         print(f"perfguide: error: {error}", file=sys.stderr)
-        return EXIT_USAGE if error.returncode == EXIT_USAGE else EXIT_FAILURE
+        return EXIT_USAGE if error.usage else EXIT_FAILURE
     return 0
 
 

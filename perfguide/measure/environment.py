@@ -115,24 +115,53 @@ def keras_behind_tf_keras() -> str:
     return keras.__version__
 
 
+#: Thread pools a process sizes through ``tf.config.threading`` before any op runs
+#: (:func:`apply_thread_settings`). TensorFlow honours ``TF_NUM_INTRAOP_THREADS`` too, but no
+#: API reports what it did; sizes set through these show in ``tf.config.threading``'s getters,
+#: hence in the environment record.
+THREAD_VARIABLES = {
+    "PERFGUIDE_INTRA_OP_THREADS": "set_intra_op_parallelism_threads",
+    "PERFGUIDE_INTER_OP_THREADS": "set_inter_op_parallelism_threads",
+}
+#: The variables of settings a process reads once (at import, or when its runtime starts),
+#: reported in every environment record: only a fresh process measures under another value.
+PROCESS_VARIABLES = (
+    "TF_ENABLE_ONEDNN_OPTS",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_NUM_INTEROP_THREADS",
+    "TF_USE_LEGACY_KERAS",
+    "XLA_FLAGS",
+    *THREAD_VARIABLES,
+)
+
+
+def apply_thread_settings() -> None:
+    """Size TensorFlow's thread pools from ``PERFGUIDE_INTRA_OP_THREADS`` and
+    ``PERFGUIDE_INTER_OP_THREADS`` (0 lets TensorFlow pick). Call it before any op runs:
+    TensorFlow raises RuntimeError once its runtime has started."""
+    requested = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
+    if not requested:
+        return
+    import tensorflow as tf
+
+    for name, text in requested.items():
+        if not (text.isascii() and text.isdigit()):
+            raise ValueError(f"{name} must be a whole number of threads (0: default), got {text!r}")
+        getattr(tf.config.threading, THREAD_VARIABLES[name])(int(text))
+
+
 def process_settings() -> dict[str, str]:
     """The variables of the settings only a fresh process picks up, as this process saw them
-    (``unset`` for those not set); see :mod:`perfguide.measure.isolated`."""
-    from perfguide.measure.isolated import PROCESS_VARIABLES
-
+    (``unset`` for those not set)."""
     return {name: os.environ.get(name, "unset") for name in PROCESS_VARIABLES}
 
 
-def collect(limits: bool = True) -> dict[str, Any]:
+def collect() -> dict[str, Any]:
     """The environment record: software versions, CPU, GPUs, TensorFlow threading and the other
-    settings read once per process (as this process saw them), date, and (unless ``limits`` is
-    false) the machine's measured limits (see :mod:`perfguide.measure.limits`) and the timer's
-    floor."""
+    settings read once per process (as this process saw them), and the date. (What the machine
+    can do, measured, is :func:`perfguide.measure.limits.record`'s to add.)"""
     import keras
     import tensorflow as tf
-
-    from perfguide.measure import limits as machine
-    from perfguide.measure import timer
 
     threading = tf.config.threading
     return {
@@ -159,11 +188,7 @@ def collect(limits: bool = True) -> dict[str, Any]:
         "onednn_enabled": onednn_enabled(),
         "process_settings": process_settings(),
         "tf_env": tensorflow_variables(),
-    } | (
-        {"machine_limits": machine.measured().to_dict(), "timer_floor_s": timer.loop_floor_s()}
-        if limits
-        else {}
-    )
+    }
 
 
 _LABELS = {

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from perfguide.measure.environment import usable_cores
-from perfguide.measure.timer import measure
+from perfguide.measure.timer import loop_floor_s, measure
 
 #: Bytes of the array the copy reads and of the one it writes: ten million float32 values, the
 #: chapters' largest arrays. Bandwidth depends on size (caches), so it is measured at theirs.
@@ -104,3 +104,8 @@ def measured() -> MachineLimits:
         "peak_flops": f"{product}, 2n^3 / time",
     }
     return MachineLimits(bandwidth, flops, how)
+
+
+def record() -> dict[str, Any]:
+    """The machine's limits and the timer's own cost per call, for an environment record."""
+    return {"machine_limits": measured().to_dict(), "timer_floor_s": loop_floor_s()}

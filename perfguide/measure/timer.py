@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import itertools
 import math
@@ -35,7 +36,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-#: IQR/median above this marks a measurement as noisy (torch.utils.benchmark warns from 10 %).
+from perfguide.measure import stats
+
+#: A median whose interval reaches further than this share of it marks a measurement as noisy
+#: (torch.utils.benchmark warns from an IQR of 10 % of the median).
 NOISE_THRESHOLD = 0.10
 #: A block whose process used more than this many cores ran thread pools (BLAS, TensorFlow's);
 #: some keep spinning after the work (OpenBLAS's, for about 0.1 s), so the next variant waits
@@ -87,28 +91,60 @@ class Measurement:
     #: Median over the timed blocks of the cores the process kept busy (CPU time over wall
     #: time): how many threads really worked (None: not recorded).
     cores_busy: float | None = None
+    #: How ``block_s`` splits into processes, in order: the number of blocks each process timed
+    #: (empty: all in one process).
+    blocks_per_process: tuple[int, ...] = ()
+    #: Which processes timed them, one name each (empty: this process, unnamed). Variants timed
+    #: by the same processes are compared process by process.
+    process_ids: tuple[str, ...] = ()
+
+    @property
+    def by_process(self) -> tuple[tuple[float, ...], ...]:
+        """The block samples of each process."""
+        counts = self.blocks_per_process or (len(self.block_s),)
+        ends = list(itertools.accumulate(counts))
+        return tuple(self.block_s[end - n : end] for n, end in zip(counts, ends, strict=True))
+
+    @property
+    def processes(self) -> int:
+        """How many processes timed this measurement."""
+        return len(self.blocks_per_process) or 1
+
+    @property
+    def process_median_s(self) -> tuple[float, ...]:
+        """Each process's median block, in seconds per unit."""
+        return tuple(statistics.median(blocks) for blocks in self.by_process)
 
     @property
     def quartiles_s(self) -> tuple[float, float, float]:
-        """First quartile, median and third quartile of the block samples (seconds per unit)."""
+        """First quartile, median and third quartile of all block samples (seconds per unit)."""
         q1, median, q3 = statistics.quantiles(self.block_s, n=4, method="inclusive")
         return q1, median, q3
 
     @property
     def median_s(self) -> float:
-        """Median seconds per unit over the blocks."""
-        return self.quartiles_s[1]
+        """Seconds per unit: the median over processes of each process's median block (with
+        one process, the median block)."""
+        return stats.median_of_processes(self.by_process)
+
+    @functools.cached_property
+    def interval_s(self) -> tuple[float, float]:
+        """The :data:`~perfguide.measure.stats.CONFIDENCE` interval of :attr:`median_s`, from a
+        bootstrap over processes and then blocks (see :mod:`perfguide.measure.stats`)."""
+        return stats.median_interval(self.by_process)
 
     @property
     def iqr_s(self) -> float:
-        """Interquartile range of the block samples, in seconds per unit."""
+        """Interquartile range of all block samples, in seconds per unit."""
         q1, _, q3 = self.quartiles_s
         return q3 - q1
 
     @property
     def noisy(self) -> bool:
-        """Whether the spread is too large (IQR/median > :data:`NOISE_THRESHOLD`) to trust."""
-        return self.iqr_s > NOISE_THRESHOLD * self.median_s
+        """Whether the median is too uncertain to trust: its interval reaches further than
+        :data:`NOISE_THRESHOLD` of it to either side."""
+        low, high = self.interval_s
+        return max(self.median_s - low, high - self.median_s) > NOISE_THRESHOLD * self.median_s
 
     @property
     def first_call_overhead_s(self) -> float:
@@ -140,6 +176,7 @@ class Measurement:
             "device": self.device,
             "unit": self.unit,
             "median_s": self.median_s,
+            "interval_s": list(self.interval_s),
             "iqr_s": self.iqr_s,
             "first_call_s": self.first_call_s,
             "first_call_overhead_s": self.first_call_overhead_s,
@@ -150,6 +187,9 @@ class Measurement:
             "units_per_call": self.units_per_call,
             "calls_per_block": self.calls_per_block,
             "block_s": list(self.block_s),
+            "blocks_per_process": list(self.blocks_per_process),
+            "process_ids": list(self.process_ids),
+            "process_median_s": list(self.process_median_s),
         }
 
     @classmethod
@@ -168,7 +208,48 @@ class Measurement:
             retraces=record.get("retraces"),
             first_call_traces=record.get("first_call_traces"),
             cores_busy=record.get("cores_busy"),
+            # Files written before processes were recorded hold one process.
+            blocks_per_process=tuple(record.get("blocks_per_process", ())),
+            process_ids=tuple(record.get("process_ids", ())),
         )
+
+
+def across_processes(measurements: Sequence[Measurement]) -> Measurement:
+    """One measurement of the same variant from the ``measurements`` of several processes (in
+    order): their blocks kept apart by process; first call, calls per block and cores busy the
+    processes' medians; retraces added up.
+
+    >>> a = Measurement("eager", "call", 1, 10, 2.0, (1.0, 1.2), process_ids=("p1",))
+    >>> b = dataclasses.replace(a, first_call_s=4.0, block_s=(1.4, 1.4, 1.5), process_ids=("p2",))
+    >>> m = across_processes([a, b])
+    >>> m.by_process, m.process_ids, m.first_call_s, m.median_s
+    (((1.0, 1.2), (1.4, 1.4, 1.5)), ('p1', 'p2'), 3.0, 1.25)
+    """
+    first = measurements[0]
+    names = {(m.label, m.unit, m.workload, m.size, m.device) for m in measurements}
+    if len(names) > 1:
+        raise ValueError(f"cannot pool different measurements across processes: {sorted(names)}")
+
+    def median_of(values: list[Any]) -> Any:
+        return None if None in values else statistics.median(values)
+
+    retraces = [m.retraces for m in measurements]
+    traces = [m.first_call_traces for m in measurements]
+    return dataclasses.replace(
+        first,
+        calls_per_block=round(statistics.median(m.calls_per_block for m in measurements)),
+        first_call_s=statistics.median(m.first_call_s for m in measurements),
+        block_s=tuple(s for m in measurements for s in m.block_s),
+        retraces=None if None in retraces else sum(retraces),
+        first_call_traces=None if None in traces else max(traces),
+        cores_busy=median_of([m.cores_busy for m in measurements]),
+        blocks_per_process=tuple(n for m in measurements for n in _counts(m)),
+        process_ids=tuple(name for m in measurements for name in m.process_ids),
+    )
+
+
+def _counts(m: Measurement) -> tuple[int, ...]:
+    return m.blocks_per_process or (len(m.block_s),)
 
 
 def _waiter(result: Any) -> Callable[[Any], Any] | None:

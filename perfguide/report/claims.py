@@ -3,16 +3,16 @@
 A chapter never asserts "X is faster" in prose; it states a claim whose outcome is computed, and
 shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
 
-A speed claim (:class:`Faster`) is judged on the ratio of the two medians and its 95 % bootstrap
-interval over the timed blocks, the way asv and ``perfguide compare`` judge a change: by the size
-of the effect and by how sure it is. A ratio within :data:`TOLERANCE` of the claimed factor is
+A speed claim (:class:`Faster`) is judged on the ratio of the two variants' times and its 95 %
+bootstrap interval, the way asv judges a change: by the size of the effect and by how sure it
+is. Variants timed by the same fresh processes, taking turns, are compared process by process:
+the ratio is the median of each process's own ratio, and the interval resamples processes, then
+blocks (:func:`perfguide.measure.stats.ratio_interval`), so it carries the spread between
+processes, not just between blocks. A ratio within :data:`TOLERANCE` of the claimed factor is
 too close to call (**inconclusive** on any run). Beyond it, the claim **held** when the whole
 interval lies above the factor, **did not hold** when it lies below, and is **inconclusive**
-when the interval straddles the factor (the run, given as many blocks as it may take, could not
-decide). The resampling is seeded, so the same blocks always give the same verdict. Timed in
-several processes, a claim can be judged process by process instead (:meth:`Faster.check_across`):
-the median of the processes' ratios is the effect, and the lowest and highest of them are the
-interval, so it is decided only where every process lands on the same side of the factor.
+when the interval straddles the factor. The resampling is seeded, so the same blocks always give
+the same verdict.
 
 >>> from perfguide.measure.timer import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
@@ -30,12 +30,9 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
-import statistics
 from collections.abc import Sequence
 
-import numpy as np
-from scipy import stats
-
+from perfguide.measure import stats
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import format_factor, format_seconds, format_speedup
@@ -44,10 +41,6 @@ from perfguide.report.format import format_factor, format_seconds, format_speedu
 #: change, 1.1). Some ratios move about as much between builds, so a verdict whose ratio lies
 #: near the edge of this band can differ from one build to the next.
 TOLERANCE = 0.10
-#: Confidence of the interval of a measured ratio.
-CONFIDENCE = 0.95
-_RESAMPLES = 2000
-
 VERDICTS = {True: "HELD", False: "DID NOT HOLD", None: "INCONCLUSIVE"}
 
 
@@ -78,22 +71,17 @@ class Claim:
         return "claim-" + re.sub(r"[^a-z0-9]+", "-", self.statement.lower()).strip("-")
 
 
+def paired(a: Measurement, b: Measurement) -> bool:
+    """Whether ``a`` and ``b`` were timed by the same processes, taking turns, so they compare
+    process by process (two measurements from this process's one run are paired too)."""
+    return a.process_ids == b.process_ids and a.processes == b.processes
+
+
 def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, float]:
-    """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and its bootstrap interval
-    (percentile method, seeded, :data:`CONFIDENCE`) from the two sets of block times."""
-    ratio = slow.median_s / fast.median_s
-    if len(set(slow.block_s)) == len(set(fast.block_s)) == 1:
-        return ratio, ratio, ratio  # no spread at all: nothing to resample
-    interval = stats.bootstrap(
-        (np.asarray(slow.block_s), np.asarray(fast.block_s)),
-        lambda s, f, axis: np.median(s, axis=axis) / np.median(f, axis=axis),
-        confidence_level=CONFIDENCE,
-        n_resamples=_RESAMPLES,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(0),
-    ).confidence_interval
-    return ratio, float(interval.low), float(interval.high)
+    """``slow``'s time over ``fast``'s (the speed-up of ``fast``) and its
+    :data:`~perfguide.measure.stats.CONFIDENCE` bootstrap interval, over processes and then
+    blocks (see :func:`perfguide.measure.stats.ratio_interval`)."""
+    return stats.ratio_interval(slow.by_process, fast.by_process, paired=paired(slow, fast))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,56 +140,32 @@ class Faster:
         return held is not None or "too close" in reason
 
     def check(self, measurements: Sequence[Measurement]) -> Claim:
-        """The claim, judged on ``measurements``: the ratio of the medians, with its interval
-        over the timed blocks."""
+        """The claim, judged on ``measurements``: the ratio of the two variants' times (process by
+        process where the same processes timed both), with its interval."""
         fast, slow = pick(measurements, self.fast, self.slow)
-        ratio, low, high = ratio_interval(slow, fast)
-        return self._claim([(fast, slow)], ratio, low, high, "95 % interval")
-
-    def check_across(
-        self, runs: Sequence[Sequence[Measurement]], *, name: str = "processes"
-    ) -> Claim:
-        """The claim, judged on several runs (processes, or rounds of them: the evidence calls
-        them ``name``) that each timed both variants: the median of each run's ratio of
-        medians, with the lowest and highest of them as its interval, so it is decided only
-        where every run lands on the same side of the factor. A run is a block of its own here:
-        a process that runs everything slower moves both variants."""
-        if len(runs) < 2:
-            raise ValueError(f"a check across runs needs at least two, got {len(runs)}")
-        pairs = [pick(measurements, self.fast, self.slow) for measurements in runs]
-        ratios = [slow.median_s / fast.median_s for fast, slow in pairs]
-        spread = f"in {len(runs)} {name}"
-        return self._claim(pairs, statistics.median(ratios), min(ratios), max(ratios), spread)
+        return self._claim(fast, slow, *ratio_interval(slow, fast))
 
     def _claim(
-        self,
-        pairs: Sequence[tuple[Measurement, Measurement]],
-        ratio: float,
-        low: float,
-        high: float,
-        spread: str,
+        self, fast: Measurement, slow: Measurement, ratio: float, low: float, high: float
     ) -> Claim:
-        """The checked claim on (fast, slow) ``pairs`` that gave ``ratio`` within ``low`` and
-        ``high``, whose ``spread`` names that interval."""
-        for fast, slow in pairs:
-            if fast.unit != slow.unit:
-                raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
+        """The checked claim on ``fast`` and ``slow``, which gave ``ratio`` within ``low`` and
+        ``high``."""
+        if fast.unit != slow.unit:
+            raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
         held, reason = self._judge(ratio, low, high)
-        fast_s, slow_s = (
-            statistics.median(m.median_s for m in ms) for ms in zip(*pairs, strict=True)
-        )
+        processes = min(fast.processes, slow.processes)
+        over = f" over {processes} processes" if processes > 1 else ""
         effect = format_speedup(ratio)
         evidence = (
             f"{self.fast} is {effect} than {self.slow}".replace("as fast than", "as fast as")
-            + f": {format_seconds(fast_s)} vs {format_seconds(slow_s)} per "
-            f"{pairs[0][0].unit}; {spread} {_interval_words(low, high)}"
+            + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
+            f"{fast.unit}; 95 % interval{over} {_interval_words(low, high)}"
         )
-        measurements = [m for pair in pairs for m in pair]
         if reason:
             evidence += f"; {reason}"
-        if any(m.noisy for m in measurements):
+        if fast.noisy or slow.noisy:
             evidence += "; noisy"
-        if any(m.retraced for m in measurements):
+        if fast.retraced or slow.retraced:
             evidence += "; retraced while timed, so tracing is in the time"
         return Claim(self.statement, held, evidence, effect, self.target)
 

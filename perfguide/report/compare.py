@@ -4,10 +4,10 @@
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  spread (IQR)  vs slow      first-call overhead  flags
--------  ------------------  ------------  -----------  -------------------  -----
-slow     2.00 ms             0 ns          baseline     498 ms
-fast     5.00 µs             0 ns          400x faster  10.0 ms
+variant  time per iteration  95 % interval      vs slow      first-call overhead  flags
+-------  ------------------  -----------------  -----------  -------------------  -----
+slow     2.00 ms             2.00 ms – 2.00 ms  baseline     498 ms
+fast     5.00 µs             5.00 µs – 5.00 µs  400x faster  10.0 ms
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import html
 from collections.abc import Collection, Sequence
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.format import format_interval, format_seconds, format_speedup
 
 
 def html_table(
@@ -130,7 +130,7 @@ class Comparison:
         self.unit = measurements[0].unit
 
     def header(self) -> list[str]:
-        columns = ["variant", f"time per {self.unit}", "spread (IQR)"]
+        columns = ["variant", f"time per {self.unit}", "95 % interval"]
         if self.baseline:
             columns.append(f"vs {self.baseline}")
         return [*columns, "first-call overhead", "flags"]
@@ -139,7 +139,7 @@ class Comparison:
         ratios = speedups(self.measurements, self.baseline) if self.baseline else {}
         rows = []
         for m in self.measurements:
-            row = [m.label, format_seconds(m.median_s), format_seconds(m.iqr_s)]
+            row = [m.label, format_seconds(m.median_s), format_interval(*m.interval_s)]
             if self.baseline:
                 row.append(
                     "baseline" if m.label == self.baseline else format_speedup(ratios[m.label])

@@ -30,6 +30,15 @@ def format_seconds(seconds: float) -> str:
     return f"{three_figures(seconds / scale)} {name}"
 
 
+def format_interval(low: float, high: float) -> str:
+    """An interval of times, both ends in their own unit.
+
+    >>> format_interval(9.5e-6, 1.2e-5)
+    '9.50 µs – 12.0 µs'
+    """
+    return f"{format_seconds(low)} – {format_seconds(high)}"
+
+
 def format_factor(factor: float) -> str:
     """A factor of at least 1 as ``'12.3x'``.
 

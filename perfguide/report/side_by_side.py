@@ -2,16 +2,21 @@
 releases, matched row by row and judged against the first file.
 
 A row is one workload, variant and size (and device, unless devices are what is compared). Each
-later file's time is set against the first file's: the ratio of medians, and a verdict from the
-timed blocks in the way asv judges two benchmark runs: a difference counts only where the ratio is
-beyond :data:`MIN_EFFECT` and a Mann-Whitney U test finds the two sets of blocks apart
-(two-sided, p below :data:`SIGNIFICANCE`). Rows missing from a file are listed, not dropped.
+later file's time is set against the first file's: the ratio of medians, and a verdict on the
+processes that timed them, since on these machines the process, not the block, is what varies
+between two runs of the same code. A difference counts only where the ratio is beyond
+:data:`MIN_EFFECT` and Welch's t-test on the processes' log medians finds the two sets apart,
+p below :data:`SIGNIFICANCE` after the Benjamini-Hochberg correction over the table's rows: a
+table of a hundred rows tested at p < 0.05 each would otherwise call about five of them by luck.
+A file timed in one process (or a row of it) cannot be judged that way, and says so. Rows
+missing from a file are listed, not dropped.
 
 >>> from perfguide.measure.timer import Measurement
->>> a = Source("a.json", {"cpu_model": "CPU A", "tensorflow": "2.21.0"},
-...            [Measurement("numpy", "call", 1, 1, 0.0, (1.0, 1.1, 0.9, 1.0, 1.05), "w", 10)])
->>> b = Source("b.json", {"cpu_model": "CPU B", "tensorflow": "2.20.0"},
-...            [Measurement("numpy", "call", 1, 1, 0.0, (0.5, 0.52, 0.49, 0.5, 0.51), "w", 10)])
+>>> def timed(*medians):  # one block in each of three processes
+...     return Measurement("numpy", "call", 1, 1, 0.0, medians, "w", 10,
+...                        blocks_per_process=(1, 1, 1))
+>>> a = Source("a.json", {"cpu_model": "CPU A", "tensorflow": "2.21.0"}, [timed(1.0, 1.1, 0.9)])
+>>> b = Source("b.json", {"cpu_model": "CPU B", "tensorflow": "2.20.0"}, [timed(0.5, 0.52, 0.49)])
 >>> print(SideBySide([a, b]))
 A: a.json: CPU A, TensorFlow 2.21.0, cpu
 B: b.json: CPU B, TensorFlow 2.20.0, cpu
@@ -29,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from scipy import stats
 
 from perfguide.measure.timer import Measurement
@@ -41,6 +47,7 @@ MIN_EFFECT = 1.1
 #: The rank test's p-value below which two sets of blocks count as apart.
 SIGNIFICANCE = 0.05
 FASTER, SLOWER, SAME, MISSING = "faster", "slower", "no clear difference", "missing"
+ONE_PROCESS = "one process: cannot tell"
 #: Results files (or directories of them) a docs build sets beside its own, comma-separated.
 COMPARE_WITH_ENV = "PERFGUIDE_COMPARE_WITH"
 
@@ -103,21 +110,55 @@ def _key_cells(key: tuple) -> list[str]:
     return [key[0], key[1], size, *key[3:]]
 
 
-def verdict(base: Measurement, other: Measurement) -> str:
-    """Whether ``other`` is faster, slower, or not clearly different from ``base``.
+def p_value(base: Measurement, other: Measurement) -> float | None:
+    """Welch's two-sided t-test on the log of each process's median: how likely processes this
+    far apart are if both files measured the same thing (None: a side has one process only).
 
-    >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98, 1.01, 0.99))
+    >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98), blocks_per_process=(1, 1, 1))
     >>> slow = dataclasses.replace(m, block_s=tuple(2 * s for s in m.block_s))
-    >>> verdict(m, slow), verdict(slow, m), verdict(m, m)
-    ('slower', 'faster', 'no clear difference')
+    >>> p_value(m, slow) < 0.001, p_value(m, m)
+    (True, 1.0)
     """
-    ratio = base.median_s / other.median_s
-    if max(ratio, 1 / ratio) < MIN_EFFECT:
-        return SAME
-    test = stats.mannwhitneyu(base.block_s, other.block_s, alternative="two-sided")
-    if test.pvalue >= SIGNIFICANCE:
-        return SAME
-    return FASTER if ratio > 1 else SLOWER
+    if base.processes < 2 or other.processes < 2:
+        return None
+    a, b = np.log(base.process_median_s), np.log(other.process_median_s)
+    if np.ptp(a) == np.ptp(b) == 0:  # no spread at all: apart exactly when they differ
+        return 1.0 if a[0] == b[0] else 0.0
+    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def verdicts(pairs: Sequence[tuple[Measurement | None, Measurement | None]]) -> list[str]:
+    """Whether each ``(base, other)`` pair's ``other`` is faster, slower, not clearly different
+    from ``base``, missing from either, or timed in too few processes to tell, the p-values
+    corrected over all the pairs.
+
+    >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98), blocks_per_process=(1, 1, 1))
+    >>> slow = dataclasses.replace(m, block_s=tuple(2 * s for s in m.block_s))
+    >>> one = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98))
+    >>> verdicts([(m, slow), (slow, m), (m, m), (m, None), (one, one)])
+    ['slower', 'faster', 'no clear difference', 'missing', 'one process: cannot tell']
+    """
+    tested = {
+        i: p
+        for i, (base, other) in enumerate(pairs)
+        if base is not None and other is not None and (p := p_value(base, other)) is not None
+    }
+    adjusted = (
+        dict(zip(tested, stats.false_discovery_control(list(tested.values())), strict=True))
+        if tested
+        else {}
+    )
+    out = []
+    for i, (base, other) in enumerate(pairs):
+        if base is None or other is None:
+            out.append(MISSING)
+        elif i not in adjusted:
+            out.append(ONE_PROCESS)
+        else:
+            ratio = base.median_s / other.median_s
+            apart = adjusted[i] < SIGNIFICANCE and max(ratio, 1 / ratio) >= MIN_EFFECT
+            out.append((FASTER if ratio > 1 else SLOWER) if apart else SAME)
+    return out
 
 
 class SideBySide:
@@ -160,15 +201,13 @@ class SideBySide:
         return columns
 
     def verdicts(self) -> dict[tuple, list[str]]:
-        """Per row, each later source's verdict against the first (:data:`MISSING` where either
-        lacks the row)."""
-        return {
-            key: [
-                MISSING if base is None or other is None else verdict(base, other)
-                for other in others
-            ]
-            for key, (base, *others) in self.rows.items()
-        }
+        """Per row, each later source's verdict against the first (see :func:`verdicts`; the
+        correction runs over each source's rows)."""
+        columns = [
+            verdicts([(found[0], found[i]) for found in self.rows.values()])
+            for i in range(1, len(self.sources))
+        ]
+        return dict(zip(self.rows, zip(*columns, strict=True), strict=True))
 
     def table_rows(self, matched_only: bool = False) -> list[list[str]]:
         """The table's rows; with ``matched_only``, only rows every source has."""

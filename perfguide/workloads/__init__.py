@@ -9,14 +9,13 @@ from perfguide.workloads import (
 )
 from perfguide.workloads.base import Workload
 
-#: Workload name -> :class:`~perfguide.workloads.base.Workload`.
-WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in (
-        linear_regression.WORKLOAD,
-        *tf_function.WORKLOADS,
-        *eager.WORKLOADS,
-        *vectorization.WORKLOADS,
-        *training_loop.WORKLOADS,
-    )
+#: Chapter topic -> its workloads, in the chapters' reading order.
+TOPICS: dict[str, tuple[Workload, ...]] = {
+    "linear_regression": (linear_regression.WORKLOAD,),
+    "tf_function": tf_function.WORKLOADS,
+    "eager": eager.WORKLOADS,
+    "vectorization": vectorization.WORKLOADS,
+    "training_loop": training_loop.WORKLOADS,
 }
+#: Workload name -> :class:`~perfguide.workloads.base.Workload`.
+WORKLOADS: dict[str, Workload] = {w.name: w for ws in TOPICS.values() for w in ws}

@@ -1,0 +1,122 @@
+"""What a fresh Python process gets: its environment, and how a one-off command runs in one.
+
+Some settings are read once per process, so setting them in a process that already runs
+TensorFlow changes nothing (or raises): ``TF_ENABLE_ONEDNN_OPTS`` is read when TensorFlow is
+imported, the thread pools are made when the runtime starts (``TF_NUM_INTRAOP_THREADS``,
+``tf.config.threading``), ``TF_USE_LEGACY_KERAS=1`` decides at import whether ``tf.keras`` is
+Keras 2, and XLA reads ``XLA_FLAGS`` once. Only a fresh process measures under another value.
+
+As pyperf does with its workers, a fresh process gets a minimal environment, so a stray variable
+of the parent cannot change what is measured; unlike pyperf, it also gets every ``TF_*``,
+``XLA_*``, ``CUDA_*``, ``ONEDNN_*`` and ``PERFGUIDE_*`` variable of the parent on purpose, since
+those are settings of what is measured. The settings asked for win over the parent's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+
+from perfguide.measure import environment
+
+#: Variables whose names start with these go to the child as they are (Terraform's excepted).
+PASSED_PREFIXES = ("TF_", "XLA_", "CUDA_", "ONEDNN_", "PERFGUIDE_")
+#: What Python and TensorFlow need to start and find their files, plus the variables that size
+#: the BLAS thread pools of the NumPy baselines (as TF_* ones size TensorFlow's): dropping them
+#: would change what the baselines measure.
+BASE_VARIABLES = (
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ",
+    "TMPDIR", "TEMP", "TMP", "SYSTEMROOT",
+    "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+)  # fmt: skip
+BASE_PREFIXES = ("LC_",)
+
+
+class ChildError(RuntimeError):
+    """A fresh process failed; ``usage`` when it refused its input (bad workload, variant,
+    size, device or setting), which the command line reports as bad input."""
+
+    def __init__(self, message: str, usage: bool = False):
+        super().__init__(message)
+        self.usage = usage
+
+
+def check_settings(settings: Mapping[str, str]) -> None:
+    """Raise ValueError for a setting the child would not get as asked."""
+    for name, value in settings.items():
+        if not environment.is_setting(name, PASSED_PREFIXES):
+            raise ValueError(
+                f"cannot pass {name!r} to a fresh process: only variables named "
+                f"{', '.join(p + '*' for p in PASSED_PREFIXES)} are passed (not Terraform's)"
+            )
+        if not isinstance(value, str):
+            raise ValueError(f"the value of {name} must be a string, got {value!r}")
+
+
+def child_environment(settings: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: the minimal base of this process's, its variables named with
+    :data:`PASSED_PREFIXES`, then ``settings`` over them."""
+    settings = dict(settings or {})
+    check_settings(settings)
+    base = {
+        name: value
+        for name, value in os.environ.items()
+        if name in BASE_VARIABLES or name.startswith(BASE_PREFIXES)
+    }
+    return base | environment.variables_with_prefixes(PASSED_PREFIXES) | settings
+
+
+def last_line(text: str) -> str:
+    """The last line of ``text`` that is not blank (a child's reason for failing)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "(nothing on stderr)"
+
+
+def run_command(
+    command: list[str], env: dict[str, str], timeout_s: float | None, what: str
+) -> subprocess.CompletedProcess:
+    """Run ``command`` (``what`` it does, for errors) and return what it printed; on failure
+    pass its stderr on to ours and raise :class:`ChildError`."""
+    try:
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, errors="replace", timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired as error:
+        stderr = error.stderr or ""
+        stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+        sys.stderr.write(stderr)
+        raise ChildError(f"{what} took over {timeout_s} s: {last_line(stderr)}") from None
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise ChildError(f"{what} failed (exit status {done.returncode}): {last_line(done.stderr)}")
+    return done
+
+
+#: Run in a fresh process with TensorFlow's and oneDNN's logs on: TensorFlow logs at import which
+#: of the CPU's instructions its generic code was not built for, oneDNN at its first primitive
+#: which instruction set its kernels were generated for.
+_INSTRUCTION_PROBE = (
+    "import tensorflow as tf; tf.function(tf.matmul)(tf.ones((8, 8)), tf.ones((8, 8)))"
+)
+_NOT_BUILT_FOR = re.compile(r"To enable the following instructions: (.*?), in other operations")
+_ONEDNN_ISA = re.compile(r"onednn_verbose,.*info,cpu,isa:(.*)")
+
+
+def tensorflow_instruction_sets(timeout_s: float = 120) -> dict[str, str]:
+    """What this TensorFlow build does with this CPU's vector instructions, as it reports them
+    in a fresh process: the instruction set oneDNN's kernels (matmul, convolution…) were
+    generated for at run time, and the instructions the rest of TensorFlow was not compiled to
+    use ("" where a report is missing)."""
+    env = child_environment({"TF_CPP_MIN_LOG_LEVEL": "0", "ONEDNN_VERBOSE": "1"})
+    command = [sys.executable, "-c", _INSTRUCTION_PROBE]
+    done = run_command(command, env, timeout_s, "the fresh process asking TensorFlow's build")
+    output = done.stdout + done.stderr
+    isa, not_built_for = _ONEDNN_ISA.search(output), _NOT_BUILT_FOR.search(output)
+    return {
+        "onednn_kernels": isa.group(1).strip() if isa else "",
+        "not_compiled_for_elsewhere": not_built_for.group(1).strip() if not_built_for else "",
+    }

@@ -1,0 +1,208 @@
+"""Time workloads in several fresh processes and pool what they measured, process by process.
+
+On these machines the process is the unit that varies: two fresh processes of identical code
+can differ by 5-30 %, more than the blocks within one process do. So every workload is timed by
+:class:`Workers`: a few fresh worker processes (:mod:`perfguide.processes.worker`), each of
+which times the job's variants in one interleaved run, one worker after another (never two at
+once: they would share the cores). The measurements keep each process's blocks apart, so
+medians, intervals and claims rest on the processes (see :mod:`perfguide.measure.stats`).
+
+A worker imports TensorFlow once (seconds here) and then serves every job it is handed, so a
+chapter starts its workers once and hands them its workloads in turn: each worker is a fresh
+process to the chapter, untouched by other chapters or by the process that drives them. Each
+job starts at the next worker, so a drift in the machine's speed does not always land on the
+same one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from perfguide.measure.limits import MachineLimits
+from perfguide.measure.timer import Measurement, across_processes, no_progress
+from perfguide.processes.fresh import ChildError, child_environment, last_line
+from perfguide.processes.worker import Job
+from perfguide.report.claims import Faster
+
+#: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
+#: slow process.
+PROCESSES = 3
+#: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
+START_TIMEOUT_S = 300
+
+
+class _Worker:
+    """One worker process, and the lines it answers with."""
+
+    def __init__(self, device: str, env: dict[str, str]):
+        # Kept until the worker stops: its stderr is read only if it fails.
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        command = [sys.executable, "-m", "perfguide.processes.worker", device]
+        self.process = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr
+        )
+        self.buffer = b""
+        self.name = ""
+
+    def send(self, request: dict[str, Any]) -> None:
+        try:
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise self._failed("stopped") from None
+
+    def _line(self, deadline: float | None) -> dict[str, Any]:
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.buffer:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                self.process.kill()
+                raise self._failed("took too long and was stopped")
+            if select.select([fd], [], [], remaining)[0]:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise self._failed(f"stopped (exit status {self.process.wait()})")
+                self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def receive(self, timeout_s: float | None, progress: Callable[[str], None]) -> dict[str, Any]:
+        """The worker's answer, passing its progress lines on to ``progress``."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while "progress" in (message := self._line(deadline)):
+            progress(message["progress"])
+        if "error" in message:
+            raise ChildError(message["error"], usage=message.get("usage", False))
+        return message
+
+    def _failed(self, how: str) -> ChildError:
+        """The error for a worker that died or hung, its stderr passed on to ours."""
+        self.stderr.seek(0)
+        text = self.stderr.read().decode(errors="replace")
+        sys.stderr.write(text)
+        return ChildError(f"a fresh worker process {how}: {last_line(text)}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        self.stderr.close()
+
+
+def _stop_all(workers: list[_Worker]) -> None:
+    for worker in workers:
+        worker.stop()
+
+
+class Workers:
+    """``processes`` fresh worker processes on ``device``, started with ``settings`` (variables
+    a process reads once, e.g. ``{"TF_ENABLE_ONEDNN_OPTS": "0"}``) over a minimal environment.
+
+    :meth:`run` times a workload in each of them and returns its measurements pooled across
+    them; :attr:`environment` is the first worker's environment record, with the machine's
+    limits measured there if ``limits``. Use it as a context manager, or :meth:`close` it; the
+    workers also stop with the process that started them. ``progress`` is told each step ("process
+    2 of 3: eager: block 4"). ``timeout_s`` bounds each job in each worker.
+    """
+
+    def __init__(
+        self,
+        processes: int = PROCESSES,
+        *,
+        device: str = "cpu",
+        settings: Mapping[str, str] | None = None,
+        limits: bool = False,
+        timeout_s: float | None = None,
+        progress: Callable[[str], None] = no_progress,
+    ):
+        if processes < 1:
+            raise ValueError(f"need at least one process, got {processes}")
+        env = child_environment(settings)
+        self.device, self.settings, self.limits_wanted = device, dict(settings or {}), limits
+        self.timeout_s, self.progress = timeout_s, progress
+        # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
+        self._workers = [_Worker(device, env) for _ in range(processes)]
+        self._finalizer = weakref.finalize(self, _stop_all, self._workers)
+        progress(f"starting {processes} fresh processes")
+        for worker in self._workers:
+            worker.name = worker.receive(START_TIMEOUT_S, progress)["ready"]
+        self._jobs = 0
+        self._environment: dict[str, Any] | None = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers."""
+        self._finalizer()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The workers' process names, as measurements record them."""
+        return tuple(worker.name for worker in self._workers)
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        """The first worker's environment record (what it saw, settings included), with the
+        machine's limits if the workers were started with ``limits``."""
+        if self._environment is None:
+            worker = self._workers[0]
+            worker.send({"environment": True, "limits": self.limits_wanted})
+            self._environment = worker.receive(self.timeout_s, self.progress)["environment"]
+        return self._environment
+
+    @property
+    def machine_limits(self) -> MachineLimits:
+        """The machine's limits, as the first worker measured them."""
+        if not self.limits_wanted:
+            raise ValueError("these workers were started without limits=True")
+        return MachineLimits(**self.environment["machine_limits"])
+
+    def run(
+        self,
+        workload: str,
+        variants: Sequence[str] | None = None,
+        *,
+        size: int | None = None,
+        quick: bool = False,
+        blocks: int | None = None,
+        settle: Sequence[Faster] = (),
+    ) -> list[Measurement]:
+        """``variants`` (default: all) of the registered ``workload`` at ``size`` (default: its
+        own), timed in every worker in turn as :func:`perfguide.measure.runner.run` times them
+        (``quick``, ``blocks``, ``settle``), pooled process by process."""
+        job = Job(workload, tuple(variants or ()), size, tuple(settle), quick, blocks)
+        count = len(self._workers)
+        first = self._jobs % count
+        self._jobs += 1
+        answers: dict[int, list[Measurement]] = {}
+        for turn in range(count):
+            index = (first + turn) % count
+            worker = self._workers[index]
+            worker.send({"job": job.to_json()})
+
+            def progress(step: str, turn: int = turn) -> None:
+                self.progress(f"process {turn + 1} of {count}: {step}")
+
+            answer = worker.receive(self.timeout_s, progress)
+            answers[index] = [Measurement.from_dict(r) for r in answer["measurements"]]
+        # In the workers' own order, whichever started: variants pair up process by process.
+        per_process = [answers[index] for index in range(count)]
+        return [across_processes(group) for group in zip(*per_process, strict=True)]
