@@ -159,6 +159,21 @@ def release(session: nox.Session, tensorflow: str) -> None:
     session.run("python", "-m", "perfguide", "run", "--all", "--quick", "--json", str(out))
 
 
+@nox.session
+def noise(session: nox.Session) -> None:
+    """An A/A check of the whole harness: every workload measured twice by `run --all` (each in
+    its own fresh processes), then the two files compared. Nothing differs between the runs, so
+    on a quiet machine no row should come out faster or slower. A benchmark, not a test: run it
+    alone on the machine."""
+    session.install("-e", ".[cpu]")
+    session.install("--no-deps", LEGACY_KERAS)
+    RESULTS.mkdir(exist_ok=True)
+    files = [str(RESULTS / f"noise-{run}.json") for run in (1, 2)]
+    for path in files:
+        session.run("python", "-m", "perfguide", "run", "--all", "--json", path)
+    session.run("python", "-m", "perfguide", "compare", *files)
+
+
 @nox.session(requires=[f"release({tensorflow})" for tensorflow in RELEASES])
 def releases(session: nox.Session) -> None:
     """Measure every release in RELEASES (the `release` sessions), then compare them, each

@@ -95,7 +95,14 @@ def reset_keras(gallery_conf, fname):
 
 
 # Chapters in the order their questions build on each other; a new topic lands at the end.
-CHAPTER_ORDER = ["linear_regression", "tf_function", "eager", "vectorization", "training_loop"]
+CHAPTER_ORDER = [
+    "linear_regression",
+    "tf_function",
+    "eager",
+    "vectorization",
+    "training_loop",
+    "timing",
+]
 
 
 def chapter_order(path: str) -> int:

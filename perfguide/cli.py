@@ -26,6 +26,7 @@ from rich.text import Text
 from perfguide.measure import environment, runner
 from perfguide.measure.timer import Measurement, no_progress
 from perfguide.processes import fresh
+from perfguide.processes.noise import NoiseFloor
 from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report import results
 from perfguide.report.compare import Comparison, text_table
@@ -120,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="match rows whatever device they ran on (a CPU run against a GPU run)",
     )
-    commands.add_parser("env", help="print this machine's environment record, limits included")
+    env = commands.add_parser(
+        "env", help="print this machine's environment record, limits and noise floor"
+    )
+    env.add_argument("--quick", action="store_true", help="shorter blocks for the noise probes")
     return parser
 
 
@@ -245,6 +249,7 @@ def _workers(
         settings=settings,
         limits=args.json is not None,
         progress=progress,
+        echo_stderr=args.verbose,
     )
 
 
@@ -290,6 +295,9 @@ def _env(args: argparse.Namespace) -> None:
     with _progress(what) as report, Workers(1, limits=True, progress=report) as workers:
         record = workers.environment
     print(text_table(["", "this machine"], environment.as_rows(record)))
+    with _progress("timing the noise probes in fresh processes") as report:
+        floor = NoiseFloor.measure(quick=args.quick, progress=report)
+    print(f"\nHow far apart fresh processes land here:\n{floor}")
 
 
 COMMANDS = {"list": _list, "run": _run, "show": _show, "compare": _compare, "env": _env}

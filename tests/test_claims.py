@@ -108,30 +108,38 @@ def test_bad_comparisons_are_refused(measurements, message):
         faster(measurements, "torch", "numpy")
 
 
-def process(scale, fast_s=1.0, slow_s=2.0):
-    """One process's measurements: a fast and a slow variant, everything ``scale`` times slower."""
-    return [m("fast", fast_s * scale), m("slow", slow_s * scale)]
+def pooled(label, medians, ids=("p1", "p2", "p3")):
+    """A variant timed in several processes: three tight blocks around each process's median."""
+    blocks = tuple(t * f for t in medians for f in (0.99, 1.0, 1.01))
+    return Measurement(
+        label, "call", 1, 1, 0.0, blocks, blocks_per_process=(3,) * len(medians), process_ids=ids
+    )
 
 
-def test_a_claim_across_processes_reads_each_process_ratio_not_their_absolute_times():
-    # The second process ran everything 40 % slower: the ratio is 2x in both, so the claim holds.
-    claim = Faster("fast", "slow", by=1.5).check_across([process(1.0), process(1.4)])
+def test_variants_timed_by_the_same_processes_are_judged_process_by_process():
+    # The processes ran everything at different speeds, but each saw the same 2x ratio.
+    speeds = (1.0, 1.4, 1.2)
+    ms = [pooled("fast", speeds), pooled("slow", [2 * s for s in speeds])]
+    claim = Faster("fast", "slow", by=1.5).check(ms)
     assert claim.held and claim.effect == "2.00x faster"
-    assert "in 2 processes 2.00x to 2.00x faster" in claim.evidence
+    assert "95 % interval over 3 processes" in claim.evidence
 
 
-def test_a_claim_across_rounds_of_processes_names_them_so():
-    claim = Faster("fast", "slow").check_across([process(1.0), process(1.4)], name="rounds")
-    assert "in 2 rounds 2.00x to 2.00x faster" in claim.evidence
+def test_variants_timed_by_different_processes_carry_both_spreads():
+    speeds = (1.0, 1.4, 1.2)
+    apart = [
+        pooled("fast", speeds),
+        pooled("slow", [2 * s for s in speeds], ids=("q1", "q2", "q3")),
+    ]
+    _, low, high = ratio_interval(apart[1], apart[0])
+    # Unpaired, the processes' speeds no longer cancel: the interval spans their spread.
+    assert low < 2 / 1.3 and high > 2 * 1.3
+    assert Faster("fast", "slow", by=1.5).check(apart).verdict == "INCONCLUSIVE"
 
 
-def test_a_claim_across_processes_is_decided_only_where_every_process_decides_it():
-    runs = [process(1.0), process(1.0, slow_s=2.0), process(1.0, slow_s=0.9)]
-    claim = Faster("fast", "slow").check_across(runs)
-    assert claim.verdict == "INCONCLUSIVE" and "straddles" in claim.evidence
-    assert Faster("fast", "slow").check_across(runs[:2]).held
-
-
-def test_a_claim_across_one_process_is_refused():
-    with pytest.raises(ValueError, match="at least two"):
-        Faster("fast", "slow").check_across([process(1.0)])
+def test_a_claim_is_decided_only_where_the_processes_agree():
+    fast = pooled("fast", (1.0, 1.0, 1.0))
+    split = pooled("slow", (2.0, 2.0, 0.9))  # one process saw the opposite
+    assert Faster("fast", "slow").check([fast, split]).verdict == "INCONCLUSIVE"
+    agreeing = pooled("slow", (2.0, 2.0, 1.8))
+    assert Faster("fast", "slow").check([fast, agreeing]).held

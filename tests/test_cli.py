@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
+from perfguide import cli
 from perfguide.cli import main
-from perfguide.measure import environment, isolated
+from perfguide.measure import environment
 
 
 def run_cli(capsys, *argv):
@@ -168,12 +169,7 @@ def test_keras_2_runs_in_a_process_of_its_own_with_legacy_keras(capsys, tmp_path
 
 def test_a_fresh_process_refusing_its_input_exits_2(capsys):
     code = main(["run", "eager-matmul", "--quick", "--env", "PERFGUIDE_INTRA_OP_THREADS=lots"])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err
-    # The child's stderr first, then one line of ours naming what failed.
-    assert err.splitlines()[-1].startswith(
-        "perfguide: error: the fresh process measuring eager-matmul failed (exit status 2): "
-    )
+    assert_usage_error(code, capsys.readouterr().err, "PERFGUIDE_INTRA_OP_THREADS", "whole number")
 
 
 def test_bad_thread_count_here_is_one_line_and_exit_2(capsys, monkeypatch):
@@ -188,6 +184,7 @@ def write_results(path, cpu, seconds):
     record = {
         "workload": "w", "variant": "numpy", "unit": "call", "size": 10, "device": "cpu",
         "first_call_s": 0.0, "units_per_call": 1, "calls_per_block": 1, "block_s": samples,
+        "blocks_per_process": [1] * len(samples),
     }  # fmt: skip
     path.write_text(json.dumps({"environment": env, "measurements": [record]}))
     return str(path)
@@ -228,25 +225,29 @@ def test_run_all_runs_every_workload_and_says_which_it_skipped(capsys, monkeypat
     unavailable = dataclasses.replace(eager.ADD, name="needs-more", requires=lambda: "why")
     chosen = {w.name: w for w in (unavailable, eager.ADD, eager.CALL_OVERHEAD)}
     monkeypatch.setattr(workloads, "WORKLOADS", chosen)
-    fresh, measure = [], isolated.run_in_fresh_process
+    monkeypatch.setattr(workloads, "TOPICS", {"eager": tuple(chosen.values())})
+    started = []
 
-    def spy(workload, *args, limits, **kwargs):
-        fresh.append((workload, limits))
-        return measure(workload, *args, limits=limits, **kwargs)
+    class Spy(cli.Workers):
+        def __init__(self, processes, **kwargs):
+            started.append(processes)
+            super().__init__(processes, **kwargs)
 
-    monkeypatch.setattr(isolated, "run_in_fresh_process", spy)
+    monkeypatch.setattr(cli, "Workers", Spy)
     path = tmp_path / "all.json"
-    code, out, err = run_cli(capsys, "run", "--all", "--quick", "--json", str(path))
+    argv = ["run", "--all", "--quick", "--processes", "2", "--json", str(path)]
+    code, out, err = run_cli(capsys, *argv)
     assert code == 0
     assert out.startswith(f"{eager.ADD.name}: {eager.ADD.question}")
     assert "skipped needs-more: why" in err
-    # Each workload in a fresh process of its own; the machine's limits measured once.
-    assert fresh == [(eager.ADD.name, True), (eager.CALL_OVERHEAD.name, False)]
+    # One chapter's workloads share one set of fresh processes.
+    assert started == [2]
     saved = json.loads(path.read_text())
     assert {m["workload"] for m in saved["measurements"]} == {w.name for w in chosen.values()} - {
         "needs-more"
     }
     assert "machine_limits" in saved["environment"]
+    assert all(len(m["process_median_s"]) == 2 for m in saved["measurements"])
 
 
 @pytest.mark.parametrize("terminal", [True, False])

@@ -1,4 +1,4 @@
-"""Results files side by side: matching rows, verdicts on samples of known distributions, and
+"""Results files side by side: matching rows, verdicts on processes of known distributions, and
 sources that cannot be read."""
 
 import json
@@ -13,26 +13,31 @@ from perfguide.report.side_by_side import (
     COMPARE_WITH_ENV,
     FASTER,
     MISSING,
+    ONE_PROCESS,
     SAME,
     SLOWER,
     SideBySide,
     Source,
     by_chapter,
     compare_with,
-    verdict,
+    verdicts,
 )
 
 ENV = {"cpu_model": "Test CPU", "usable_cores": 2, "tensorflow": "2.21.0", "gpus": []}
 
 
 def blocks(mean, spread, n=10, seed=0):
-    """``n`` block times drawn around ``mean`` (normal, ``spread`` as a share of it)."""
+    """``n`` processes' times drawn around ``mean`` (log-normal, ``spread`` as a share of it)."""
     rng = np.random.default_rng(seed)
-    return tuple(float(t) for t in mean * (1 + spread * rng.standard_normal(n)))
+    return tuple(float(t) for t in mean * np.exp(spread * rng.standard_normal(n)))
 
 
-def m(label, block_s, workload="w", size=10, device="cpu"):
-    return Measurement(label, "call", 1, 1, 0.0, block_s, workload, size, device)
+def m(label, process_s, workload="w", size=10, device="cpu"):
+    """A measurement with one block in each of ``len(process_s)`` processes."""
+    per_process = (1,) * len(process_s)
+    return Measurement(
+        label, "call", 1, 1, 0.0, process_s, workload, size, device, blocks_per_process=per_process
+    )
 
 
 @pytest.mark.parametrize(
@@ -42,13 +47,26 @@ def m(label, block_s, workload="w", size=10, device="cpu"):
         (0.5, 0.02, FASTER),
         (1.0, 0.02, SAME),  # the same distribution
         (1.05, 0.001, SAME),  # surely apart, but under the 1.1x minimum effect
-        (1.5, 0.8, SAME),  # a large effect the blocks' spread leaves unproven
+        (1.5, 0.8, SAME),  # a large effect the processes' spread leaves unproven
     ],
 )
-def test_verdicts_on_samples_of_known_distributions(other_mean, spread, expected):
+def test_verdicts_on_processes_of_known_distributions(other_mean, spread, expected):
     base = m("x", blocks(1.0, spread, seed=1))
     other = m("x", blocks(other_mean, spread, seed=2))
-    assert verdict(base, other) == expected
+    assert verdicts([(base, other)]) == [expected]
+
+
+def test_many_rows_of_the_same_thing_call_none_apart():
+    # An A/A comparison of 200 rows: without a correction over rows, about 5 % would be called.
+    rows = [
+        (m("x", blocks(1, 0.1, 3, 2 * i)), m("x", blocks(1, 0.1, 3, 2 * i + 1))) for i in range(200)
+    ]
+    assert set(verdicts(rows)) == {SAME}
+
+
+def test_a_row_timed_in_one_process_cannot_be_judged():
+    one = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.1, 0.9, 1.0, 1.0))
+    assert verdicts([(one, m("x", blocks(2, 0.01)))]) == [ONE_PROCESS]
 
 
 def test_rows_match_by_workload_variant_size_and_device_and_missing_rows_are_listed():

@@ -30,8 +30,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import tensorflow as tf
 
-from perfguide.measure import anatomy, environment, limits
-from perfguide.measure.runner import default_device, run
+from perfguide.measure import anatomy
+from perfguide.measure.runner import default_device
+from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import Claim, ClaimReport, Faster
@@ -40,9 +41,12 @@ from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import rate_plot, scaling_plot
 from perfguide.workloads import eager as eg
 
-env = environment.collect()
-machine = limits.measured()
+# Every variant is timed in three fresh Python processes, one after another, each taking the
+# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
+workers = Workers(device=device, limits=True)
+env = workers.environment
+machine = workers.machine_limits
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
 print(
@@ -86,20 +90,18 @@ add_checks = {add_sizes[0]: [small_add, *peer_small], add_sizes[-1]: [large_add]
 matmul_checks = {matmul_sizes[-1]: [large_matmul, *peer_large]}
 # Full runs where a check reads; quick ones where only the curve's shape matters.
 add_runs = {
-    n: run(
+    n: workers.run(
         eg.ADD,
         size=n,
-        device=device,
         settle=add_checks.get(n, ()),
         quick=n not in add_checks,
     )
     for n in add_sizes
 }
 matmul_runs = {
-    n: run(
+    n: workers.run(
         eg.MATMUL,
         size=n,
-        device=device,
         settle=matmul_checks.get(n, ()),
         quick=n not in matmul_checks,
     )
@@ -216,7 +218,7 @@ for m in (numpy_mm, eager_mm):
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: small_ops
 chain = Faster("tf-function", "eager")
-small_ops = run(eg.SMALL_OPS, device=device, settle=[chain])
+small_ops = workers.run(eg.SMALL_OPS, settle=[chain])
 Comparison(small_ops, baseline="eager")
 
 # %%
@@ -231,7 +233,7 @@ ClaimReport([chain_checked])
 # overhead: a plain Python function, one eager op and one ``tf.function`` call. The fourth,
 # ``numpy-copy``, is what ``.numpy()`` costs: a copy of the tensor into a new NumPy array, paid
 # whenever a result is fetched to Python.
-calls = run(eg.CALL_OVERHEAD, device=device)
+calls = workers.run(eg.CALL_OVERHEAD)
 Comparison(calls, baseline="python-function")
 
 # %%
@@ -282,9 +284,9 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/measure/anatomy.py
 #       :pyobject: function_layers
-op_layers = run(eg.OP_LAYERS, device=device)
+op_layers = workers.run(eg.OP_LAYERS)
 concrete = Faster("concrete-function", "tf-function")
-function_layers = run(eg.FUNCTION_LAYERS, device=device, settle=[concrete])
+function_layers = workers.run(eg.FUNCTION_LAYERS, settle=[concrete])
 x = tf.constant(eg.make_vector(eg.OP_LAYERS.default_size))
 traced = tf.function(eg.tf_identity)
 layer_calls = {
@@ -378,7 +380,7 @@ ClaimReport(
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: network_gradient
 graph_gradient = Faster("tf-function-tape", "eager-tape")
-gradients = run(eg.GRADIENT, device=device, settle=[graph_gradient])
+gradients = workers.run(eg.GRADIENT, settle=[graph_gradient])
 Comparison(gradients, baseline="eager-tape")
 
 # %%
@@ -479,7 +481,7 @@ ClaimReport(
 # three agree, eagerly. The article says reusing e^x makes the gradient cheaper.
 cheaper = Faster("custom-gradient", "naive")
 stable_cost = Faster("stable-custom-gradient", "naive", by=1 / 2)
-log1pexp = run(eg.LOG1PEXP_WORKLOAD, device=device, settle=[cheaper, stable_cost])
+log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=[cheaper, stable_cost])
 Comparison(log1pexp, baseline="naive")
 
 # %%
@@ -599,3 +601,4 @@ published = (
 )
 results.save(results.measurements_dir() / "eager.json", env, published)
 print(f"published {len(published)} measurements")
+workers.close()

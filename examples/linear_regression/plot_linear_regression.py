@@ -27,8 +27,8 @@ import dataclasses
 import matplotlib.pyplot as plt
 import numpy as np
 
-from perfguide.measure import environment, limits
-from perfguide.measure.runner import default_device, run
+from perfguide.measure.runner import default_device
+from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import Claim, ClaimReport, Faster
@@ -38,9 +38,12 @@ from perfguide.report.plotting import dot_plot, rate_plot
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 
-env = environment.collect()
-machine = limits.measured()
+# Every variant is timed in three fresh Python processes, one after another, each running the
+# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
+workers = Workers(device=device, limits=True)
+env = workers.environment
+machine = workers.machine_limits
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
 print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write)")
@@ -92,7 +95,7 @@ step_claims = [
     Faster("xla-loop", "numpy", by=5),
     compiled_vs_session,
 ]
-measurements = run(workload, device=device, settle=step_claims)
+measurements = workers.run(workload, settle=step_claims)
 Comparison(measurements, baseline=workload.baseline)
 
 # %%
@@ -153,13 +156,8 @@ for n in sizes:
     if n != workload.default_size:
         # Full where the checks read; quick where only the curve's shape matters.
         settle = large_claims if n == largest else ()
-        sweep[n] = run(
-            workload,
-            sweep_variants,
-            size=n,
-            device=device,
-            settle=settle,
-            quick=not settle,
+        sweep[n] = workers.run(
+            workload, sweep_variants, size=n, settle=settle, quick=not settle
         )
 every_size = [m for n in sizes for m in sweep[n]]
 ax = rate_plot(
@@ -265,15 +263,17 @@ ClaimReport(
 # On a GPU each op adds a kernel launch and each fed array a copy from host to device, so a step
 # this small has more overhead to pay; the learner's GPU run took twice as long as their CPU run.
 # This part measures that, and runs only when TensorFlow sees a GPU.
-gpus = environment.gpu_names()
+gpus = env["gpus"]
 per_device = []
 if gpus:
     gpu_claims = [Faster("tf1-session on cpu", "tf1-session on gpu")]
-    per_device = [
-        dataclasses.replace(m, label=f"{m.label} on {d}")
-        for d in ("cpu", "gpu")
-        for m in run(workload, ["tf1-session", "xla-loop"], device=d)
-    ]
+    per_device = []
+    for d in ("cpu", "gpu"):
+        with Workers(device=d) as on_device:
+            per_device += [
+                dataclasses.replace(m, label=f"{m.label} on {d}")
+                for m in on_device.run(workload, ["tf1-session", "xla-loop"])
+            ]
     print(Comparison(per_device, baseline="tf1-session on cpu"))
     print(ClaimReport([claim.check(per_device) for claim in gpu_claims]))
 else:
@@ -343,3 +343,4 @@ results.save(
     results.measurements_dir() / "linear_regression.json", env, published + per_device
 )
 print(f"published {len(published) + len(per_device)} measurements")
+workers.close()

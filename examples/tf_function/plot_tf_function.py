@@ -24,8 +24,8 @@ tables and verdicts.
 import matplotlib.pyplot as plt
 import tensorflow as tf
 
-from perfguide.measure import environment
-from perfguide.measure.runner import default_device, run
+from perfguide.measure.runner import default_device
+from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import Claim, ClaimReport, Faster
@@ -34,8 +34,11 @@ from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
 from perfguide.workloads import tf_function as tfn
 
-env = environment.collect()
+# Every variant is timed in three fresh Python processes, one after another, each taking the
+# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
+workers = Workers(device=device)
+env = workers.environment
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}")
 print(f"TensorFlow ops placed on: {device}")
@@ -64,7 +67,7 @@ series_claims = [
     Faster("xla", "eager", by=2),
     Faster("eager", "run-eagerly", by=1 / 1.5),
 ]
-series = run(tfn.SERIES, device=device, settle=series_claims)
+series = workers.run(tfn.SERIES, settle=series_claims)
 Comparison(series, baseline="eager")
 
 # %%
@@ -192,7 +195,7 @@ ClaimReport(
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: _retracing_call
 tensor_argument = Faster("tensor-argument", "python-argument", by=5)
-retracing = run(tfn.RETRACING, device=device, settle=[tensor_argument])
+retracing = workers.run(tfn.RETRACING, settle=[tensor_argument])
 Comparison(retracing, baseline="python-argument")
 
 # %%
@@ -231,11 +234,10 @@ ClaimReport(
 loop_steps = [10, 30, 100, 300, 1000]
 graph_loop = Faster("tf-range", "python-for", by=10)
 tracing_runs = {
-    n: run(
+    n: workers.run(
         tfn.TRACING,
         size=n,
         quick=True,
-        device=device,
         settle=[graph_loop] if n == loop_steps[-1] else (),
     )
     for n in loop_steps
@@ -286,7 +288,7 @@ ClaimReport(
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: vectorized
 vectorize = Faster("vectorized", "row-loop")
-rows = run(tfn.ROWS, device=device, settle=[vectorize])
+rows = workers.run(tfn.ROWS, settle=[vectorize])
 vectorize_checked = vectorize.check(rows)
 Comparison(rows, baseline="row-loop")
 
@@ -374,3 +376,4 @@ print(answer)
 published = series + retracing + tracing + rows
 results.save(results.measurements_dir() / "tf_function.json", env, published)
 print(f"published {len(published)} measurements")
+workers.close()

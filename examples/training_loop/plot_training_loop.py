@@ -26,8 +26,8 @@ same updated weights. :doc:`How to read the numbers </index>` explains the table
 import keras
 import matplotlib.pyplot as plt
 
-from perfguide.measure import environment, isolated, limits
-from perfguide.measure.runner import default_device, run
+from perfguide.measure.runner import default_device
+from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import Claim, ClaimReport, Faster
@@ -36,9 +36,12 @@ from perfguide.report.format import format_seconds, format_speedup
 from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
 from perfguide.workloads import training_loop as tl
 
-env = environment.collect()
-machine = limits.measured()
+# Every path is timed in three fresh Python processes, one after another, each taking the
+# paths in turns; a time below is the median of the three processes' medians.
 device = default_device()
+workers = Workers(device=device, limits=True)
+env = workers.environment
+machine = workers.machine_limits
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
 print(
@@ -109,7 +112,7 @@ print(
 # tf.data's autotuning off; ``steps-per-execution`` runs ``fit``'s eight batches from that same
 # pipeline in one call of its compiled function; ``tf1-session`` is the small model written as a
 # TensorFlow 1 graph, run by ``Session.run``. All paths of a column are timed in one interleaved
-# run, in a fresh process of its own (see below).
+# run in each of the page's three fresh processes.
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
 tf1_claim = Faster("tf1-session", "train-on-batch", by=1.47)
@@ -179,33 +182,10 @@ settle[SMALL] += small_claims
 # first column, has them all.
 lean = ("fit", "fit-per-batch", "train-on-batch", "custom-step", "run-eagerly")
 variants = {LONG: (*lean, "tf1-session"), MEDIUM: lean}
-# The grid is timed in fresh processes, as `python -m perfguide run` times it: a docs build
-# runs every chapter in one process, and there, after the earlier chapters, Keras's paths ran
-# slower by a different amount in each build, so the ratios between paths drifted. Fresh
-# processes differ too, so the first column, which the checks below read, is timed in two of
-# them; the other columns share a third.
-PROCESSES = 2
-options = {"device": device, "quick": True, "limits": False}
-jobs = [
-    isolated.Job(
-        GRID[column][0].name, variants[column], GRID[column][1], tuple(settle[column])
-    )
-    for column in (LONG, MEDIUM)
-]
-small_job = isolated.Job(
-    GRID[SMALL][0].name, size=GRID[SMALL][1], settle=tuple(settle[SMALL])
-)
-small_runs = [
-    isolated.run_jobs_in_fresh_process([small_job], blocks=10, **options)
-    for _ in range(PROCESSES)
-]
-rest = isolated.run_jobs_in_fresh_process(jobs, **options)
 grid = {
-    column: [
-        m
-        for m in isolated.pooled(small_runs) + rest.measurements
-        if (m.workload, m.size) == (w.name, steps)
-    ]
+    column: workers.run(
+        w, variants.get(column), size=steps, settle=settle[column], quick=True
+    )
     for column, (w, steps) in GRID.items()
 }
 ax = heatmap(grid, list(tl.TRAIN_SMALL.variants))
@@ -214,39 +194,15 @@ ax.figure.set_size_inches(8, 6)
 plt.show()
 
 # %%
-# The small model on the answer's small data, in full. Each time is the median of the two
-# processes' medians, and the spread is between the processes:
+# The small model on the answer's small data, in full:
 small = grid[SMALL]
 Comparison(small, baseline="fit")
 
-
 # %%
-# The same path took a different time in each process, and not by the same amount for every
-# path. Each path's time in the second process, against the first:
-first, second = ({m.label: m.median_s for m in run.measurements} for run in small_runs)
-for label, seconds in first.items():
-    print(
-        f"{label:20s} {format_speedup(seconds / second[label])} in the second process"
-    )
-
-# %%
-# So each check on this column takes the ratio within each process, where both paths met the
-# same conditions, and is decided only where both processes land on the same side of the claimed
-# factor.
-
-
-def check(claim: Faster, column: str) -> Claim:
-    """``claim`` judged on ``column`` of the grid: on the first, process by process."""
-    if column == SMALL:
-        return claim.check_across([run.measurements for run in small_runs])
-    return claim.check(grid[column])
-
-
-# %%
-# The checks, on the small model and data (the answer's own "small" benchmark). "By 2" is the
-# answer's "each factor can at least double the time"; "by 1.47" is the question's "TF1 runs 47 %
-# to 276 % faster".
-small_checked = {claim: check(claim, SMALL) for claim in small_claims}
+# The checks, on the small model and data (the answer's own "small" benchmark), each judged
+# process by process: "by 2" is the answer's "each factor can at least double the time"; "by
+# 1.47" is the question's "TF1 runs 47 % to 276 % faster".
+small_checked = {claim: claim.check(small) for claim in small_claims}
 ClaimReport(list(small_checked.values()))
 
 # %%
@@ -258,16 +214,12 @@ ClaimReport(list(small_checked.values()))
 # off. How much the blocks of each path spread in each process (the middle half of its block
 # times, against their median):
 AUTOTUNE_PATHS = ("fit", "tf-data", "tf-data-no-autotune")
-spread = {
-    label: [pick(run.measurements, label)[0] for run in small_runs]
-    for label in AUTOTUNE_PATHS
-}
-for label, per_process in spread.items():
-    shares = ", ".join(f"{m.iqr_s / m.median_s:.0%}" for m in per_process)
-    print(f"{label:20s} spread {shares} in the two processes")
-steadier = max(m.iqr_s / m.median_s for m in spread["tf-data-no-autotune"]) < min(
-    m.iqr_s / m.median_s for m in spread["tf-data"]
-)
+spread = {m.label: m.spread_by_process for m in pick(small, *AUTOTUNE_PATHS)}
+for label, shares in spread.items():
+    print(
+        f"{label:20s} spread {', '.join(f'{s:.0%}' for s in shares)} in the processes"
+    )
+steadier = max(spread["tf-data-no-autotune"]) < min(spread["tf-data"])
 print(
     "autotuning off spread less than on in every process"
     if steadier
@@ -342,20 +294,10 @@ for m in sorted(small, key=lambda m: m.median_s):
 # when ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported: a choice for the whole
 # process. So both are timed in fresh processes started with it (Keras 3 imported as
 # ``keras``), interleaved, on the small model and data, through ``train_on_batch`` and ``fit``
-# per batch, in two processes, checked process by process as the first column is.
-versions_runs = [
-    isolated.run_jobs_in_fresh_process(
-        [isolated.Job(tl.KERAS_VERSIONS.name)],
-        device=device,
-        settings=tl.KERAS_VERSIONS.process_settings,
-        quick=True,
-        blocks=10,
-        limits=False,
-    )
-    for _ in range(PROCESSES)
-]
-print(f"tf.keras in those processes: Keras {versions_runs[0].environment['tf_keras']}")
-versions = isolated.pooled(versions_runs)
+# per batch, and checked process by process as the grid is.
+with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as legacy:
+    print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
+    versions = legacy.run(tl.KERAS_VERSIONS, quick=True)
 keras_claims = [
     Faster("keras-3-train-on-batch", "keras-2-train-on-batch"),
     Faster("keras-3-fit-per-batch", "keras-2-fit-per-batch"),
@@ -363,8 +305,7 @@ keras_claims = [
 Comparison(versions, baseline="keras-2-train-on-batch")
 
 # %%
-versions_per_process = [run.measurements for run in versions_runs]
-keras_checked = [claim.check_across(versions_per_process) for claim in keras_claims]
+keras_checked = [claim.check(versions) for claim in keras_claims]
 ClaimReport(keras_checked)
 
 # %%
@@ -398,7 +339,7 @@ for version in ("3", "2"):
 #    .. literalinclude:: /../perfguide/workloads/training_loop.py
 #       :pyobject: _retracing_step
 sizes = tl.KERAS_RETRACING.default_size
-retracing = run(tl.KERAS_RETRACING, device=device, quick=True)
+retracing = workers.run(tl.KERAS_RETRACING, quick=True)
 Comparison(retracing, baseline="train-on-batch")
 
 # %%
@@ -434,7 +375,7 @@ BATCHES = [1, 32, 1024]
 inference = [
     m
     for batch in BATCHES
-    for m in run(tl.KERAS_INFERENCE, size=batch, device=device, quick=True)
+    for m in workers.run(tl.KERAS_INFERENCE, size=batch, quick=True)
 ]
 ax = scaling_plot(inference, tl.KERAS_INFERENCE.size_name)
 ax.set_title("Small model: time per call against batch size")
@@ -487,9 +428,9 @@ rule_rows = [
         checked.evidence,
     ]
     for kind, text, claim, column in answer_rules
-    for checked in [check(claim, column)]
+    for checked in [claim.check(grid[column])]
 ]
-keras_2_checked = keras_2_rule.check_across(versions_per_process)
+keras_2_checked = keras_2_rule.check(versions)
 rule_rows += [
     [
         "DON'T",
@@ -621,9 +562,11 @@ print(answer)
 # TensorFlow over ``tensorflow-cpu``) and run the script downloaded below.
 #
 # Previous question: :doc:`How much do tensor operations buy over loops?
-# </auto_examples/vectorization/plot_vectorization>` The measuring machine is described on the
+# </auto_examples/vectorization/plot_vectorization>` Next question: :doc:`Why do my TensorFlow
+# timings disagree? </auto_examples/timing/plot_timing>` The measuring machine is described on the
 # :doc:`build machine </environment>` page. All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 published = [m for ms in grid.values() for m in ms] + versions + retracing + inference
 results.save(results.measurements_dir() / "training_loop.json", env, published)
 print(f"published {len(published)} measurements")
+workers.close()

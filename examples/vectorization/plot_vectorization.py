@@ -24,13 +24,14 @@ handbook's NumPy arrays were float64, twice the bytes and half the vector width)
 # %%
 # Where this page was measured
 # ----------------------------
-import dataclasses
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from perfguide.measure import environment, isolated, limits, profile
-from perfguide.measure.runner import default_device, run
+from perfguide.measure import profile
+from perfguide.measure.runner import default_device
+from perfguide.processes.fresh import tensorflow_instruction_sets
+from perfguide.processes.pool import Workers, run_across
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import (
@@ -50,9 +51,12 @@ from perfguide.report.plotting import rate_bars, rate_plot, scaling_plot
 from perfguide.workloads import vectorization as vz
 from perfguide.workloads.eager import graph_op_counts
 
-env = environment.collect()
-machine = limits.measured()
+# Every variant is timed in three fresh Python processes, one after another, each taking the
+# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
+workers = Workers(device=device, limits=True)
+env = workers.environment
+machine = workers.machine_limits
 peak_label = "peak float32 (measured)"
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
@@ -91,12 +95,11 @@ LOOP_SIDES, largest_side = SIDES[:3], SIDES[-1]
 loop_claim = Faster("numpy", "python-loops", by=1000)
 large_product = Faster("eager", "numpy", by=1 / 1.1)
 products = {
-    n: run(
+    n: workers.run(
         vz.MATMUL,
         # The loop only where it takes milliseconds; BLAS at every side.
         None if n in LOOP_SIDES else ["numpy", "eager", "tf-function"],
         size=n,
-        device=device,
         settle=[large_product] if n == largest_side else [],
         # Rough where the plot only needs the trend; full where the checks read.
         quick=n not in (LOOP_SIDES[-1], largest_side),
@@ -202,7 +205,9 @@ vectorized = Faster("vectorized-map", "map-fn")
 # The handbook's last advice: is tf.function worth its extra code around one big op?
 wrapped = Faster("einsum-tf-function", "einsum")
 batched_claims = [one_op, vectorized, wrapped]
-batched = run(vz.BATCHED_MATMUL, device=device, settle=batched_claims)
+# A call takes 50 to 100 ms here, one call a block: five blocks a process, more where a claim
+# needs them.
+batched = workers.run(vz.BATCHED_MATMUL, settle=batched_claims, quick=True)
 Comparison(batched, baseline="loop-stack")
 
 einsum_m, loop_m = pick(batched, "einsum", "loop-stack")
@@ -276,7 +281,10 @@ loop_fn = vz.BATCHED_MATMUL.make_call(
     "loop-stack-tf-function", vz.BATCHED_MATMUL.default_size
 )
 trace = profile.capture(
-    loop_fn.fn, *loop_fn.args, logdir=profile.trace_logdir("vectorization"), calls=3
+    loop_fn.fn,
+    *loop_fn.args,
+    logdir=results.measurements_dir() / "vectorization.profile",
+    calls=3,
 )
 op_table = OpTable.from_trace(trace, top=5)
 op_table
@@ -331,11 +339,9 @@ small_chain = Faster("numpy", "xla")
 chains = {}
 for chain, fused in ((vz.AFFINE, fused_affine), (vz.TANH, fused_tanh)):
     for n in CHAIN_SIZES:
-        # Quick runs throughout: a check still gets at least ten blocks of each variant.
+        # Quick runs throughout: a check still gets at least five blocks a process.
         settle = {largest_chain: [fused], CHAIN_SIZES[0]: [small_chain]}.get(n, [])
-        chains[chain.name, n] = run(
-            chain, size=n, device=device, settle=settle, quick=True
-        )
+        chains[chain.name, n] = workers.run(chain, size=n, settle=settle, quick=True)
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), layout="constrained", sharey=True)
 for ax, chain in zip(axes, (vz.AFFINE, vz.TANH), strict=True):
     rate_plot(
@@ -406,10 +412,9 @@ HIDDEN_SIZES = [16, 256, 4096]
 small_model, large_model = HIDDEN_SIZES[0], HIDDEN_SIZES[-1]
 preload = Faster("preloaded", "numpy-each-step")
 feeding = {
-    n: run(
+    n: workers.run(
         vz.INPUT_PIPELINE,
         size=n,
-        device=device,
         # Full where the check reads; rough where only the trend across sizes matters.
         settle=[preload] if n == small_model else [],
         quick=n != small_model,
@@ -473,7 +478,7 @@ ClaimReport(list(feeding_checked.values()))
 # interleaved run. This is what the report of a tenfold gap between ``from_generator`` and
 # ``from_tensor_slices`` compared, and what a training step pays on top of its arithmetic.
 generator_report = Faster("tf-data", "from-generator", by=10)
-sources = run(vz.INPUT_ONLY, device=device, settle=[generator_report])
+sources = workers.run(vz.INPUT_ONLY, settle=[generator_report])
 Comparison(sources, baseline="preloaded")
 
 # %%
@@ -507,7 +512,7 @@ for label, cost in small_costs.items():
 # convolutions) on x86, picks its instruction set when it runs; the rest of TensorFlow is
 # compiled for a baseline, and says at import which of the CPU's instructions it leaves unused.
 # Asked of this machine:
-instructions = isolated.tensorflow_instruction_sets()
+instructions = tensorflow_instruction_sets()
 print("CPU vector extensions:", " ".join(env["cpu_vector_flags"]))
 print(
     "oneDNN kernels generated for:", instructions["onednn_kernels"] or "(not reported)"
@@ -521,57 +526,33 @@ print(
 # Two process-wide settings change which kernels and how many threads run:
 # ``TF_ENABLE_ONEDNN_OPTS=0`` turns oneDNN's kernels off (read once, at import) and
 # ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread (read once, when the runtime starts).
-# So each setting is measured in fresh processes of its own, which report what they saw; the
-# same two kernels in each: a product of side 1024 and a 3 × 3 convolution of eight 64 × 64
-# images with 32 channels, each as a ``tf.function``.
+# So each setting gets fresh processes of its own, three per setting, which report what they
+# saw; their processes take turns round by round (see :func:`perfguide.processes.pool.run_across`).
+# The same two kernels under each: a product of side 1024 and a 3 × 3 convolution of eight
+# 64 × 64 images with 32 channels, each as a ``tf.function``.
 SETTINGS = {
     "default": {},
     "oneDNN off": {"TF_ENABLE_ONEDNN_OPTS": "0"},
     "1 intra-op thread": {"TF_NUM_INTRAOP_THREADS": "1"},
 }
-KERNELS = [
-    isolated.Job(vz.MATMUL.name, ("tf-function",), 1024),
-    isolated.Job(vz.CONV2D.name, ("tf-function",), vz.CONV2D.default_size),
-]
-# Three processes per setting, in the orders A B C, B C A and C A B (each setting once in each
-# place), fifteen short blocks each. Processes with the same setting differ by more than their
-# blocks do, so the claims below take each process's median as one sample: a setting wins only
-# where its processes beat the other's.
-names = list(SETTINGS)
-per_setting = {name: [] for name in SETTINGS}
-for order in (names[i:] + names[:i] for i in range(len(names))):
-    for name in order:
-        per_setting[name].append(
-            isolated.run_jobs_in_fresh_process(
-                KERNELS,
-                device=device,
-                settings=SETTINGS[name],
-                quick=True,
-                blocks=15,
-                limits=False,
-            )
-        )
+groups = {name: Workers(device=device, settings=s) for name, s in SETTINGS.items()}
+KERNELS = [(vz.MATMUL, 1024), (vz.CONV2D, vz.CONV2D.default_size)]
 by_kernel = {
-    job.workload: [
-        dataclasses.replace(m, label=name)
-        for name, fresh in per_setting.items()
-        for m in isolated.pooled(fresh)
-        if m.workload == job.workload
-    ]
-    for job in KERNELS
-}
-for name, fresh in per_setting.items():
-    states = {"on" if run.environment["onednn_enabled"] else "off" for run in fresh}
-    print(
-        f"{name:18s} its fresh processes reported oneDNN {' and '.join(sorted(states))}"
+    kernel.name: run_across(
+        groups, kernel, "tf-function", size=size, quick=True, blocks=10
     )
+    for kernel, size in KERNELS
+}
+for name, group in groups.items():
+    print(f"{name:18s} oneDNN {'on' if group.environment['onednn_enabled'] else 'off'}")
+    group.close()
 Table(
-    "Each fresh process's median time per call, round by round, and the cores kept busy",
+    "Each fresh process's median time per call, and the cores the processes kept busy",
     ["kernel", *SETTINGS],
     [
         [kernel]
         + [
-            ", ".join(format_seconds(s) for s in m.block_s)
+            ", ".join(map(format_seconds, m.process_median_s))
             + f" on {m.cores_busy:.1f} cores"
             for m in measurements
         ]
@@ -580,63 +561,11 @@ Table(
 )
 
 # %%
-# A claim about a setting is only as sure as processes with the same setting are alike. How far
-# apart they came out in this build, per kernel (the largest gap within one setting):
-process_gap = {
-    kernel: isolated.process_gap(measurements)
-    for kernel, measurements in by_kernel.items()
-}
-for kernel, gap in process_gap.items():
-    print(f"{kernel:20s} processes of one setting differed by up to {gap:.0%}")
-
-# %%
-# Did a slow process lose a core to something else? Its cores kept busy say: the slowest and
-# the fastest process of each setting, per kernel.
-starved = []
-for name, fresh in per_setting.items():
-    for job in KERNELS:
-        ms = [
-            m for run in fresh for m in run.measurements if m.workload == job.workload
-        ]
-        slow, fast = (f(ms, key=lambda m: m.median_s) for f in (max, min))
-        print(
-            f"{name:18s} {job.workload:7s} slowest {format_seconds(slow.median_s):>8s} on "
-            f"{slow.cores_busy:.2f} cores, fastest {format_seconds(fast.median_s):>8s} on "
-            f"{fast.cores_busy:.2f}"
-        )
-        # A slower process with clearly fewer cores busy was held back by its share of the CPU.
-        starved.append(slow.cores_busy < fast.cores_busy - 0.1)
-print(
-    f"in {sum(starved)} of {len(starved)} pairs the slow process kept clearly fewer cores busy"
-)
-
-# %%
-# Where a slow process kept as many cores busy as the fast one, it did not lose a core to
-# anything else on the machine: it got less done with the same cores. Such a process should
-# sway one comparison, not how close every comparison is to call. So each claim takes the ratio
-# between two settings within each round (their processes ran one after the other), and is
-# decided only where all three rounds land on the same side of the claimed factor; a ratio
-# within 10 % of it is too close to call:
-rounds = [
-    [
-        dataclasses.replace(m, label=name)
-        for name, fresh in per_setting.items()
-        for m in fresh[i].measurements
-    ]
-    for i in range(len(names))
-]
-
-
-def check_by_round(claim: Faster, kernel: str) -> Claim:
-    """``claim`` about two settings, judged on ``kernel`` round by round."""
-    return claim.check_across(
-        [[m for m in ms if m.workload == kernel] for ms in rounds], name="rounds"
-    )
-
-
+# Processes with the same setting differ, so each claim sets one setting's processes against
+# the other's, and its interval carries both spreads:
 settings_checked = {
-    "threads": check_by_round(Faster("default", "1 intra-op thread"), vz.MATMUL.name),
-    "onednn": check_by_round(Faster("default", "oneDNN off"), vz.CONV2D.name),
+    "threads": Faster("default", "1 intra-op thread").check(by_kernel[vz.MATMUL.name]),
+    "onednn": Faster("default", "oneDNN off").check(by_kernel[vz.CONV2D.name]),
 }
 ClaimReport(list(settings_checked.values()))
 
@@ -712,3 +641,4 @@ published = (
 )
 results.save(results.measurements_dir() / "vectorization.json", env, published)
 print(f"published {len(published)} measurements")
+workers.close()

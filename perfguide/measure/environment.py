@@ -14,22 +14,19 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-# The SIMD extensions that decide how fast TensorFlow's CPU kernels can be.
-_VECTOR_FLAGS = (
-    "sse4_2",
-    "avx",
-    "avx2",
-    "fma",
-    "avx512f",
-    "avx512_vnni",
-    "avx512_bf16",
-    "amx_tile",
-)
+# The SIMD, vector and matrix extensions, matched by pattern rather than listed: each CPU
+# generation adds some (avx512_fp16, avx_vnni, amx_int8...) and TensorFlow names the ones its
+# build leaves unused, so a fixed list would miss what a newer CPU has. The SSE family, AVX and
+# every avx*/avx512* flag, AMX (amx_*), FMA (and AMD's FMA4) and F16C; not MMX/3DNow! (obsolete)
+# nor flags that only mention SSE (misalignsse). Linux calls SSE3 "pni".
+_VECTOR_FLAG = re.compile(r"sse\d?(_\d)?|sse4a|ssse3|pni|avx\w*|amx_\w+|fma4?|f16c")
+_FLAG_NAMES = {"pni": "sse3"}
 _CPUINFO = Path("/proc/cpuinfo")
 # Terraform shares the TF_ prefix; its variables say nothing about TensorFlow.
 _TERRAFORM_PREFIXES = ("TF_CLI_", "TF_VAR_", "TF_LOG", "TF_PLUGIN_", "TF_REGISTRY_", "TF_DATA_DIR")
@@ -51,9 +48,18 @@ def cpu_model() -> str:
 
 
 def cpu_vector_flags() -> list[str]:
-    """Which of the SIMD extensions TensorFlow cares about the CPU has (Linux only; else empty)."""
-    flags = set(_cpuinfo_field("flags").split())
-    return [flag for flag in _VECTOR_FLAGS if flag in flags]
+    """The SIMD, vector and matrix extensions the CPU has, in /proc/cpuinfo's order (Linux
+    only; else empty).
+
+    >>> _vector_flags("fpu vme sse sse2 pni ssse3 fma sse4_1 avx avx512f avx_vnni amx_tile")
+    ['sse', 'sse2', 'sse3', 'ssse3', 'fma', 'sse4_1', 'avx', 'avx512f', 'avx_vnni', 'amx_tile']
+    """
+    return _vector_flags(_cpuinfo_field("flags"))
+
+
+def _vector_flags(flags: str) -> list[str]:
+    names = [_FLAG_NAMES.get(flag, flag) for flag in flags.split() if _VECTOR_FLAG.fullmatch(flag)]
+    return list(dict.fromkeys(names))
 
 
 def usable_cores() -> int:

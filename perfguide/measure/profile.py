@@ -51,8 +51,6 @@ import tensorflow as tf
 from google.protobuf.message import DecodeError
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-from perfguide.report.results import measurements_dir
-
 #: The plane of a trace that holds the host's threads (TensorFlow's ``kHostThreadsPlaneName``).
 HOST_PLANE = "/host:CPU"
 #: XProf's port when started as ``xprof --logdir ...``.
@@ -68,11 +66,6 @@ Grouping = Literal["type", "name"]
 
 class TraceError(Exception):
     """A trace that cannot be read or is not a TensorFlow profiler trace."""
-
-
-def trace_logdir(topic: str) -> Path:
-    """Where a chapter's trace goes: beside its measurements, ``<measurements>/<topic>.profile``."""
-    return measurements_dir() / f"{topic}.profile"
 
 
 def _fetch(result: Any) -> None:

@@ -23,12 +23,15 @@ if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the CLI l
 DEVICES = ("cpu", "gpu")
 #: The docs build reads the device for its examples from this variable (``cpu`` unless set).
 DEVICE_ENV = "PERFGUIDE_DEVICE"
-#: Seconds per timed block and number of blocks: full runs, and ``quick`` ones for a fast look.
-FULL, QUICK = {"min_block_s": 0.1, "blocks": 10}, {"min_block_s": 0.02, "blocks": 5}
-#: Blocks added per round while a comparison is unsettled, the fewest a variant it compares is
-#: judged on (a bootstrap over five blocks, a quick run's, gives intervals too narrow to trust),
-#: and the most a variant may get.
-SETTLE_ROUND, SETTLE_MIN_BLOCKS, SETTLE_MAX_BLOCKS = 5, 10, 40
+#: Seconds per timed block and number of blocks in one process: full runs, and ``quick`` ones for
+#: a fast look. Each workload is timed in several processes (:mod:`perfguide.processes.pool`),
+#: and processes differ by more than the blocks within one do, so a process needs few blocks:
+#: more processes buy more precision than more blocks (Kalibera and Jones's advice for the
+#: level that varies most).
+FULL, QUICK = {"min_block_s": 0.05, "blocks": 6}, {"min_block_s": 0.02, "blocks": 5}
+#: Blocks added per round while a comparison is unsettled in a process, the fewest a variant it
+#: compares is judged on there, and the most a variant may get.
+SETTLE_ROUND, SETTLE_MIN_BLOCKS, SETTLE_MAX_BLOCKS = 3, 5, 10
 
 
 class Settles(Protocol):
@@ -96,7 +99,10 @@ def _settle(timing: Interleaved, claims: Sequence[Settles]) -> list[Measurement]
         }
         if not open_labels:
             return measurements
-        timing.add_blocks(SETTLE_ROUND, [label for label in timing.timed if label in open_labels])
+        # Never past the cap: a round is cut short for the variant closest to it.
+        most = max(len(timing.samples[label]) for label in open_labels)
+        blocks = min(SETTLE_ROUND, SETTLE_MAX_BLOCKS - most)
+        timing.add_blocks(blocks, [label for label in timing.timed if label in open_labels])
 
 
 def _tensorflow_sync() -> Any:

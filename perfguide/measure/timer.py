@@ -116,6 +116,15 @@ class Measurement:
         return tuple(statistics.median(blocks) for blocks in self.by_process)
 
     @property
+    def spread_by_process(self) -> tuple[float, ...]:
+        """How widely each process's blocks spread: its interquartile range over its median."""
+        spreads = []
+        for blocks in self.by_process:
+            q1, median, q3 = statistics.quantiles(blocks, n=4, method="inclusive")
+            spreads.append((q3 - q1) / median)
+        return tuple(spreads)
+
+    @property
     def quartiles_s(self) -> tuple[float, float, float]:
         """First quartile, median and third quartile of all block samples (seconds per unit)."""
         q1, median, q3 = statistics.quantiles(self.block_s, n=4, method="inclusive")

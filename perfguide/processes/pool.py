@@ -16,6 +16,7 @@ same one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -25,13 +26,16 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
 from perfguide.processes.worker import Job
 from perfguide.report.claims import Faster
+
+if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the workers load
+    from perfguide.workloads.base import Workload
 
 #: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
 #: slow process.
@@ -43,9 +47,9 @@ START_TIMEOUT_S = 300
 class _Worker:
     """One worker process, and the lines it answers with."""
 
-    def __init__(self, device: str, env: dict[str, str]):
-        # Kept until the worker stops: its stderr is read only if it fails.
-        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115
+    def __init__(self, device: str, env: dict[str, str], echo_stderr: bool):
+        # Kept until the worker stops and read only if it fails, unless it goes to our stderr.
+        self.stderr = None if echo_stderr else tempfile.TemporaryFile()  # noqa: SIM115
         command = [sys.executable, "-m", "perfguide.processes.worker", device]
         self.process = subprocess.Popen(
             command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr
@@ -86,9 +90,11 @@ class _Worker:
 
     def _failed(self, how: str) -> ChildError:
         """The error for a worker that died or hung, its stderr passed on to ours."""
-        self.stderr.seek(0)
-        text = self.stderr.read().decode(errors="replace")
-        sys.stderr.write(text)
+        text = ""
+        if self.stderr is not None:
+            self.stderr.seek(0)
+            text = self.stderr.read().decode(errors="replace")
+            sys.stderr.write(text)
         return ChildError(f"a fresh worker process {how}: {last_line(text)}")
 
     def stop(self) -> None:
@@ -100,7 +106,8 @@ class _Worker:
                 self.process.kill()
                 self.process.wait()
         self.process.stdout.close()
-        self.stderr.close()
+        if self.stderr is not None:
+            self.stderr.close()
 
 
 def _stop_all(workers: list[_Worker]) -> None:
@@ -116,7 +123,9 @@ class Workers:
     them; :attr:`environment` is the first worker's environment record, with the machine's
     limits measured there if ``limits``. Use it as a context manager, or :meth:`close` it; the
     workers also stop with the process that started them. ``progress`` is told each step ("process
-    2 of 3: eager: block 4"). ``timeout_s`` bounds each job in each worker.
+    2 of 3: eager: block 4"). ``timeout_s`` bounds each job in each worker. What the workers
+    print on stderr (TensorFlow's log lines) is shown only if one fails, or with
+    ``echo_stderr``.
     """
 
     def __init__(
@@ -128,6 +137,7 @@ class Workers:
         limits: bool = False,
         timeout_s: float | None = None,
         progress: Callable[[str], None] = no_progress,
+        echo_stderr: bool = False,
     ):
         if processes < 1:
             raise ValueError(f"need at least one process, got {processes}")
@@ -135,7 +145,7 @@ class Workers:
         self.device, self.settings, self.limits_wanted = device, dict(settings or {}), limits
         self.timeout_s, self.progress = timeout_s, progress
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
-        self._workers = [_Worker(device, env) for _ in range(processes)]
+        self._workers = [_Worker(device, env, echo_stderr) for _ in range(processes)]
         self._finalizer = weakref.finalize(self, _stop_all, self._workers)
         progress(f"starting {processes} fresh processes")
         for worker in self._workers:
@@ -177,7 +187,7 @@ class Workers:
 
     def run(
         self,
-        workload: str,
+        workload: Workload | str,
         variants: Sequence[str] | None = None,
         *,
         size: int | None = None,
@@ -185,24 +195,79 @@ class Workers:
         blocks: int | None = None,
         settle: Sequence[Faster] = (),
     ) -> list[Measurement]:
-        """``variants`` (default: all) of the registered ``workload`` at ``size`` (default: its
-        own), timed in every worker in turn as :func:`perfguide.measure.runner.run` times them
-        (``quick``, ``blocks``, ``settle``), pooled process by process."""
-        job = Job(workload, tuple(variants or ()), size, tuple(settle), quick, blocks)
+        """``variants`` (default: all) of the registered ``workload`` (or its name) at ``size``
+        (default: its own), timed in every worker in turn as :func:`perfguide.measure.runner.run`
+        times them (``quick``, ``blocks``, ``settle``), pooled process by process."""
+        job = _job(workload, variants, size, settle, quick, blocks)
         count = len(self._workers)
         first = self._jobs % count
         self._jobs += 1
-        answers: dict[int, list[Measurement]] = {}
-        for turn in range(count):
-            index = (first + turn) % count
-            worker = self._workers[index]
-            worker.send({"job": job.to_json()})
-
-            def progress(step: str, turn: int = turn) -> None:
-                self.progress(f"process {turn + 1} of {count}: {step}")
-
-            answer = worker.receive(self.timeout_s, progress)
-            answers[index] = [Measurement.from_dict(r) for r in answer["measurements"]]
+        order = [(first + turn) % count for turn in range(count)]
+        answers = {index: self.run_in(index, job) for index in order}
         # In the workers' own order, whichever started: variants pair up process by process.
         per_process = [answers[index] for index in range(count)]
         return [across_processes(group) for group in zip(*per_process, strict=True)]
+
+    def call(self, target: str, **kwargs: Any) -> list[Any]:
+        """What ``target`` ("package.module:function", returning plain JSON data) returns when
+        called with ``kwargs`` in each worker, one after another: one result per process."""
+        results = []
+        for worker in self._workers:
+            worker.send({"call": target, "kwargs": kwargs})
+            results.append(worker.receive(self.timeout_s, self.progress)["result"])
+        return results
+
+    def run_in(self, index: int, job: Job) -> list[Measurement]:
+        """``job`` timed in the ``index``-th worker alone."""
+        worker = self._workers[index]
+        worker.send({"job": job.to_json()})
+
+        def progress(step: str) -> None:
+            self.progress(f"process {index + 1} of {len(self._workers)}: {step}")
+
+        answer = worker.receive(self.timeout_s, progress)
+        return [Measurement.from_dict(record) for record in answer["measurements"]]
+
+
+def _job(
+    workload: Workload | str,
+    variants: Sequence[str] | None,
+    size: int | None,
+    settle: Sequence[Faster],
+    quick: bool,
+    blocks: int | None,
+) -> Job:
+    name = workload if isinstance(workload, str) else workload.name
+    return Job(name, tuple(variants or ()), size, tuple(settle), quick, blocks)
+
+
+def run_across(
+    groups: Mapping[str, Workers],
+    workload: Workload | str,
+    variant: str,
+    *,
+    size: int | None = None,
+    quick: bool = False,
+    blocks: int | None = None,
+) -> list[Measurement]:
+    """One ``variant`` of ``workload`` timed by each group of workers (each started with its
+    own settings), one measurement per group, labelled with the group's name.
+
+    A setting read once per process cannot be switched within one, so the groups cannot take
+    turns block by block; their processes take turns instead, in a Latin square: round ``r``
+    runs the ``r``-th process of every group, the groups in an order rotated by ``r``, so each
+    group runs first, second and last once and a drift in the machine's speed falls on all.
+    """
+    names = list(groups)
+    counts = {len(workers.names) for workers in groups.values()}
+    if len(counts) != 1:
+        raise ValueError(f"every group needs as many processes, got {sorted(counts)}")
+    job = _job(workload, (variant,), size, (), quick, blocks)
+    timed: dict[str, list[Measurement]] = {name: [] for name in names}
+    for turn in range(counts.pop()):
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
+            timed[name] += groups[name].run_in(turn, job)
+    return [
+        dataclasses.replace(across_processes(measurements), label=name)
+        for name, measurements in timed.items()
+    ]

@@ -7,6 +7,9 @@ once, says it is ready, then answers requests read from stdin, one JSON object a
 * ``{"environment": true, "limits": bool}``: its environment record, with the machine's
   limits if asked (measured on the first such request, then kept);
 * ``{"job": {...}}``: a :class:`Job`'s measurements, stamped with this process's name;
+* ``{"call": "package.module:function", "kwargs": {...}}``: what that function returns (plain
+  JSON data): a measurement a workload's harness cannot take, such as what a naive timer
+  reports, taken in this fresh process all the same;
 
 each answer one JSON line on a private copy of its stdout, after any number of ``{"progress":
 step}`` lines. Whatever else writes to stdout (a stray ``print``) goes to stderr instead, so it
@@ -17,6 +20,7 @@ worker stops when stdin closes (its parent is done or gone).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
 import sys
@@ -53,6 +57,16 @@ def _answer(channel: TextIO, message: dict[str, Any]) -> None:
     channel.flush()
 
 
+def _call(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a ``call`` request: the function's result, or why it cannot be called."""
+    module_name, _, name = target.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), name)
+        return {"result": function(**kwargs)}
+    except (ImportError, AttributeError, TypeError, ValueError) as error:
+        return {"error": f"cannot call {target}: {error}", "usage": True}
+
+
 def _serve(channel: TextIO, device: str) -> None:
     """Answer requests from stdin until it closes."""
     from perfguide.measure import environment, runner
@@ -68,6 +82,9 @@ def _serve(channel: TextIO, device: str) -> None:
             if request["limits"] and "machine_limits" not in record:
                 record |= machine.record()
             _answer(channel, {"environment": record})
+            continue
+        if "call" in request:
+            _answer(channel, _call(request["call"], request["kwargs"]))
             continue
         job = Job.from_json(request["job"])
         try:

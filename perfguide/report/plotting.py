@@ -35,11 +35,12 @@ def _legend_below(ax: Axes) -> None:
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, frameon=False)
 
 
-def _iqr_whiskers(values: Sequence[float], measurements: Sequence[Measurement], scale=None):
-    """Distances from each plotted value down and up to its quartiles (``scale`` maps a time to
-    the plotted quantity, which may reverse the order, as a rate does)."""
+def _whiskers(values: Sequence[float], measurements: Sequence[Measurement], scale=None):
+    """Distances from each plotted value down and up to the ends of its median's 95 % interval
+    (``scale`` maps a time to the plotted quantity, which may reverse the order, as a rate
+    does)."""
     scale = scale or (lambda m, seconds: seconds)
-    ends = [sorted((scale(m, m.quartiles_s[0]), scale(m, m.quartiles_s[2]))) for m in measurements]
+    ends = [sorted(scale(m, end) for end in m.interval_s) for m in measurements]
     return [
         [value - low for value, (low, _) in zip(values, ends, strict=True)],
         [high - value for value, (_, high) in zip(values, ends, strict=True)],
@@ -47,15 +48,14 @@ def _iqr_whiskers(values: Sequence[float], measurements: Sequence[Measurement], 
 
 
 def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axes:
-    """Median time per unit of each variant as a dot with IQR whiskers on a log axis, fastest at
+    """Median time per unit of each variant as a dot with whiskers spanning its 95 % interval on
+    a log axis, fastest at
     the top; noisy results are drawn hollow."""
     ax = _axes(ax)
     ordered = sorted(measurements, key=lambda m: m.median_s, reverse=True)
     medians = [m.median_s for m in ordered]
     labels = [m.label for m in ordered]
-    ax.errorbar(
-        medians, labels, xerr=_iqr_whiskers(medians, ordered), fmt="none", ecolor="tab:blue"
-    )
+    ax.errorbar(medians, labels, xerr=_whiskers(medians, ordered), fmt="none", ecolor="tab:blue")
     for m in ordered:
         ax.plot(
             m.median_s,
@@ -67,8 +67,10 @@ def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axe
     ax.set_xscale("log")
     _one_format(ax.xaxis, EngFormatter(unit="s"))
     ax.grid(True, axis="x", which="major", alpha=0.3)
-    note = "\nhollow: noisy (IQR > 10 % of median)" if any(m.noisy for m in ordered) else ""
-    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: IQR){note}")
+    note = "\nhollow: noisy (interval reaches > 10 % from the median)" * any(
+        m.noisy for m in ordered
+    )
+    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: 95 % interval){note}")
     ax.margins(y=0.15)
     return ax
 
@@ -85,14 +87,15 @@ def _series(measurements: Sequence[Measurement]) -> dict[str, list[Measurement]]
 def scaling_plot(
     measurements: Sequence[Measurement], size_name: str, ax: Axes | None = None
 ) -> Axes:
-    """Time per unit against problem size, one line per variant, log-log with IQR whiskers."""
+    """Time per unit against problem size, one line per variant, log-log, whiskers spanning each
+    median's 95 % interval."""
     ax = _axes(ax)
     for label, series in _series(measurements).items():
         medians = [m.median_s for m in series]
         ax.errorbar(
             [m.size for m in series],
             medians,
-            yerr=_iqr_whiskers(medians, series),
+            yerr=_whiskers(medians, series),
             marker="o",
             capsize=3,
             label=label,
@@ -134,7 +137,7 @@ def rate_plot(
         ax.errorbar(
             [m.size for m in series],
             rates,
-            yerr=_iqr_whiskers(rates, series, rate),
+            yerr=_whiskers(rates, series, rate),
             marker="o",
             capsize=3,
             label=label,
@@ -161,8 +164,8 @@ def rate_bars(
     ax: Axes | None = None,
 ) -> Axes:
     """Work done per second by each variant as a bar on a linear axis from zero (so lengths
-    compare), fastest at the top, with IQR whiskers, the machine's limit as a vertical line and
-    each bar's share of that limit written beside it."""
+    compare), fastest at the top, whiskers spanning each median's 95 % interval, the machine's
+    limit as a vertical line and each bar's share of that limit written beside it."""
     ax = _axes(ax)
     ordered = sorted(measurements, key=lambda m: work(m) / m.median_s)
 
@@ -172,7 +175,7 @@ def rate_bars(
     rates = [rate(m, m.median_s) for m in ordered]
     labels = [m.label for m in ordered]
     ax.barh(labels, rates, color="tab:blue", alpha=0.8)
-    ax.errorbar(rates, labels, xerr=_iqr_whiskers(rates, ordered, rate), fmt="none", ecolor="k")
+    ax.errorbar(rates, labels, xerr=_whiskers(rates, ordered, rate), fmt="none", ecolor="k")
     for label, value in zip(labels, rates, strict=True):
         # Inside the bar's end, where neither the whisker nor the limit's line runs.
         ax.annotate(
@@ -189,7 +192,7 @@ def rate_bars(
     ax.set_xlim(0, 1.25 * max(limit, *rates))
     ax.xaxis.set_major_locator(MaxNLocator(4))  # room for each tick's label
     _one_format(ax.xaxis, EngFormatter(unit=rate_unit))
-    ax.set_xlabel(f"{rate_unit} (median; whiskers: IQR)\n% : share of the {limit_label}")
+    ax.set_xlabel(f"{rate_unit} (median; whiskers: 95 % interval)\n% : share of the {limit_label}")
     ax.grid(True, axis="x", alpha=0.3)
     _legend_below(ax)
     return ax
@@ -233,4 +236,21 @@ def heatmap(
     # The log locator also offers ticks below the scale's 1x; they are never drawn.
     factor_label = FuncFormatter(lambda value, _: format_factor(value) if value >= 1 else "")
     _one_format(colorbar.ax.yaxis, factor_label)
+    return ax
+
+
+def process_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axes:
+    """Each process's median time over the median of all of them, one row per measurement: how
+    far fresh processes of identical code land apart (1 is the published median)."""
+    ax = _axes(ax)
+    labels = [f"{m.workload}: {m.label}" for m in measurements]
+    for label, m in zip(labels, measurements, strict=True):
+        ratios = [s / m.median_s for s in m.process_median_s]
+        ax.plot(ratios, [label] * len(ratios), "o", color="tab:blue", alpha=0.6)
+    ax.axvline(1, color="black", linewidth=1)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.2f}x"))
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.invert_yaxis()
+    ax.set_xlabel("each fresh process's median / the median of all processes")
+    ax.margins(y=0.15)
     return ax

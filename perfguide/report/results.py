@@ -1,7 +1,10 @@
 """Results files: the environment record plus measurements, as JSON.
 
 Shape: ``{"environment": {...}, "measurements": [{"workload", "variant", "unit", "median_s",
-"iqr_s", "first_call_s", "noisy", ...}]}`` with ``median_s`` in seconds per ``unit``. Files are
+"interval_s", "first_call_s", "noisy", "block_s", "blocks_per_process", "process_median_s",
+...}]}`` with times in seconds per ``unit``: ``block_s`` holds every timed block, split into the
+processes that timed them by ``blocks_per_process``, and ``process_median_s`` each process's
+median; ``median_s`` is the median of those. Files are
 written atomically (a temporary file in the same directory, then renamed), so a crash never leaves
 half a file behind.
 
@@ -111,6 +114,11 @@ def _problem(record: Any) -> str | None:
     cores_busy = record.get("cores_busy")
     if cores_busy is not None and not (_is_number(cores_busy) and cores_busy >= 0):
         return "a measurement whose 'cores_busy' is not a number >= 0"
+    counts = record.get("blocks_per_process", [])
+    if not (isinstance(counts, list) and all(isinstance(n, int) and n > 0 for n in counts)) or (
+        counts and sum(counts) != len(samples)
+    ):
+        return "a measurement whose 'blocks_per_process' does not split its 'block_s'"
     return None
 
 

@@ -207,7 +207,8 @@ class SideBySide:
             verdicts([(found[0], found[i]) for found in self.rows.values()])
             for i in range(1, len(self.sources))
         ]
-        return dict(zip(self.rows, zip(*columns, strict=True), strict=True))
+        per_row = [list(row) for row in zip(*columns, strict=True)]
+        return dict(zip(self.rows, per_row, strict=True))
 
     def table_rows(self, matched_only: bool = False) -> list[list[str]]:
         """The table's rows; with ``matched_only``, only rows every source has."""

@@ -4,6 +4,7 @@ from perfguide.workloads import (
     eager,
     linear_regression,
     tf_function,
+    timing,
     training_loop,
     vectorization,
 )
@@ -16,6 +17,7 @@ TOPICS: dict[str, tuple[Workload, ...]] = {
     "eager": eager.WORKLOADS,
     "vectorization": vectorization.WORKLOADS,
     "training_loop": training_loop.WORKLOADS,
+    "timing": timing.WORKLOADS,
 }
 #: Workload name -> :class:`~perfguide.workloads.base.Workload`.
 WORKLOADS: dict[str, Workload] = {w.name: w for ws in TOPICS.values() for w in ws}

@@ -1,0 +1,350 @@
+"""
+Why do my TensorFlow timings disagree?
+======================================
+
+Two people time the same TensorFlow function and get numbers a factor of ten apart; the same
+person times it twice and gets two answers. The usual culprits are the ones JAX's *Benchmarking
+JAX code* page, pyperf's *Tune the system* and *Analyze benchmark results* pages and
+``torch.utils.benchmark``'s documentation warn about: the first call timed with the rest, one call
+timed with a coarse clock, work that has not run yet when the clock stops, variants timed one
+after the other instead of in turns, one process taken for all of them, what ran earlier in the
+same process, and thread pools still busy with the previous job. This page commits each mistake
+on purpose, on one small ``tf.function`` step, and sets what it reports beside what this guide's
+harness measures. Every number is measured by this page, on the machine that built it.
+
+.. raw:: html
+   :file: ../../_generated/answers/timing.answer.html
+
+Each mistake runs in three fresh Python processes, one after another, as every measurement in
+this guide does; a number below is the median over the processes unless it says otherwise.
+"""
+
+# %%
+# Where this page was measured, and the step being timed
+# ------------------------------------------------------
+import dataclasses
+import statistics
+
+import matplotlib.pyplot as plt
+
+from perfguide.measure.runner import default_device
+from perfguide.processes.pool import Workers
+from perfguide.report import results
+from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.format import format_factor, format_seconds, format_speedup
+from perfguide.workloads import eager
+from perfguide.workloads import timing as tm
+
+device = default_device()
+workers = Workers(device=device)
+env = workers.environment
+print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
+print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+
+# %%
+# Every mistake below times this step, a ``tf.function`` over 1,000 floats:
+#
+# .. literalinclude:: /../perfguide/workloads/timing.py
+#    :pyobject: step
+
+
+def across(name: str, **kwargs) -> list[dict]:
+    """``tm.<name>(**kwargs)`` run in each fresh process: one result per process."""
+    return workers.call(f"perfguide.workloads.timing:{name}", **kwargs)
+
+
+def median_of(per_process: list[dict], key: str) -> float:
+    return statistics.median(result[key] for result in per_process)
+
+
+def all_past(ratios: list[float], factor: float) -> bool:
+    """Whether every process's ratio lies past ``factor``: a pitfall that misleads only in some
+    processes is still a pitfall, but the claim says it misleads in every one."""
+    return min(ratios) >= factor
+
+
+# %%
+# The first call inside the timing
+# --------------------------------
+#
+# A ``tf.function`` traces its Python code into a graph on its first call, and that costs far
+# more than a call. A loop of ten calls timed from the very first averages the tracing in:
+#
+# .. literalinclude:: /../perfguide/workloads/timing.py
+#    :pyobject: first_call_in_timing
+first_calls = across("first_call_in_timing")
+naive_ratios = [r["naive_s"] / r["steady_s"] for r in first_calls]
+for r, ratio in zip(first_calls, naive_ratios, strict=True):
+    print(
+        f"first call {format_seconds(r['first_call_s']):>9s}, ten calls from the first "
+        f"{format_seconds(r['naive_s']):>9s} a call, steady {format_seconds(r['steady_s']):>9s}"
+        f": {format_factor(ratio)} too slow"
+    )
+first_call_claim = Claim(
+    "timing ten calls from the first overstates a steady call at least 5-fold",
+    all_past(naive_ratios, 5),
+    f"ten calls from the first read {format_factor(min(naive_ratios))} to "
+    f"{format_factor(max(naive_ratios))} a steady call, in {len(naive_ratios)} processes",
+    effect=f"{format_factor(statistics.median(naive_ratios))} too slow",
+)
+ClaimReport([first_call_claim])
+
+# %%
+# One call at a time
+# ------------------
+#
+# Timing a single call, again and again, with ``time.time()`` or even ``time.perf_counter()``,
+# gives a number per call that moves with everything else the machine does in that instant;
+# the harness times calibrated blocks of many calls and takes their median.
+#
+# .. literalinclude:: /../perfguide/workloads/timing.py
+#    :pyobject: one_call_at_a_time
+single = across("one_call_at_a_time")
+
+
+def spread(samples: list[float]) -> float:
+    """The middle 90 % of ``samples``, as a share of their median."""
+    ventiles = statistics.quantiles(samples, n=20)
+    return (ventiles[-1] - ventiles[0]) / statistics.median(samples)
+
+
+single_spread = [spread(r["single_s"]["time.perf_counter"]) for r in single]
+block_spread = [spread(r["block_s"]) for r in single]
+clock_spread = [spread(r["single_s"]["time.time"]) for r in single]
+resolution = single[0]["resolution_s"]
+print(f"clock resolution: {', '.join(f'{k} {v:.1e} s' for k, v in resolution.items())}")
+for name, values in (
+    ("single calls, time.time()", clock_spread),
+    ("single calls, time.perf_counter()", single_spread),
+    ("calibrated blocks", block_spread),
+):
+    print(
+        f"{name:35s} middle 90 % spans {', '.join(f'{v:.0%}' for v in values)} of the median"
+    )
+
+fig, ax = plt.subplots(layout="constrained")
+first = single[0]
+ax.hist(
+    [s * 1e6 for s in first["single_s"]["time.perf_counter"]],
+    bins=40,
+    alpha=0.6,
+    label="one call at a time (perf_counter)",
+)
+ax.hist(
+    [s * 1e6 for s in first["block_s"]], bins=10, alpha=0.9, label="calibrated blocks"
+)
+ax.set_xlabel("time per call (µs), first process")
+ax.set_ylabel("samples")
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
+ax.set_title("The same step, timed one call at a time and in blocks")
+plt.show()
+
+# %%
+single_call_claim = Claim(
+    "single-call timings spread at least 3 times as wide as calibrated blocks",
+    all_past([s / b for s, b in zip(single_spread, block_spread, strict=True)], 3),
+    f"middle 90 %: single calls {', '.join(f'{v:.0%}' for v in single_spread)}; blocks "
+    f"{', '.join(f'{v:.0%}' for v in block_spread)} of their median, per process",
+    effect=f"{format_factor(statistics.median(single_spread) / statistics.median(block_spread))}"
+    " the spread",
+)
+ClaimReport([single_call_claim])
+
+# %%
+# Work that has not run when the clock stops
+# ------------------------------------------
+#
+# On a GPU, TensorFlow returns from an op before the device has finished it, so a timer must
+# wait for the device (the harness ends every block with ``tf.test.experimental.sync_devices``).
+# On a CPU an op is done when it returns, but a ``tf.data`` pipeline shows the same mistake
+# anywhere: ``map`` and ``batch`` only describe the work, which runs when the pipeline is
+# iterated.
+#
+# .. literalinclude:: /../perfguide/workloads/timing.py
+#    :pyobject: pipeline_built_or_run
+pipelines = across("pipeline_built_or_run")
+built, ran = median_of(pipelines, "built_s"), median_of(pipelines, "run_s")
+print(
+    f"building the pipeline {format_seconds(built)}, iterating it {format_seconds(ran)}"
+)
+unrun_ratios = [r["run_s"] / r["built_s"] for r in pipelines]
+unrun_claim = Claim(
+    "timing where a tf.data pipeline is built reports under a tenth of its work",
+    all_past(unrun_ratios, 10),
+    f"built in {format_seconds(built)}, ran in {format_seconds(ran)}: the work is "
+    f"{format_factor(min(unrun_ratios))} to {format_factor(max(unrun_ratios))} the build",
+    effect=f"{format_factor(statistics.median(unrun_ratios))} missed",
+)
+ClaimReport([unrun_claim])
+
+# %%
+# A then B, or in turns
+# ---------------------
+#
+# Two variants timed one after the other meet the machine at two different times. Here the
+# same step is timed twice as if it were two variants, A and B: all of A's blocks and then all
+# of B's, and then taking turns block by block. Nothing differs between A and B, so a ratio
+# away from 1 is what the order did:
+#
+# .. literalinclude:: /../perfguide/workloads/timing.py
+#    :pyobject: a_then_b
+orders = across("a_then_b")
+for r in orders:
+    print(
+        f"B / A: {r['sequential']:.3f} timed one after the other, "
+        f"{r['interleaved']:.3f} in turns"
+    )
+worst = {
+    key: max(abs(r[key] - 1) for r in orders) for key in ("sequential", "interleaved")
+}
+order_claim = Claim(
+    "taking turns brings two timings of the same step closer than timing one after the other",
+    worst["interleaved"] < worst["sequential"],
+    f"furthest from 1 over the processes: {worst['sequential']:.1%} one after the other, "
+    f"{worst['interleaved']:.1%} in turns",
+    effect=f"{worst['sequential']:.1%} vs {worst['interleaved']:.1%} apart",
+)
+ClaimReport([order_claim])
+
+# %%
+# On a quiet machine the two orders may land close together: a drift needs something to drift.
+# The harness takes turns anyway (A, B, C, then C, B, A), because it costs nothing and protects
+# every comparison from the drifts a busy machine does have.
+#
+# One process, or several
+# -----------------------
+#
+# The harness's own numbers, for the same step: three fresh processes, each timing calibrated
+# blocks. How far apart the processes' medians land, against how far the blocks within each
+# spread:
+(step_m,) = workers.run(tm.STEP)
+process_spread = max(step_m.process_median_s) / min(step_m.process_median_s) - 1
+within = statistics.median(step_m.spread_by_process)
+print(
+    "process medians: "
+    + ", ".join(format_seconds(s) for s in step_m.process_median_s)
+    + f" ({process_spread:.0%} apart); blocks within a process spread "
+    + ", ".join(f"{s:.1%}" for s in step_m.spread_by_process)
+    + " (interquartile range over median)"
+)
+process_claim = Claim(
+    "fresh processes of the same step land further apart than blocks within one",
+    process_spread > within,
+    f"process medians {process_spread:.1%} apart; blocks within one spread {within:.1%}",
+    effect=f"{process_spread:.0%} vs {within:.1%}",
+)
+ClaimReport([process_claim])
+
+# %%
+# A single process, however many blocks it times, says little about the next one: its blocks
+# agree with each other, not with a process started later. The :doc:`build machine
+# </environment>` page measures this machine's spread between processes on several probes and
+# how many processes a median needs to be known within 5 %.
+#
+# What ran before, in the same process
+# ------------------------------------
+#
+# A benchmark timed after other work in the same process inherits what that work left behind:
+# caches, memory, threads, TensorFlow's own state. Here one small eager op, ``x + x`` on 1,000
+# floats, is timed in fresh processes, and in processes that first ran this guide's gradient
+# descent workload (six ways to train, each traced and timed):
+with Workers(device=device) as used:
+    used.run("linear-regression", quick=True)
+    (after,) = used.run(eager.ADD, ["eager"], size=1000)
+(fresh_add,) = workers.run(eager.ADD, ["eager"], size=1000)
+after = dataclasses.replace(after, label="after other work")
+fresh_add = dataclasses.replace(fresh_add, label="fresh")
+leftover_claim = Faster("fresh", "after other work").check([fresh_add, after])
+print(
+    f"x + x: {format_seconds(fresh_add.median_s)} in fresh processes, "
+    f"{format_seconds(after.median_s)} after other work"
+)
+ClaimReport([leftover_claim])
+
+# %%
+# This is why every chapter of this guide hands its workloads to fresh processes instead of
+# timing them in the process that builds the page, which has run every chapter before it.
+#
+# Thread pools still busy
+# -----------------------
+#
+# NumPy's BLAS and TensorFlow run large operations on every core, and some thread pools keep
+# spinning for a while after the work is done. An op timed right after such a call shares the
+# cores with them:
+#
+# .. literalinclude:: /../perfguide/workloads/timing.py
+#    :pyobject: after_busy_pools
+pools = across("after_busy_pools")
+right_after, idle = median_of(pools, "right_after_s"), median_of(pools, "after_idle_s")
+pool_ratios = [r["right_after_s"] / r["after_idle_s"] for r in pools]
+print(
+    f"x + x right after a 512 x 512 NumPy product {format_seconds(right_after)}, "
+    f"after waiting for idle {format_seconds(idle)}: "
+    + ", ".join(format_speedup(1 / r) for r in pool_ratios)
+    + " per process"
+)
+pool_claim = Claim(
+    "an op timed right after a multi-threaded product is slower than after the pools go idle",
+    all_past(pool_ratios, 1.1),
+    f"right after {format_seconds(right_after)}, after idle {format_seconds(idle)}; ratio per "
+    f"process {', '.join(f'{r:.2f}' for r in pool_ratios)}",
+    effect=format_speedup(1 / statistics.median(pool_ratios)),
+)
+ClaimReport([pool_claim])
+
+# %%
+# Short answer
+# ------------
+#
+# The box at the top of this page, built from the checks above.
+answer = ShortAnswer(
+    "Because each timing measured something else. Here, ten calls timed from the first read "
+    f"{first_call_claim.effect} (tracing counted as work); a tf.data pipeline timed where it "
+    f"is built missed the work ({format_seconds(built)} against {format_seconds(ran)}); "
+    f"fresh processes of the same step landed {process_spread:.0%} apart. Time steady calls "
+    "in calibrated blocks, first call apart, with the results complete, variants in turns, "
+    "in several fresh processes.",
+    [
+        Recommendation(
+            "Time the first call apart from the steady calls", first_call_claim
+        ),
+        Recommendation(
+            "Time calibrated blocks of many calls, not one call at a time",
+            single_call_claim,
+        ),
+        Recommendation(
+            "Stop the clock only when the work is done: iterate the pipeline, sync the device",
+            unrun_claim,
+        ),
+        Recommendation("Time the variants you compare in turns", order_claim),
+        Recommendation("Time in several fresh processes, not one", process_claim),
+        Recommendation(
+            "Time in a fresh process, not after other work in the same one",
+            leftover_claim,
+        ),
+        Recommendation(
+            "Let thread pools go idle before timing the next thing", pool_claim
+        ),
+    ],
+)
+answer.publish("timing", "Why do my TensorFlow timings disagree?")
+print(answer)
+
+# %%
+# Take the numbers with you
+# -------------------------
+#
+# The harness's measurements on this page are published as
+# `timing.json <../../measurements/timing.json>`_. To rerun this page on your own machine,
+# install the guide's package from a checkout of its repository
+# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below;
+# ``python -m perfguide env`` measures how far apart fresh processes land on your machine.
+#
+# Previous question: :doc:`Why is TF2 much slower than TF1?
+# </auto_examples/training_loop/plot_training_loop>` All recommendations of the guide,
+# measured: :doc:`the checklist </checklist>`.
+published = [step_m, fresh_add, after]
+results.save(results.measurements_dir() / "timing.json", env, published)
+print(f"published {len(published)} measurements")
+workers.close()

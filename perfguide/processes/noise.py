@@ -1,0 +1,168 @@
+"""This machine's noise floor: how far fresh processes of identical code land apart.
+
+An A/A check, as the field calls it: a few probes (a NumPy call, an eager op, a ``tf.function``
+call, a large matrix product: the kinds of cost the chapters time) are timed in two sets of
+fresh processes, taking turns, and the two sets are compared as ``perfguide compare`` compares
+two results files. Nothing differs between the sets but the processes, so a row called faster or
+slower is a false alarm. The same data give how much blocks vary within a process and how much
+processes add on top (Kalibera and Jones's two levels), and from those, how many processes a
+median needs here to be known within 5 %.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Callable, Sequence
+
+from perfguide.measure import stats
+from perfguide.measure.timer import Measurement, no_progress
+from perfguide.processes.pool import Workers
+from perfguide.report.compare import html_table, text_table
+from perfguide.report.format import format_count, format_seconds, format_speedup
+from perfguide.report.side_by_side import verdicts
+
+#: (workload, variants, size): one probe per kind of cost the chapters time.
+PROBES = (
+    ("eager-add", ("numpy", "eager"), 1000),
+    ("eager-call", ("tf-function",), None),
+    ("matmul", ("numpy", "tf-function"), 1024),
+)
+#: Processes in each of the two sets.
+PER_SET = 3
+#: How close to its true value a median should be: the precision the processes needed are for.
+PRECISION = 0.05
+
+
+def processes_of(m: Measurement, indices: Sequence[int]) -> Measurement:
+    """``m`` as the processes at ``indices`` alone timed it.
+
+    >>> m = Measurement("v", "call", 1, 1, 0.0, (1.0, 2.0, 3.0), blocks_per_process=(1, 1, 1),
+    ...                 process_ids=("a", "b", "c"))
+    >>> processes_of(m, [0, 2]).process_median_s, processes_of(m, [0, 2]).process_ids
+    ((1.0, 3.0), ('a', 'c'))
+    """
+    blocks = [m.by_process[i] for i in indices]
+    ids = tuple(m.process_ids[i] for i in indices) if m.process_ids else ()
+    return dataclasses.replace(
+        m,
+        block_s=tuple(s for process in blocks for s in process),
+        blocks_per_process=tuple(len(process) for process in blocks),
+        process_ids=ids,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """One probe's measurement over both sets of processes, and what it says about them."""
+
+    measurement: Measurement
+    #: The A/A verdict: the first set of processes against the second.
+    verdict: str
+
+    @property
+    def sets(self) -> tuple[Measurement, Measurement]:
+        """The measurement as the first set of processes timed it, and as the second did."""
+        count = self.measurement.processes
+        return (
+            processes_of(self.measurement, range(0, count, 2)),
+            processes_of(self.measurement, range(1, count, 2)),
+        )
+
+    @property
+    def spread(self) -> float:
+        """The slowest process's median over the fastest's, less one (0.2: 20 % apart)."""
+        medians = self.measurement.process_median_s
+        return max(medians) / min(medians) - 1
+
+    @property
+    def levels(self) -> tuple[float, float]:
+        """Standard deviations (relative) of a block within a process, and of a process's mean
+        beyond what its blocks explain (see :func:`perfguide.measure.stats.variance_components`)."""
+        within, between = stats.variance_components(self.measurement.by_process)
+        return within**0.5, between**0.5
+
+    @property
+    def processes_needed(self) -> int:
+        """Processes of this many blocks each whose median is known within :data:`PRECISION`."""
+        within, between = stats.variance_components(self.measurement.by_process)
+        blocks = round(statistics.median(self.measurement.blocks_per_process))
+        return stats.processes_needed(within, between, blocks, PRECISION)
+
+
+class NoiseFloor:
+    """The probes' A/A comparison and the spread between processes, as a table."""
+
+    HEADER = (
+        "workload", "variant", "size", "time", "processes apart (max / min)",
+        "block sd", "process sd", f"processes for ±{PRECISION:.0%}", "set B vs set A",
+        "A/A verdict",
+    )  # fmt: skip
+
+    def __init__(self, probes: Sequence[Probe]):
+        self.probes = list(probes)
+
+    @classmethod
+    def measure(
+        cls,
+        per_set: int = PER_SET,
+        *,
+        quick: bool = False,
+        progress: Callable[[str], None] = no_progress,
+    ) -> NoiseFloor:
+        """Time the :data:`PROBES` in two sets of ``per_set`` fresh processes each."""
+        with Workers(2 * per_set, progress=progress) as workers:
+            measured = [
+                m
+                for workload, variants, size in PROBES
+                for m in workers.run(workload, variants, size=size, quick=quick)
+            ]
+        probes = [Probe(m, "") for m in measured]
+        judged = verdicts([probe.sets for probe in probes])
+        return cls([dataclasses.replace(p, verdict=v) for p, v in zip(probes, judged, strict=True)])
+
+    @property
+    def false_alarms(self) -> int:
+        """Probes whose two sets of processes were called apart."""
+        return sum(probe.verdict in ("faster", "slower") for probe in self.probes)
+
+    @property
+    def typical_process_sd(self) -> float:
+        """The median over the probes of how much a process adds (relative sd)."""
+        return statistics.median(probe.levels[1] for probe in self.probes)
+
+    def rows(self) -> list[list[str]]:
+        rows = []
+        for probe in self.probes:
+            m = probe.measurement
+            a, b = probe.sets
+            within, between = probe.levels
+            rows.append(
+                [
+                    m.workload,
+                    m.label,
+                    "" if m.size is None else format_count(m.size),
+                    format_seconds(m.median_s),
+                    f"{probe.spread:.0%}",
+                    f"{within:.1%}",
+                    f"{between:.1%}",
+                    str(probe.processes_needed),
+                    format_speedup(a.median_s / b.median_s),
+                    probe.verdict,
+                ]
+            )
+        return rows
+
+    def summary(self) -> str:
+        processes = self.probes[0].measurement.processes if self.probes else 0
+        return (
+            f"{processes} fresh processes per probe, in two sets: processes of identical code "
+            f"differed by a typical {self.typical_process_sd:.1%} (sd) beyond their blocks; "
+            f"{self.false_alarms} of {len(self.probes)} probes called apart between the sets"
+        )
+
+    def __str__(self) -> str:
+        return f"{text_table(self.HEADER, self.rows())}\n{self.summary()}"
+
+    def _repr_html_(self) -> str:
+        return html_table(self.HEADER, self.rows(), self.summary(), (0, 1, 9))
