@@ -2,7 +2,14 @@ import numpy as np
 import pytest
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import TOLERANCE, ClaimReport, Faster, faster, ratio_interval
+from perfguide.report.claims import (
+    TOLERANCE,
+    ClaimReport,
+    Faster,
+    Share,
+    faster,
+    ratio_interval,
+)
 
 
 def m(label, seconds, spread=(1.0,) * 5):
@@ -143,3 +150,14 @@ def test_a_claim_is_decided_only_where_the_processes_agree():
     assert Faster("fast", "slow").check([fast, split]).verdict == "INCONCLUSIVE"
     agreeing = pooled("slow", (2.0, 2.0, 1.8))
     assert Faster("fast", "slow").check([fast, agreeing]).held
+
+
+def test_a_share_of_the_peak_is_judged_process_by_process_against_the_peak_timed_beside_it():
+    speeds = (1.0, 1.4, 1.2)
+    # The form does 3 units of work in 2 s per process-speed; the peak 1 unit in 0.5 s: the
+    # form runs at 3/2 / (1/0.5) = 75 % of the peak in every process, whatever its speed.
+    ms = [pooled("form", [2 * s for s in speeds]), pooled("peak", [0.5 * s for s in speeds])]
+    claim = Share("form", "peak", 0.5, work=3, reference_work=1).check(ms)
+    assert claim.held and claim.effect == "75% of peak"
+    assert "95 % interval over 3 processes" in claim.evidence
+    assert Share("form", "peak", 0.9, work=3, reference_work=1).check(ms).held is False

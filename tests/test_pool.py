@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from perfguide.measure import environment
+from perfguide.measure import environment, limits
 from perfguide.measure.runner import SETTLE_MAX_BLOCKS
 from perfguide.measure.timer import Measurement
 from perfguide.processes import fresh, pool
@@ -224,3 +224,17 @@ def test_groups_of_different_sizes_are_refused():
     groups = {"a": FakeWorkers("a", [], 2), "b": FakeWorkers("b", [], 3)}
     with pytest.raises(ValueError, match="as many processes"):
         pool.run_across(groups, "w", "v")
+
+
+def test_a_worker_returns_what_a_function_returns_and_refuses_what_it_cannot_call(two):
+    assert (
+        two.call("perfguide.measure.environment:usable_cores") == [environment.usable_cores()] * 2
+    )
+    with pytest.raises(fresh.ChildError, match="cannot call perfguide.nowhere:f") as raised:
+        two.call("perfguide.nowhere:f")
+    assert raised.value.usage
+
+
+def test_the_peak_can_be_timed_in_turns_with_the_variants(two):
+    numpy, peak = two.run("eager-add", ["numpy"], size=10, quick=True, peak=True)
+    assert peak.label == limits.PEAK and peak.process_ids == numpy.process_ids

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from perfguide.measure.environment import usable_cores
-from perfguide.measure.timer import loop_floor_s, measure
+from perfguide.measure.timer import Timed, loop_floor_s, measure
 
 #: Bytes of the array the copy reads and of the one it writes: ten million float32 values, the
 #: chapters' largest arrays. Bandwidth depends on size (caches), so it is measured at theirs.
@@ -91,6 +91,23 @@ def matmul_flops(sides: tuple[int, ...] = MATMUL_SIDES) -> tuple[float, str]:
             rates[f"{name} float32 matmul of {side} x {side}"] = 2 * side**3 / seconds
     best = max(rates, key=rates.get)
     return rates[best], best
+
+
+#: The label of the peak's reference call (:func:`peak_reference`) among a run's measurements.
+PEAK = "peak: tf.matmul 2048"
+#: Operations of one call of the reference.
+PEAK_FLOPS = 2 * MATMUL_SIDES[-1] ** 3
+
+
+def peak_reference() -> Timed:
+    """The peak as a call to time in turns with the variants a claim sets against it (so the
+    peak's own variation between processes is in the claim's interval): TensorFlow's float32
+    product of the largest side, usually the fastest of :func:`matmul_flops`'s."""
+    import tensorflow as tf
+
+    side = MATMUL_SIDES[-1]
+    a = tf.constant(np.random.default_rng(0).uniform(-1, 1, (side, side)).astype(np.float32))
+    return Timed(tf.matmul, (a, a))
 
 
 @functools.cache

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from perfguide.measure import limits
 from perfguide.measure.environment import gpu_names
 from perfguide.measure.timer import Interleaved, Measurement, no_progress
 
@@ -120,13 +121,16 @@ def run(
     blocks: int | None = None,
     device: str = "cpu",
     settle: Sequence[Settles] = (),
+    peak: bool = False,
     progress: Callable[[str], None] = no_progress,
 ) -> list[Measurement]:
     """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own), adding
     blocks while a comparison in ``settle`` is undecided (``blocks``, if given, replaces the
-    number of blocks a full or quick run starts with). Each block ends by waiting for every
-    device, so work still queued on a GPU is timed in the block that started it. ``progress`` is
-    told each step as :class:`~perfguide.measure.timer.Interleaved` takes it."""
+    number of blocks a full or quick run starts with). With ``peak``, the machine's peak
+    (:func:`~perfguide.measure.limits.peak_reference`) is timed in turns with them and reported
+    as one more measurement. Each block ends by waiting for every device, so work still queued
+    on a GPU is timed in the block that started it. ``progress`` is told each step as
+    :class:`~perfguide.measure.timer.Interleaved` takes it."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
@@ -137,6 +141,8 @@ def run(
     with device_scope(device):
         progress("setting up the variants")
         timed = {variant: workload.make_call(variant, size) for variant in variants}
+        if peak:
+            timed[limits.PEAK] = limits.peak_reference()
         timing = Interleaved(
             timed,
             unit=workload.unit,

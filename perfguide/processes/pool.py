@@ -194,11 +194,12 @@ class Workers:
         quick: bool = False,
         blocks: int | None = None,
         settle: Sequence[Faster] = (),
+        peak: bool = False,
     ) -> list[Measurement]:
         """``variants`` (default: all) of the registered ``workload`` (or its name) at ``size``
         (default: its own), timed in every worker in turn as :func:`perfguide.measure.runner.run`
-        times them (``quick``, ``blocks``, ``settle``), pooled process by process."""
-        job = _job(workload, variants, size, settle, quick, blocks)
+        times them (``quick``, ``blocks``, ``settle``, ``peak``), pooled process by process."""
+        job = _job(workload, variants, size, settle, quick, blocks, peak)
         count = len(self._workers)
         first = self._jobs % count
         self._jobs += 1
@@ -236,9 +237,10 @@ def _job(
     settle: Sequence[Faster],
     quick: bool,
     blocks: int | None,
+    peak: bool = False,
 ) -> Job:
     name = workload if isinstance(workload, str) else workload.name
-    return Job(name, tuple(variants or ()), size, tuple(settle), quick, blocks)
+    return Job(name, tuple(variants or ()), size, tuple(settle), quick, blocks, peak)
 
 
 def run_across(

@@ -33,7 +33,8 @@ from perfguide.report.claims import Faster
 class Job(NamedTuple):
     """One measurement for a worker: ``variants`` (empty: all) of the registered ``workload`` at
     ``size`` (None: its own), ``quick`` or with ``blocks`` blocks to start with, adding blocks
-    until the :class:`~perfguide.report.claims.Faster` claims in ``settle`` are settled (as
+    until the :class:`~perfguide.report.claims.Faster` claims in ``settle`` are settled, with
+    the machine's ``peak`` timed in turns with them if asked (as
     :func:`perfguide.measure.runner.run` does)."""
 
     workload: str
@@ -42,6 +43,7 @@ class Job(NamedTuple):
     settle: tuple[Faster, ...] = ()
     quick: bool = False
     blocks: int | None = None
+    peak: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {**self._asdict(), "settle": [dataclasses.asdict(c) for c in self.settle]}
@@ -96,6 +98,7 @@ def _serve(channel: TextIO, device: str) -> None:
                 blocks=job.blocks,
                 device=device,
                 settle=job.settle,
+                peak=job.peak,
                 progress=lambda step: _answer(channel, {"progress": step}),
             )
         except KeyError:

@@ -170,6 +170,51 @@ class Faster:
         return Claim(self.statement, held, evidence, effect, self.target)
 
 
+@dataclasses.dataclass(frozen=True)
+class Share:
+    """The claim that ``variant`` works at least ``at_least`` as fast as ``reference`` (the
+    machine's peak, say, timed in turns with it), where a call of the variant does ``work``
+    operations and one of the reference ``reference_work``. Judged as :class:`Faster` judges a
+    ratio: the variant's rate over the reference's is the reference's time over the variant's,
+    scaled by their work, with the same interval and the same band.
+
+    >>> from perfguide.measure.timer import Measurement
+    >>> ms = [Measurement("einsum", "call", 1, 1, 0.0, (2.0,) * 5),
+    ...       Measurement("peak", "call", 1, 1, 0.0, (1.0,) * 5)]
+    >>> claim = Share("einsum", "peak", 0.75, work=4, reference_work=3).check(ms)
+    >>> claim.verdict, claim.effect
+    ('DID NOT HOLD', '67% of peak')
+    """
+
+    variant: str
+    reference: str
+    at_least: float
+    work: float
+    reference_work: float
+
+    @property
+    def statement(self) -> str:
+        return f"{self.variant} reaches at least {self.at_least:.0%} of {self.reference}'s rate"
+
+    def check(self, measurements: Sequence[Measurement]) -> Claim:
+        scale = self.work / self.reference_work
+        variant, reference = pick(measurements, self.variant, self.reference)
+        ratio, low, high = ratio_interval(reference, variant)
+        as_faster = Faster(self.variant, self.reference, by=self.at_least / scale)
+        held, reason = as_faster._judge(ratio, low, high)
+        share, low, high = ratio * scale, low * scale, high * scale
+        processes = min(variant.processes, reference.processes)
+        over = f" over {processes} processes" if processes > 1 else ""
+        evidence = (
+            f"{self.variant} at {share:.0%} of {self.reference}'s rate: "
+            f"{format_seconds(variant.median_s)} vs {format_seconds(reference.median_s)} per "
+            f"{variant.unit}; 95 % interval{over} {low:.0%} to {high:.0%}"
+            + (f"; {reason}" if reason else "")
+        )
+        effect = f"{share:.0%} of {self.reference}"
+        return Claim(self.statement, held, evidence, effect, f"at least {self.at_least:.0%}")
+
+
 def _interval_words(low: float, high: float) -> str:
     """A speed-up interval in one direction where it has one, e.g. "1.9x to 2.3x faster"."""
     if low >= 1:

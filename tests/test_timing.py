@@ -1,0 +1,54 @@
+"""The timing pitfalls: each returns what a hand-rolled timer reports, shaped as the chapter
+reads it (speed is the chapter's to judge, with verdicts, not a test's)."""
+
+import numpy as np
+import pytest
+
+from perfguide.measure.runner import run
+from perfguide.workloads import timing as tm
+
+
+def test_the_step_is_the_same_eagerly_and_as_a_tf_function():
+    x = tm.make_input()
+    expected = np.sum(np.tanh(x.numpy() * 2 + 1))
+    assert float(tm.step(x)) == pytest.approx(expected, rel=1e-5)
+    assert float(tm.STEP.make_call("tf-function", tm.ELEMENTS)()) == pytest.approx(
+        expected, rel=1e-5
+    )
+
+
+def test_ten_calls_from_the_first_include_the_first():
+    r = tm.first_call_in_timing(calls=3)
+    assert set(r) == {"first_call_s", "naive_s", "steady_s"}
+    # The loop's mean over three calls counts the whole first call.
+    assert r["naive_s"] >= r["first_call_s"] / 3 and r["steady_s"] > 0
+
+
+def test_single_calls_are_timed_with_both_clocks_beside_blocks():
+    r = tm.one_call_at_a_time(calls=5)
+    assert {name: len(s) for name, s in r["single_s"].items()} == {
+        "time.time": 5,
+        "time.perf_counter": 5,
+    }
+    assert len(r["block_s"]) == 10
+    assert all(res > 0 for res in r["resolution_s"].values())
+
+
+def test_a_pipeline_is_timed_where_built_and_where_run():
+    r = tm.pipeline_built_or_run(batches=2, batch=4)
+    assert set(r) == {"built_s", "run_s"} and min(r.values()) > 0
+
+
+def test_two_orders_of_the_same_step_give_ratios():
+    r = tm.a_then_b(blocks=2, calls=3)
+    assert set(r) == {"sequential", "interleaved"} and min(r.values()) > 0
+
+
+def test_an_op_is_timed_right_after_busy_pools_and_after_idle():
+    r = tm.after_busy_pools(rounds=2, side=64)
+    assert set(r) == {"right_after_s", "after_idle_s"} and min(r.values()) > 0
+
+
+def test_the_harness_times_the_step():
+    (m,) = run(tm.STEP, quick=True)
+    assert (m.workload, m.label, m.size) == ("timing-step", "tf-function", tm.ELEMENTS)
