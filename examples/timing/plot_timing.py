@@ -31,8 +31,8 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
-from perfguide.report.format import format_factor, format_seconds, format_speedup
+from perfguide.report.claims import Claim, ClaimReport, Faster, in_every_process
+from perfguide.report.format import format_seconds, format_speedup
 from perfguide.workloads import eager
 from perfguide.workloads import timing as tm
 
@@ -58,12 +58,6 @@ def median_of(per_process: list[dict], key: str) -> float:
     return statistics.median(result[key] for result in per_process)
 
 
-def all_past(ratios: list[float], factor: float) -> bool:
-    """Whether every process's ratio lies past ``factor``: a pitfall that misleads only in some
-    processes is still a pitfall, but the claim says it misleads in every one."""
-    return min(ratios) >= factor
-
-
 # %%
 # The first call inside the timing
 # --------------------------------
@@ -79,14 +73,13 @@ for r, ratio in zip(first_calls, naive_ratios, strict=True):
     print(
         f"first call {format_seconds(r['first_call_s']):>9s}, ten calls from the first "
         f"{format_seconds(r['naive_s']):>9s} a call, steady {format_seconds(r['steady_s']):>9s}"
-        f": {format_factor(ratio)} too slow"
+        f": reads {format_speedup(1 / ratio)}"
     )
-first_call_claim = Claim(
+first_call_claim = in_every_process(
     "timing ten calls from the first overstates a steady call at least 5-fold",
-    all_past(naive_ratios, 5),
-    f"ten calls from the first read {format_factor(min(naive_ratios))} to "
-    f"{format_factor(max(naive_ratios))} a steady call, in {len(naive_ratios)} processes",
-    effect=f"{format_factor(statistics.median(naive_ratios))} too slow",
+    naive_ratios,
+    5,
+    "too slow",
 )
 ClaimReport([first_call_claim])
 
@@ -141,13 +134,11 @@ ax.set_title("The same step, timed one call at a time and in blocks")
 plt.show()
 
 # %%
-single_call_claim = Claim(
+single_call_claim = in_every_process(
     "single-call timings spread at least 3 times as wide as calibrated blocks",
-    all_past([s / b for s, b in zip(single_spread, block_spread, strict=True)], 3),
-    f"middle 90 %: single calls {', '.join(f'{v:.0%}' for v in single_spread)}; blocks "
-    f"{', '.join(f'{v:.0%}' for v in block_spread)} of their median, per process",
-    effect=f"{format_factor(statistics.median(single_spread) / statistics.median(block_spread))}"
-    " the spread",
+    [s / b for s, b in zip(single_spread, block_spread, strict=True)],
+    3,
+    "the blocks' spread",
 )
 ClaimReport([single_call_claim])
 
@@ -168,13 +159,11 @@ built, ran = median_of(pipelines, "built_s"), median_of(pipelines, "run_s")
 print(
     f"building the pipeline {format_seconds(built)}, iterating it {format_seconds(ran)}"
 )
-unrun_ratios = [r["run_s"] / r["built_s"] for r in pipelines]
-unrun_claim = Claim(
+unrun_claim = in_every_process(
     "timing where a tf.data pipeline is built reports under a tenth of its work",
-    all_past(unrun_ratios, 10),
-    f"built in {format_seconds(built)}, ran in {format_seconds(ran)}: the work is "
-    f"{format_factor(min(unrun_ratios))} to {format_factor(max(unrun_ratios))} the build",
-    effect=f"{format_factor(statistics.median(unrun_ratios))} missed",
+    [r["run_s"] / r["built_s"] for r in pipelines],
+    10,
+    "the build's time",
 )
 ClaimReport([unrun_claim])
 
@@ -284,12 +273,12 @@ print(
     + ", ".join(format_speedup(1 / r) for r in pool_ratios)
     + " per process"
 )
-pool_claim = Claim(
-    "an op timed right after a multi-threaded product is slower than after the pools go idle",
-    all_past(pool_ratios, 1.1),
-    f"right after {format_seconds(right_after)}, after idle {format_seconds(idle)}; ratio per "
-    f"process {', '.join(f'{r:.2f}' for r in pool_ratios)}",
-    effect=format_speedup(1 / statistics.median(pool_ratios)),
+pool_claim = in_every_process(
+    "an op timed right after a multi-threaded product is at least 1.1x slower than after the "
+    "pools go idle",
+    pool_ratios,
+    1.1,
+    "slower",
 )
 ClaimReport([pool_claim])
 

@@ -30,12 +30,18 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
+import statistics
 from collections.abc import Sequence
 
 from perfguide.measure import stats
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
-from perfguide.report.format import format_factor, format_seconds, format_speedup
+from perfguide.report.format import (
+    format_factor,
+    format_seconds,
+    format_speedup,
+    three_figures,
+)
 
 #: A ratio this close to a claimed factor is too close to call (asv's default factor for a
 #: change, 1.1). Some ratios move about as much between builds, so a verdict whose ratio lies
@@ -213,6 +219,27 @@ class Share:
         )
         effect = f"{share:.0%} of {self.reference}"
         return Claim(self.statement, held, evidence, effect, f"at least {self.at_least:.0%}")
+
+
+def in_every_process(statement: str, ratios: Sequence[float], factor: float, what: str) -> Claim:
+    """A claim on a ratio each fresh process worked out for itself (what a hand-rolled timer
+    reported over what the harness measured, say): it **held** where every process's ratio
+    reaches ``factor``, **did not hold** where none does, and is **inconclusive** where the
+    processes disagree. ``what`` names the ratio ("too slow").
+
+    >>> claim = in_every_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
+    >>> claim.verdict, claim.effect, claim.evidence
+    ('HELD', '7.00x too slow', '6.00x to 8.00x too slow in 3 processes (claimed: at least 5x)')
+    >>> in_every_process("x misleads", [4.0, 8.0], 5, "too slow").verdict
+    'INCONCLUSIVE'
+    """
+    held = True if min(ratios) >= factor else False if max(ratios) < factor else None
+    low, high, median = (
+        f"{three_figures(r)}x" for r in (min(ratios), max(ratios), statistics.median(ratios))
+    )
+    evidence = f"{low} to {high} {what} in {len(ratios)} processes (claimed: at least {factor:g}x)"
+    effect = f"{median} {what}"
+    return Claim(statement, held, evidence, effect, f"at least {factor:g}x")
 
 
 def _interval_words(low: float, high: float) -> str:
