@@ -23,11 +23,13 @@ this guide does; a number below is the median over the processes unless it says 
 # Where this page was measured, and the step being timed
 # ------------------------------------------------------
 import dataclasses
+import math
 import statistics
 
 import matplotlib.pyplot as plt
 
-from perfguide.measure.runner import default_device
+from perfguide.measure import stats
+from perfguide.measure.runner import default_device, run
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
@@ -79,7 +81,7 @@ first_call_claim = in_every_process(
     "timing ten calls from the first overstates a steady call at least 5-fold",
     naive_ratios,
     5,
-    "too slow",
+    "a steady call's time",
 )
 ClaimReport([first_call_claim])
 
@@ -143,6 +145,17 @@ single_call_claim = in_every_process(
 ClaimReport([single_call_claim])
 
 # %%
+# On Linux both clocks resolve nanoseconds, so the clock is not what blurs a single call here.
+# The blocks, each a twentieth of a second of calls, spread almost as widely: this machine's
+# speed moves from one moment to the next by about that much, and a block cannot average
+# away a change that lasts longer than itself. Which is what the median of many blocks, and
+# of several processes, is for.
+print(
+    f"blocks: middle 90 % spans {statistics.median(block_spread):.0%} of their median; "
+    f"single calls: {statistics.median(single_spread):.0%}"
+)
+
+# %%
 # Work that has not run when the clock stops
 # ------------------------------------------
 #
@@ -156,6 +169,7 @@ ClaimReport([single_call_claim])
 #    :pyobject: pipeline_built_or_run
 pipelines = across("pipeline_built_or_run")
 built, ran = median_of(pipelines, "built_s"), median_of(pipelines, "run_s")
+traced = median_of(pipelines, "trace_s")
 print(
     f"building the pipeline {format_seconds(built)}, iterating it {format_seconds(ran)}"
 )
@@ -168,6 +182,14 @@ unrun_claim = in_every_process(
 ClaimReport([unrun_claim])
 
 # %%
+# Building the pipeline is not free either: ``map`` traces ``step`` into a graph right away.
+# Tracing the same step on its own, in the same processes, took
+print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
+
+# %%
+# So a timer around the build measures tf.data's setup, of which tracing ``step`` is that share,
+# and none of the work per element, which grows with the data while the setup does not.
+#
 # A then B, or in turns
 # ---------------------
 #
@@ -179,49 +201,74 @@ ClaimReport([unrun_claim])
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: a_then_b
 orders = across("a_then_b")
-for r in orders:
-    print(
-        f"B / A: {r['sequential']:.3f} timed one after the other, "
-        f"{r['interleaved']:.3f} in turns"
-    )
-worst = {
-    key: max(abs(r[key] - 1) for r in orders) for key in ("sequential", "interleaved")
+ratios = {
+    key: [
+        stats.ratio_interval([r[key]["b"]], [r[key]["a"]], paired=False) for r in orders
+    ]
+    for key in ("sequential", "interleaved")
 }
-order_claim = Claim(
+for key, per_process in ratios.items():
+    print(
+        f"B / A {key:11s} "
+        + ", ".join(
+            f"{ratio:.3f} ({low:.2f} to {high:.2f})" for ratio, low, high in per_process
+        )
+    )
+# Per process: how much further from 1 the ratio timed one after the other lies than the one
+# timed in turns (above 1: taking turns came closer).
+further = [
+    abs(math.log(seq)) / max(abs(math.log(turns)), 1e-9)
+    for (seq, _, _), (turns, _, _) in zip(
+        ratios["sequential"], ratios["interleaved"], strict=True
+    )
+]
+order_claim = in_every_process(
     "taking turns brings two timings of the same step closer than timing one after the other",
-    worst["interleaved"] < worst["sequential"],
-    f"furthest from 1 over the processes: {worst['sequential']:.1%} one after the other, "
-    f"{worst['interleaved']:.1%} in turns",
-    effect=f"{worst['sequential']:.1%} vs {worst['interleaved']:.1%} apart",
+    further,
+    1,
+    "as far from 1 one after the other as in turns",
 )
 ClaimReport([order_claim])
 
 # %%
-# On a quiet machine the two orders may land close together: a drift needs something to drift.
-# The harness takes turns anyway (A, B, C, then C, B, A), because it costs nothing and protects
+# In brackets, each ratio's 95 % interval from its blocks. Where the intervals of both orders
+# reach across 1, the blocks' own noise is larger than anything the order did: on a quiet
+# machine the two orders may land close together, as a drift needs something to drift. The
+# harness takes turns anyway (A, B, C, then C, B, A), because it costs nothing and protects
 # every comparison from the drifts a busy machine does have.
 #
 # One process, or several
 # -----------------------
 #
 # The harness's own numbers, for the same step: three fresh processes, each timing calibrated
-# blocks. How far apart the processes' medians land, against how far the blocks within each
-# spread:
+# blocks. Each process's median, with the 95 % interval its own blocks give it (what a
+# benchmark run in one process would report), against where the other processes landed:
 (step_m,) = workers.run(tm.STEP)
-process_spread = max(step_m.process_median_s) / min(step_m.process_median_s) - 1
-within = statistics.median(step_m.spread_by_process)
-print(
-    "process medians: "
-    + ", ".join(format_seconds(s) for s in step_m.process_median_s)
-    + f" ({process_spread:.0%} apart); blocks within a process spread "
-    + ", ".join(f"{s:.1%}" for s in step_m.spread_by_process)
-    + " (interquartile range over median)"
-)
+own = [stats.median_interval([blocks]) for blocks in step_m.by_process]
+for (low, high), median in zip(own, step_m.process_median_s, strict=True):
+    print(
+        f"process median {format_seconds(median)}, its own 95 % interval "
+        f"{format_seconds(low)} to {format_seconds(high)}"
+    )
+
+
+def spread_of(medians) -> float:
+    return max(medians) / min(medians) - 1
+
+
+print(f"the processes' medians lie {spread_of(step_m.process_median_s):.0%} apart")
+misses = [
+    other
+    for i, (low, high) in enumerate(own)
+    for j, other in enumerate(step_m.process_median_s)
+    if i != j and not low <= other <= high
+]
+pairs = len(own) * (len(own) - 1)
 process_claim = Claim(
-    "fresh processes of the same step land further apart than blocks within one",
-    process_spread > within,
-    f"process medians {process_spread:.1%} apart; blocks within one spread {within:.1%}",
-    effect=f"{process_spread:.0%} vs {within:.1%}",
+    "one process's own interval misses where another fresh process lands",
+    bool(misses),
+    f"{len(misses)} of {pairs} times a process's median fell outside another's own 95 % interval",
+    effect=f"{len(misses)} of {pairs} missed",
 )
 ClaimReport([process_claim])
 
@@ -235,25 +282,27 @@ ClaimReport([process_claim])
 # ------------------------------------
 #
 # A benchmark timed after other work in the same process inherits what that work left behind:
-# caches, memory, threads, TensorFlow's own state. Here one small eager op, ``x + x`` on 1,000
-# floats, is timed in fresh processes, and in processes that first ran this guide's gradient
-# descent workload (six ways to train, each traced and timed):
-with Workers(device=device) as used:
-    used.run("linear-regression", quick=True)
-    (after,) = used.run(eager.ADD, ["eager"], size=1000)
+# caches, memory, threads, TensorFlow's own state. The process that builds this page is such a
+# process: in a docs build it has already run every chapter before this one. Here one small
+# eager op, ``x + x`` on 1,000 floats, is timed in this page's fresh processes, and in this
+# page's own process:
 (fresh_add,) = workers.run(eager.ADD, ["eager"], size=1000)
-after = dataclasses.replace(after, label="after other work")
-fresh_add = dataclasses.replace(fresh_add, label="fresh")
-leftover_claim = Faster("fresh", "after other work").check([fresh_add, after])
+(here,) = run(eager.ADD, ["eager"], size=1000, device=device)
+fresh_add = dataclasses.replace(fresh_add, label="fresh processes")
+here = dataclasses.replace(here, label="this page's process")
+leftover_claim = Faster("fresh processes", "this page's process").check(
+    [fresh_add, here]
+)
 print(
     f"x + x: {format_seconds(fresh_add.median_s)} in fresh processes, "
-    f"{format_seconds(after.median_s)} after other work"
+    f"{format_seconds(here.median_s)} in this page's process"
 )
 ClaimReport([leftover_claim])
 
 # %%
-# This is why every chapter of this guide hands its workloads to fresh processes instead of
-# timing them in the process that builds the page, which has run every chapter before it.
+# Whichever way it came out in this build, no number elsewhere in this guide depends on it:
+# every chapter hands its workloads to fresh processes and never times in the process that
+# builds the page.
 #
 # Thread pools still busy
 # -----------------------
@@ -278,11 +327,24 @@ pool_claim = in_every_process(
     "pools go idle",
     pool_ratios,
     1.1,
-    "slower",
+    "the time after idle",
 )
 ClaimReport([pool_claim])
 
 # %%
+# Against the same op timed the harness's way, called again and again with nothing in between:
+steady = median_of(pools, "steady_s")
+print(
+    f"steady x + x {format_seconds(steady)}: right after the product "
+    f"{right_after / steady:.0f}x that, after waiting for idle {idle / steady:.0f}x"
+)
+
+# %%
+# A single op after other work pays far more than a steady one, whether the pools spin or not:
+# its data and code have left the caches, and after a wait the core itself may have dropped
+# into a slower state. The harness sidesteps all of it by timing calibrated blocks of the same
+# call, after warm-up calls, and by letting pools go idle before a block, not before a call.
+#
 # Short answer
 # ------------
 #
@@ -291,7 +353,8 @@ answer = ShortAnswer(
     "Because each timing measured something else. Here, ten calls timed from the first read "
     f"{first_call_claim.effect} (tracing counted as work); a tf.data pipeline timed where it "
     f"is built missed the work ({format_seconds(built)} against {format_seconds(ran)}); "
-    f"fresh processes of the same step landed {process_spread:.0%} apart. Time steady calls "
+    f"fresh processes of the same step landed {spread_of(step_m.process_median_s):.0%} apart. "
+    "Time steady calls "
     "in calibrated blocks, first call apart, with the results complete, variants in turns, "
     "in several fresh processes.",
     [
@@ -309,7 +372,7 @@ answer = ShortAnswer(
         Recommendation("Time the variants you compare in turns", order_claim),
         Recommendation("Time in several fresh processes, not one", process_claim),
         Recommendation(
-            "Time in a fresh process, not after other work in the same one",
+            "Time in fresh processes, not in a process that ran other work",
             leftover_claim,
         ),
         Recommendation(
@@ -333,7 +396,7 @@ print(answer)
 # Previous question: :doc:`Why is TF2 much slower than TF1?
 # </auto_examples/training_loop/plot_training_loop>` All recommendations of the guide,
 # measured: :doc:`the checklist </checklist>`.
-published = [step_m, fresh_add, after]
+published = [step_m, fresh_add, here]
 results.save(results.measurements_dir() / "timing.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()

@@ -76,7 +76,8 @@ def one_call_at_a_time(calls: int = 200) -> dict[str, Any]:
 
 def pipeline_built_or_run(batches: int = 100, batch: int = 32) -> dict[str, float]:
     """A ``tf.data`` pipeline timed where it is built (nothing runs yet: ``map`` and ``batch``
-    only describe work) and where it is iterated to the end (the work done)."""
+    only describe work) and where it is iterated to the end (the work done), and what tracing
+    ``step`` into a graph costs on its own (``map`` traces the function it is given)."""
     data = np.random.default_rng(0).standard_normal((batches * batch, ELEMENTS // 10))
     start = time.perf_counter()
     dataset = tf.data.Dataset.from_tensor_slices(data.astype(np.float32)).map(step).batch(batch)
@@ -84,7 +85,10 @@ def pipeline_built_or_run(batches: int = 100, batch: int = 32) -> dict[str, floa
     start = time.perf_counter()
     for _ in dataset:
         pass
-    return {"built_s": built, "run_s": time.perf_counter() - start}
+    ran = time.perf_counter() - start
+    start = time.perf_counter()
+    tf.function(step).get_concrete_function(tf.TensorSpec([data.shape[1]], tf.float32))
+    return {"built_s": built, "run_s": ran, "trace_s": time.perf_counter() - start}
 
 
 def _blocks(fn: Callable[..., Any], x: tf.Tensor, blocks: int, calls: int) -> list[float]:
@@ -98,23 +102,24 @@ def _blocks(fn: Callable[..., Any], x: tf.Tensor, blocks: int, calls: int) -> li
     return times
 
 
-def a_then_b(blocks: int = 10, calls: int = 200) -> dict[str, float]:
+def a_then_b(blocks: int = 10, calls: int = 200) -> dict[str, dict[str, list[float]]]:
     """The same step timed twice as if it were two variants, A and B: all of A's blocks, then
     all of B's, and then again taking turns block by block. Nothing differs between A and B,
-    so any ratio away from 1 is what the order of timing did."""
+    so any ratio away from 1 is what the order of timing did (or the noise of the blocks)."""
     x, fn = make_input(), tf.function(step)
     fn(x)
     a, b = _blocks(fn, x, blocks, calls), _blocks(fn, x, blocks, calls)
     turns = [_blocks(fn, x, 1, calls)[0] for _ in range(2 * blocks)]
     return {
-        "sequential": statistics.median(b) / statistics.median(a),
-        "interleaved": statistics.median(turns[1::2]) / statistics.median(turns[0::2]),
+        "sequential": {"a": a, "b": b},
+        "interleaved": {"a": turns[0::2], "b": turns[1::2]},
     }
 
 
 def after_busy_pools(rounds: int = 40, side: int = 512) -> dict[str, float]:
     """One small eager op timed right after a NumPy product that ran on every core (whose
-    threads may still spin), and timed after waiting until the process is idle."""
+    threads may still spin), timed after waiting until the process is idle, and the harness's
+    steady time of the same op (called again and again, nothing in between)."""
     a = np.ones((side, side), np.float32)
     x = make_input()
     right_after, after_idle = [], []
@@ -129,6 +134,7 @@ def after_busy_pools(rounds: int = 40, side: int = 512) -> dict[str, float]:
     return {
         "right_after_s": statistics.median(right_after),
         "after_idle_s": statistics.median(after_idle),
+        "steady_s": _steady_s(tf.add, x, x),
     }
 
 
