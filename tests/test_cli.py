@@ -279,10 +279,11 @@ def test_tensorflow_log_lines_only_with_verbose(verbose):
     assert "tensor-argument" in done.stdout
 
 
-def test_env_prints_the_record_with_the_machine_limits(capsys):
-    code, out, _ = run_cli(capsys, "env")
+def test_env_prints_the_record_with_the_machine_limits_and_the_noise_floor(capsys):
+    code, out, _ = run_cli(capsys, "env", "--quick")
     assert code == 0
     assert "TensorFlow" in out and "Measured limits" in out and "GFLOP/s" in out
+    assert "A/A verdict" in out and "6 fresh processes per probe" in out
 
 
 def test_the_command_line_loads_tensorflow_only_when_it_measures():

@@ -142,8 +142,7 @@ class Workers:
         if processes < 1:
             raise ValueError(f"need at least one process, got {processes}")
         env = child_environment(settings)
-        self.device, self.settings, self.limits_wanted = device, dict(settings or {}), limits
-        self.timeout_s, self.progress = timeout_s, progress
+        self.limits_wanted, self.timeout_s, self.progress = limits, timeout_s, progress
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
         self._workers = [_Worker(device, env, echo_stderr) for _ in range(processes)]
         self._finalizer = weakref.finalize(self, _stop_all, self._workers)
