@@ -41,4 +41,4 @@ def test_the_table_counts_false_alarms_and_says_so():
     assert floor.false_alarms == 1
     text = str(floor)
     assert "A/A verdict" in text and "1 of 2 probes called apart" in text
-    assert "<caption>" in floor._repr_html_()
+    assert "1 of 2 probes called apart" in floor._repr_html_()

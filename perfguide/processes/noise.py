@@ -12,6 +12,7 @@ median needs here to be known within 5 %.
 from __future__ import annotations
 
 import dataclasses
+import html
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -94,9 +95,8 @@ class NoiseFloor:
     """The probes' A/A comparison and the spread between processes, as a table."""
 
     HEADER = (
-        "workload", "variant", "size", "time", "processes apart (max / min)",
-        "block sd", "process sd", f"processes for ±{PRECISION:.0%}", "set B vs set A",
-        "A/A verdict",
+        "workload", "variant", "size", "time", "apart", "block sd", "process sd",
+        f"for ±{PRECISION:.0%}", "B vs A", "A/A verdict",
     )  # fmt: skip
 
     def __init__(self, probes: Sequence[Probe]):
@@ -165,4 +165,7 @@ class NoiseFloor:
         return f"{text_table(self.HEADER, self.rows())}\n{self.summary()}"
 
     def _repr_html_(self) -> str:
-        return html_table(self.HEADER, self.rows(), self.summary(), (0, 1, 9))
+        # The summary under the table, not as its caption: a wide table scrolls on a phone, and
+        # its caption would scroll out of sight with it.
+        table = html_table(self.HEADER, self.rows(), text_columns=(0, 1, 9))
+        return f"{table}<p>{html.escape(self.summary())}.</p>"
