@@ -206,8 +206,8 @@ vectorized = Faster("vectorized-map", "map-fn")
 # The handbook's last advice: is tf.function worth its extra code around one big op?
 wrapped = Faster("einsum-tf-function", "einsum")
 batched_claims = [one_op, vectorized, wrapped]
-# A call takes 50 to 100 ms here, one call a block: five blocks a process, more where a claim
-# needs them. The machine's peak, a float32 product of side 2048, is timed in turns with the
+# A call takes tens of milliseconds (the table below), one call a block: five blocks a process,
+# more where a claim needs them. The machine's peak, a float32 product of side 2048, is timed in turns with the
 # forms, in the same processes, so that each form's share of it below carries the peak's own
 # variation too.
 timed = workers.run(vz.BATCHED_MATMUL, settle=batched_claims, quick=True, peak=True)
