@@ -12,6 +12,7 @@ median needs here to be known within 5 %.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import statistics
 from collections.abc import Callable, Sequence
@@ -76,19 +77,24 @@ class Probe:
         medians = self.measurement.process_median_s
         return max(medians) / min(medians) - 1
 
+    @functools.cached_property
+    def variances(self) -> tuple[float, float]:
+        """Variances of log time within a process and between processes (see
+        :func:`perfguide.measure.stats.variance_components`)."""
+        return stats.variance_components(self.measurement.by_process)
+
     @property
     def levels(self) -> tuple[float, float]:
         """Standard deviations (relative) of a block within a process, and of a process's mean
-        beyond what its blocks explain (see :func:`perfguide.measure.stats.variance_components`)."""
-        within, between = stats.variance_components(self.measurement.by_process)
+        beyond what its blocks explain."""
+        within, between = self.variances
         return within**0.5, between**0.5
 
     @property
     def processes_needed(self) -> int:
         """Processes of this many blocks each whose median is known within :data:`PRECISION`."""
-        within, between = stats.variance_components(self.measurement.by_process)
         blocks = round(statistics.median(self.measurement.blocks_per_process))
-        return stats.processes_needed(within, between, blocks, PRECISION)
+        return stats.processes_needed(*self.variances, blocks, PRECISION)
 
 
 class NoiseFloor:
