@@ -163,8 +163,9 @@ def release(session: nox.Session, tensorflow: str) -> None:
 def noise(session: nox.Session) -> None:
     """An A/A check of the whole harness: every workload measured twice by `run --all` (each in
     its own fresh processes), then the two files compared. Nothing differs between the runs, so
-    on a quiet machine no row should come out faster or slower. A benchmark, not a test: run it
-    alone on the machine."""
+    on a quiet machine no row should come out faster or slower beyond the shift of all rows (the
+    host's drift in the minutes between the runs, which `compare` prints). A benchmark, not a
+    test: run it alone on the machine."""
     session.install("-e", ".[cpu]")
     session.install("--no-deps", LEGACY_KERAS)
     RESULTS.mkdir(exist_ok=True)

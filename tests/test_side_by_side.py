@@ -181,3 +181,26 @@ def test_a_source_holding_a_row_twice_is_refused():
 def test_files_to_compare_with_come_from_the_environment(monkeypatch, value, paths):
     monkeypatch.setenv(COMPARE_WITH_ENV, value)
     assert compare_with() == paths
+
+
+def test_rows_that_all_moved_together_are_judged_against_their_shift_as_well():
+    # Every row 1.3x slower (a host that slowed down), one row 2.6x: only that one moved beyond.
+    factors = [1.3] * 7 + [2.6]
+    base = [m(f"v{i}", blocks(1, 0.02, 5, seed=i)) for i in range(len(factors))]
+    other = [m(f"v{i}", blocks(factor, 0.02, 5, seed=100 + i)) for i, factor in enumerate(factors)]
+    table = SideBySide([Source("a", ENV, base), Source("b", ENV, other)])
+    (shift,) = table.shifts
+    assert shift.clear and shift.ratio == pytest.approx(1.3, rel=0.05)
+    assert table.header()[-2:] == ["B verdict", "B beyond shift"]
+    assert list(table.verdicts().values()) == [[SLOWER, SAME]] * 7 + [[SLOWER, SLOWER]]
+    assert "B vs A, the median of 8 rows: 1.30x slower" in str(table)
+
+
+def test_rows_that_did_not_move_together_get_no_second_verdict():
+    factors = [0.8, 1.25, 1.0, 0.8, 1.25, 1.0]
+    base = [m(f"v{i}", blocks(1, 0.02, 5, seed=i)) for i in range(len(factors))]
+    other = [m(f"v{i}", blocks(f, 0.02, 5, seed=50 + i)) for i, f in enumerate(factors)]
+    table = SideBySide([Source("a", ENV, base), Source("b", ENV, other)])
+    assert not table.shifts[0].clear
+    assert table.header()[-1] == "B verdict"
+    assert "the median of 6 rows" in str(table) and "last column" not in str(table)

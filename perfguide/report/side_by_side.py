@@ -11,6 +11,14 @@ table of a hundred rows tested at p < 0.05 each would otherwise call about five 
 A file timed in one process (or a row of it) cannot be judged that way, and says so. Rows
 missing from a file are listed, not dropped.
 
+Rows can also move together. On a shared virtual machine the host's speed drifts over minutes
+(memory bandwidth measured 31.6 and then 24.7 GB/s six minutes apart), and every process of a
+later run shares the drift, so no number of processes inside one run can tell it from a change.
+Under the table, each later file's :class:`Shift` says how far its rows moved together; where
+that shift is clear, a second verdict column judges each row against it: which rows moved
+beyond what all rows did. Whether the shift itself is the finding (another machine, another
+release) or the host's drift (the same code, minutes apart) only the reader knows.
+
 >>> from perfguide.measure.timer import Measurement
 >>> def timed(*medians):  # one block in each of three processes
 ...     return Measurement("numpy", "call", 1, 1, 0.0, medians, "w", 10,
@@ -28,6 +36,7 @@ w         numpy    10    cpu     1.00 s  500 ms  2.00x faster  faster
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import string
 from collections.abc import Sequence
@@ -40,7 +49,7 @@ from scipy import stats
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
 from perfguide.report.compare import html_table, text_table
-from perfguide.report.format import format_count, format_seconds, format_speedup
+from perfguide.report.format import format_count, format_seconds, format_speedup, three_figures
 
 #: A ratio of medians within this factor is no clear difference, however sure the test is.
 MIN_EFFECT = 1.1
@@ -48,6 +57,8 @@ MIN_EFFECT = 1.1
 SIGNIFICANCE = 0.05
 FASTER, SLOWER, SAME, MISSING = "faster", "slower", "no clear difference", "missing"
 ONE_PROCESS = "one process: cannot tell"
+#: Fewer matched rows than this cannot bound the median row's ratio at 95 %.
+SHIFT_MIN_ROWS = 6
 #: Results files (or directories of them) a docs build sets beside its own, comma-separated.
 COMPARE_WITH_ENV = "PERFGUIDE_COMPARE_WITH"
 
@@ -110,9 +121,10 @@ def _key_cells(key: tuple) -> list[str]:
     return [key[0], key[1], size, *key[3:]]
 
 
-def p_value(base: Measurement, other: Measurement) -> float | None:
+def p_value(base: Measurement, other: Measurement, shift: float = 1.0) -> float | None:
     """Welch's two-sided t-test on the log of each process's median: how likely processes this
-    far apart are if both files measured the same thing (None: a side has one process only).
+    far apart are if ``other`` measured the same thing as ``base`` times ``shift`` (None: a side
+    has one process only).
 
     >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98), blocks_per_process=(1, 1, 1))
     >>> slow = dataclasses.replace(m, block_s=tuple(2 * s for s in m.block_s))
@@ -121,27 +133,33 @@ def p_value(base: Measurement, other: Measurement) -> float | None:
     """
     if base.processes < 2 or other.processes < 2:
         return None
-    a, b = np.log(base.process_median_s), np.log(other.process_median_s)
+    a = np.log(base.process_median_s)
+    b = np.log(other.process_median_s) - np.log(shift)
     if np.ptp(a) == np.ptp(b) == 0:  # no spread at all: apart exactly when they differ
         return 1.0 if a[0] == b[0] else 0.0
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
 
 
-def verdicts(pairs: Sequence[tuple[Measurement | None, Measurement | None]]) -> list[str]:
+Pairs = Sequence[tuple[Measurement | None, Measurement | None]]
+
+
+def verdicts(pairs: Pairs, shift: float = 1.0) -> list[str]:
     """Whether each ``(base, other)`` pair's ``other`` is faster, slower, not clearly different
-    from ``base``, missing from either, or timed in too few processes to tell, the p-values
-    corrected over all the pairs.
+    from ``base`` (times ``shift``: what all rows did), missing from either, or timed in too few
+    processes to tell, the p-values corrected over all the pairs.
 
     >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98), blocks_per_process=(1, 1, 1))
     >>> slow = dataclasses.replace(m, block_s=tuple(2 * s for s in m.block_s))
     >>> one = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98))
     >>> verdicts([(m, slow), (slow, m), (m, m), (m, None), (one, one)])
     ['slower', 'faster', 'no clear difference', 'missing', 'one process: cannot tell']
+    >>> verdicts([(m, slow)], shift=2.0)  # slower only as much as every row
+    ['no clear difference']
     """
     tested = {
         i: p
         for i, (base, other) in enumerate(pairs)
-        if base is not None and other is not None and (p := p_value(base, other)) is not None
+        if base is not None and other is not None and (p := p_value(base, other, shift)) is not None
     }
     adjusted = (
         dict(zip(tested, stats.false_discovery_control(list(tested.values())), strict=True))
@@ -155,10 +173,51 @@ def verdicts(pairs: Sequence[tuple[Measurement | None, Measurement | None]]) -> 
         elif i not in adjusted:
             out.append(ONE_PROCESS)
         else:
-            ratio = base.median_s / other.median_s
+            ratio = base.median_s * shift / other.median_s
             apart = adjusted[i] < SIGNIFICANCE and max(ratio, 1 / ratio) >= MIN_EFFECT
             out.append((FASTER if ratio > 1 else SLOWER) if apart else SAME)
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Shift:
+    """How far one file's rows moved together against the first's: the median of the matched
+    rows' time ratios (other over base), so that the few rows that really changed do not set it,
+    and its distribution-free 95 % interval (from the order statistics, as for any median).
+
+    >>> rows = [(1.0, 1.2), (2.0, 2.5), (1.0, 1.15), (3.0, 3.6), (1.0, 1.25), (1.0, 3.0)]
+    >>> print(Shift.of(rows).describe("B", "A"))
+    B vs A, the median of 6 rows: 1.22x slower (time ratio B/A within 1.15 – 3.00, 95 %)
+    >>> Shift.of(rows[:5]) is None  # too few rows to tell
+    True
+    """
+
+    ratio: float
+    interval: tuple[float, float]
+    rows: int
+
+    @classmethod
+    def of(cls, times: Sequence[tuple[float, float]]) -> Shift | None:
+        """The shift of ``(base, other)`` medians, None below :data:`SHIFT_MIN_ROWS` rows."""
+        if len(times) < SHIFT_MIN_ROWS:
+            return None
+        logs = np.log([other / base for base, other in times])
+        low, high = stats.quantile_test(logs, q=0.0, p=0.5).confidence_interval(0.95)
+        interval = (float(np.exp(low)), float(np.exp(high)))
+        return cls(float(np.exp(np.median(logs))), interval, len(logs))
+
+    @property
+    def clear(self) -> bool:
+        """Whether the rows surely moved together: the interval leaves out 1."""
+        return self.interval[0] > 1 or self.interval[1] < 1
+
+    def describe(self, letter: str, base: str) -> str:
+        """One line: the shift as a reader says it, and the interval of the time ratio."""
+        low, high = (three_figures(r) for r in self.interval)
+        return (
+            f"{letter} vs {base}, the median of {self.rows} rows: {format_speedup(1 / self.ratio)}"
+            f" (time ratio {letter}/{base} within {low} – {high}, 95 %)"
+        )
 
 
 class SideBySide:
@@ -193,20 +252,35 @@ class SideBySide:
             for letter, source in zip(self.letters, self.sources, strict=True)
         ]
 
+    def _pairs(self, i: int) -> list[tuple[Measurement | None, Measurement | None]]:
+        return [(found[0], found[i]) for found in self.rows.values()]
+
+    @functools.cached_property
+    def shifts(self) -> list[Shift | None]:
+        """Each later source's :class:`Shift` against the first (None: too few matched rows)."""
+        return [
+            Shift.of([(a.median_s, b.median_s) for a, b in self._pairs(i) if a and b])
+            for i in range(1, len(self.sources))
+        ]
+
     def header(self) -> list[str]:
         columns = ["workload", "variant", "size"] + ["device"] * self.match_device
         columns.append(self.letters[0])
-        for letter in self.letters[1:]:
+        for letter, shift in zip(self.letters[1:], self.shifts, strict=True):
             columns += [letter, f"{letter} vs {self.letters[0]}", f"{letter} verdict"]
+            columns += [f"{letter} beyond shift"] * bool(shift and shift.clear)
         return columns
 
     def verdicts(self) -> dict[tuple, list[str]]:
-        """Per row, each later source's verdict against the first (see :func:`verdicts`; the
-        correction runs over each source's rows)."""
-        columns = [
-            verdicts([(found[0], found[i]) for found in self.rows.values()])
-            for i in range(1, len(self.sources))
-        ]
+        """Per row, the verdict columns in the header's order: each later source's against the
+        first (see :func:`verdicts`; the correction runs over each source's rows) and, where that
+        source's rows clearly moved together, against its shift as well."""
+        columns = []
+        for i, shift in enumerate(self.shifts, start=1):
+            judged = [verdicts(self._pairs(i))]
+            if shift and shift.clear:
+                judged.append(verdicts(self._pairs(i), shift.ratio))
+            columns += judged
         per_row = [list(row) for row in zip(*columns, strict=True)]
         return dict(zip(self.rows, per_row, strict=True))
 
@@ -219,15 +293,27 @@ class SideBySide:
                 continue
             row = _key_cells(key)
             row.append(_time(found[0]))
-            for other, judged in zip(found[1:], verdicts[key], strict=True):
+            judged = iter(verdicts[key])
+            for other, shift in zip(found[1:], self.shifts, strict=True):
                 ratio = (
                     format_speedup(found[0].median_s / other.median_s)
                     if found[0] is not None and other is not None
                     else ""
                 )
-                row += [_time(other), ratio, judged]
+                row += [_time(other), ratio, next(judged)]
+                if shift and shift.clear:
+                    row.append(next(judged))
             table.append(row)
         return table
+
+    def shift_lines(self) -> list[str]:
+        """A line per later source on how far all its rows moved together."""
+        return [
+            shift.describe(letter, self.letters[0])
+            + ("; the last column judges each row against that" if shift.clear else "")
+            for letter, shift in zip(self.letters[1:], self.shifts, strict=True)
+            if shift is not None
+        ]
 
     def missing(self) -> list[str]:
         """A line per source that lacks rows another has: how many, and which first."""
@@ -243,8 +329,8 @@ class SideBySide:
         return lines
 
     def __str__(self) -> str:
-        notes = self.missing()
-        lines = [*self.legend(), text_table(self.header(), self.table_rows()), *notes]
+        table = text_table(self.header(), self.table_rows())
+        lines = [*self.legend(), table, *self.shift_lines(), *self.missing()]
         return "\n".join(lines)
 
     def html(self, caption: str, matched_only: bool = False) -> str:
@@ -253,8 +339,9 @@ class SideBySide:
         text = [
             i
             for i, name in enumerate(header)
-            if name in ("workload", "variant", "device") or name.endswith("verdict")
+            if name in ("workload", "variant", "device") or name.endswith(("verdict", "shift"))
         ]
+        caption = "; ".join([caption, *self.shift_lines()]) if caption else ""
         return html_table(header, self.table_rows(matched_only), caption, text)
 
     def _repr_html_(self) -> str:
