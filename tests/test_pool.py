@@ -235,6 +235,16 @@ def test_a_worker_returns_what_a_function_returns_and_refuses_what_it_cannot_cal
     assert raised.value.usage
 
 
+def test_a_function_that_raises_in_a_worker_is_reported_and_the_worker_serves_on(two):
+    with pytest.raises(fresh.ChildError, match="json:loads raised JSONDecodeError") as raised:
+        two.call_in(0, "json:loads", s="{")
+    assert not raised.value.usage  # the function failed, not the request
+    with pytest.raises(fresh.ChildError, match="cannot call json:loads: missing a required argument") as raised:
+        two.call_in(0, "json:loads", text="[1]")
+    assert raised.value.usage
+    assert two.call_in(0, "json:loads", s="[1]") == [1]
+
+
 def test_the_peak_can_be_timed_in_turns_with_the_variants(two):
     numpy, peak = two.run("eager-add", ["numpy"], size=10, quick=True, peak=True)
     assert peak.label == limits.PEAK and peak.process_ids == numpy.process_ids

@@ -25,6 +25,8 @@ handbook's NumPy arrays were float64, twice the bytes and half the vector width)
 # Where this page was measured
 # ----------------------------
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -269,18 +271,16 @@ for form, fn in vz.BATCHED_FORMS.items():
 # -------------------------
 #
 # The handbook's advice before any of this: measure where the time goes. A timer gives the
-# total; a trace from TensorFlow's profiler gives it op by op. Here is one, taken while this page
-# was built, of three calls of the loop with ``tf.stack`` inside a ``tf.function`` (after a
-# warm-up call, so tracing is not in it), reduced to the ops that took the most time. Each op's
+# total; a trace from TensorFlow's profiler gives it op by op. Here is one, taken in one of the
+# page's fresh processes while this page was built, of three calls of the loop with
+# ``tf.stack`` inside a ``tf.function``, reduced to the ops that took the most time. Each op's
 # *self time* leaves out the ops nested in it; the share is of all op time in the trace.
-loop_fn = vz.BATCHED_MATMUL.make_call(
-    "loop-stack-tf-function", vz.BATCHED_MATMUL.default_size
-)
-trace = profile.capture(
-    loop_fn.fn,
-    *loop_fn.args,
-    logdir=results.measurements_dir() / "vectorization.profile",
-    calls=3,
+#
+# .. literalinclude:: /../perfguide/workloads/vectorization.py
+#    :pyobject: trace_loop
+logdir = results.measurements_dir() / "vectorization.profile"
+trace = Path(
+    workers.call_in(0, f"{vz.__name__}:trace_loop", logdir=str(logdir), calls=3)
 )
 op_table = OpTable.from_trace(trace, top=5)
 op_table

@@ -211,11 +211,13 @@ class Workers:
     def call(self, target: str, **kwargs: Any) -> list[Any]:
         """What ``target`` ("package.module:function", returning plain JSON data) returns when
         called with ``kwargs`` in each worker, one after another: one result per process."""
-        results = []
-        for worker in self._workers:
-            worker.send({"call": target, "kwargs": kwargs})
-            results.append(worker.receive(self.timeout_s, self.progress)["result"])
-        return results
+        return [self.call_in(i, target, **kwargs) for i in range(len(self._workers))]
+
+    def call_in(self, index: int, target: str, **kwargs: Any) -> Any:
+        """What ``target`` returns when called with ``kwargs`` in the ``index``-th worker."""
+        worker = self._workers[index]
+        worker.send({"call": target, "kwargs": kwargs})
+        return worker.receive(self.timeout_s, self.progress)["result"]
 
     def run_in(self, index: int, job: Job) -> list[Measurement]:
         """``job`` timed in the ``index``-th worker alone."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -64,9 +65,13 @@ def _call(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     module_name, _, name = target.partition(":")
     try:
         function = getattr(importlib.import_module(module_name), name)
-        return {"result": function(**kwargs)}
+        inspect.signature(function).bind(**kwargs)
     except (ImportError, AttributeError, TypeError, ValueError) as error:
         return {"error": f"cannot call {target}: {error}", "usage": True}
+    try:
+        return {"result": function(**kwargs)}
+    except Exception as error:  # the function's own failure: the worker stays to serve on
+        return {"error": f"{target} raised {type(error).__name__}: {error}"}
 
 
 def _serve(channel: TextIO, device: str) -> None:
