@@ -239,7 +239,7 @@ def test_a_function_that_raises_in_a_worker_is_reported_and_the_worker_serves_on
     with pytest.raises(fresh.ChildError, match="json:loads raised JSONDecodeError") as raised:
         two.call_in(0, "json:loads", s="{")
     assert not raised.value.usage  # the function failed, not the request
-    with pytest.raises(fresh.ChildError, match="cannot call json:loads: missing a required argument") as raised:
+    with pytest.raises(fresh.ChildError, match="cannot call json:loads: missing a") as raised:
         two.call_in(0, "json:loads", text="[1]")
     assert raised.value.usage
     assert two.call_in(0, "json:loads", s="[1]") == [1]
