@@ -102,6 +102,7 @@ CHAPTER_ORDER = [
     "vectorization",
     "training_loop",
     "timing",
+    "diagnose",
 ]
 
 
@@ -115,6 +116,9 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
+    # Other scripts beside a chapter (the functions the diagnose page examines) are its
+    # material, not pages of their own.
+    "ignore_pattern": r"/(?!plot_)[^/]+\.py$",
     "subsection_order": [f"../examples/{topic}" for topic in CHAPTER_ORDER] + ["*"],
     "minigallery_sort_order": "conf.chapter_order",
     # One page per chapter in the navigation, no one-chapter section pages between them.

@@ -23,6 +23,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from perfguide.diagnose import report as diagnose_report
+from perfguide.diagnose.examine import diagnosis_of
+from perfguide.diagnose.target import InputSpec, Target, TargetError
 from perfguide.measure import environment, runner
 from perfguide.measure.timer import Measurement, no_progress
 from perfguide.processes import fresh
@@ -120,6 +123,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--any-device",
         action="store_true",
         help="match rows whatever device they ran on (a CPU run against a GPU run)",
+    )
+    diagnose = commands.add_parser(
+        "diagnose",
+        help="measure your own function: what bounds it here, and which changes pay",
+    )
+    diagnose.add_argument("target", help="path/to/file.py:function or package.module:function")
+    diagnose.add_argument(
+        "--input",
+        action="append",
+        metavar="SPEC",
+        help="one positional argument, in order: a tensor as dtype[shape] (float32[32,128], "
+        "int32[32], float32[] for a scalar) or a Python number (3, 0.5); repeatable",
+    )
+    diagnose.add_argument(
+        "--inputs", metavar="FACTORY", help="file.py:function returning the arguments instead"
+    )
+    diagnose.add_argument("--quick", action="store_true", help="shorter timed blocks")
+    diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")
+    diagnose.add_argument("--html", metavar="PATH", help="also write a one-page report to PATH")
+    diagnose.add_argument(
+        "--docs-url",
+        metavar="URL",
+        help="where the guide is hosted, for the links to its chapters "
+        "(default $PERFGUIDE_DOCS_URL; else paths within the site)",
+    )
+    diagnose.add_argument(
+        "--processes",
+        type=_positive_int,
+        default=PROCESSES,
+        metavar="N",
+        help=f"fresh processes that each time every form (default {PROCESSES})",
     )
     env = commands.add_parser(
         "env", help="print this machine's environment record, limits and noise floor"
@@ -290,6 +324,39 @@ def _compare(args: argparse.Namespace) -> None:
         raise UsageError(str(error)) from None
 
 
+def _target(args: argparse.Namespace) -> Target:
+    try:
+        inputs = tuple(InputSpec.parse(text) for text in args.input or ())
+        return Target(args.target, inputs, args.inputs)
+    except TargetError as error:
+        raise UsageError(str(error)) from None
+
+
+def _diagnose(args: argparse.Namespace) -> None:
+    target = _target(args)
+    for path in filter(None, (args.json, args.html)):
+        _check_writable(path)
+    what = f"diagnosing {target.describe()} in {args.processes} fresh processes"
+    with (
+        _progress(what) as report,
+        Workers(args.processes, limits=True, progress=report, echo_stderr=args.verbose) as workers,
+    ):
+        diagnosis, evidence = diagnosis_of(target, workers, quick=args.quick)
+        record = workers.environment
+    base = diagnose_report.docs_url(args.docs_url)
+    print(diagnose_report.text(diagnosis, evidence, base))
+    try:
+        if args.json:
+            diagnose_report.save(args.json, record, diagnosis, evidence)
+            print(f"wrote {args.json}")
+        if args.html:
+            page = diagnose_report.html_page(diagnosis, evidence, base)
+            results.write_atomically(Path(args.html), page)
+            print(f"wrote {args.html}")
+    except OSError as error:
+        raise UsageError(f"cannot write {error.filename}: {error.strerror}") from None
+
+
 def _env(args: argparse.Namespace) -> None:
     what = "measuring this machine's limits in a fresh process"
     with _progress(what) as report, Workers(1, limits=True, progress=report) as workers:
@@ -300,7 +367,14 @@ def _env(args: argparse.Namespace) -> None:
     print(f"\nHow far apart fresh processes land here:\n{floor}")
 
 
-COMMANDS = {"list": _list, "run": _run, "show": _show, "compare": _compare, "env": _env}
+COMMANDS = {
+    "list": _list,
+    "run": _run,
+    "show": _show,
+    "compare": _compare,
+    "diagnose": _diagnose,
+    "env": _env,
+}
 
 
 def _silence_native_stderr() -> None:

@@ -60,6 +60,22 @@ def op_layers(x: tf.Tensor) -> dict[str, Timed]:
     }
 
 
+#: Graph ops no eager call dispatches: inputs, constants and the no-ops that order others.
+NOT_DISPATCHED = ("Placeholder", "Const", "NoOp")
+
+
+def dispatched_ops(graph: tf.Graph) -> list[tf.Operation]:
+    """The ops of a traced ``graph`` that an eager call of the same Python would dispatch one
+    by one: inputs, constants, no-ops and the ``Identity`` ops through which a function
+    returns its outputs left out."""
+    returned = {id(t.op) for t in getattr(graph, "outputs", ()) if t.op.type == "Identity"}
+    return [
+        op
+        for op in graph.get_operations()
+        if op.type not in NOT_DISPATCHED and id(op) not in returned
+    ]
+
+
 def python_calls(fn: Callable[..., Any], *args: Any, calls: int = 200) -> float:
     """Python function calls per ``fn(*args)``, averaged over ``calls`` profiled calls (after one
     unprofiled call, so a first trace is not counted)."""

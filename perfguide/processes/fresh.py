@@ -45,6 +45,12 @@ class ChildError(RuntimeError):
         self.usage = usage
 
 
+class BadInput(ValueError):
+    """Raised by code a worker runs for the caller when what it was given is wrong (a missing
+    function, inputs that do not fit it): the caller hears it as a :class:`ChildError` with
+    ``usage``, as bad input, not as a failure."""
+
+
 def check_settings(settings: Mapping[str, str]) -> None:
     """Raise ValueError for a setting the child would not get as asked."""
     for name, value in settings.items():

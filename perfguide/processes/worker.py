@@ -28,6 +28,7 @@ import sys
 import uuid
 from typing import Any, NamedTuple, TextIO
 
+from perfguide.processes.fresh import BadInput
 from perfguide.report.claims import Faster
 
 
@@ -70,6 +71,8 @@ def _call(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"cannot call {target}: {error}", "usage": True}
     try:
         return {"result": function(**kwargs)}
+    except BadInput as error:
+        return {"error": str(error), "usage": True}
     except Exception as error:  # the function's own failure: the worker stays to serve on
         return {"error": f"{target} raised {type(error).__name__}: {error}"}
 

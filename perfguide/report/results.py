@@ -61,11 +61,18 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def save(path: Path, environment: dict[str, Any], measurements: Sequence[Measurement]) -> None:
-    """Write a results file."""
+def save(
+    path: Path,
+    environment: dict[str, Any],
+    measurements: Sequence[Measurement],
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Write a results file; ``extra`` keys (a diagnosis, say) ride along, ignored by readers
+    that do not know them."""
     document = {
         "environment": environment,
         "measurements": [m.to_dict() for m in measurements],
+        **(extra or {}),
     }
     write_atomically(Path(path), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 

@@ -17,6 +17,7 @@ depends on how much work the op does. The timed workloads:
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import importlib.util
@@ -347,8 +348,4 @@ def graph_op_counts(fn: Callable[..., Any], *args: Any) -> dict[str, int]:
     """The ops ``fn(*args)`` runs, by type, read from its traced graph (inputs, constants and
     no-ops left out): what an eager call dispatches one by one."""
     graph = tf.function(fn, autograph=False).get_concrete_function(*args).graph
-    counts: dict[str, int] = {}
-    for op in graph.get_operations():
-        if op.type not in ("Placeholder", "Const", "NoOp"):
-            counts[op.type] = counts.get(op.type, 0) + 1
-    return counts
+    return dict(collections.Counter(op.type for op in anatomy.dispatched_ops(graph)))

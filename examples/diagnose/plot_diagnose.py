@@ -1,0 +1,101 @@
+"""
+Diagnose your own code
+======================
+
+Every chapter of this guide answers somebody else's "why is my TensorFlow code slow?". This page
+shows the command that answers it for yours, on your machine::
+
+    python -m perfguide diagnose path/to/your_file.py:your_function --input float32[32,128]
+
+It measures your function the way the chapters measure their workloads: eagerly, as a
+``tf.function`` and compiled with ``jit_compile=True``, in several fresh processes that time the
+forms in turns, first calls apart, each form's result checked against the eager one. It reads
+the traced graph (ops per call, FLOPs, bytes, ops that leave the graph for Python, with their
+source lines), prices an eager op and profiles a graph call, calls the function with other
+typical inputs to count retraces, and sets the work against this machine's measured peak and
+memory bandwidth. Then it says what bounds the function here and which change pays, each
+recommendation a claim checked on your function, with the chapter that explains it.
+
+Arguments are given in order, one ``--input`` each: a tensor as a dtype and a shape
+(``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with random values, or a
+Python number as itself (``3``, ``0.5``). Where they need to be more than random, ``--inputs
+file.py:make_inputs`` names a function that returns them. ``--json`` writes a results file that
+``perfguide show`` and ``perfguide compare`` read (the diagnosis rides along in it); ``--html``
+writes a one-page report with the plot below; ``--docs-url`` points the chapter links at where
+you read this guide.
+
+Below, the command runs on three functions that are slow for three different reasons, while this
+page is built; what it prints is what you would see.
+"""
+
+# %%
+# Where this page was measured
+# ----------------------------
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+
+from perfguide.diagnose import report
+from perfguide.diagnose.examine import diagnosis_of
+from perfguide.diagnose.target import InputSpec, Target
+from perfguide.processes.pool import Workers
+
+FUNCTIONS = Path(__file__).with_name("slow_functions.py")
+
+# The three diagnoses share three fresh processes; the command starts its own.
+workers = Workers(limits=True)
+env = workers.environment
+print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
+print(f"TensorFlow {env['tensorflow']}")
+
+
+def diagnose(function: str, *inputs: str):
+    """What ``perfguide diagnose FUNCTIONS:function --input … --quick`` prints, and its plot."""
+    target = Target(f"{FUNCTIONS}:{function}", tuple(map(InputSpec.parse, inputs)))
+    found, evidence = diagnosis_of(target, workers, quick=True)
+    print(report.text(found, evidence))
+    report.dot_plot_of(evidence)
+    plt.show()
+
+
+# %%
+# A tf.function called with Python numbers
+# ----------------------------------------
+#
+# .. literalinclude:: /../examples/diagnose/slow_functions.py
+#    :pyobject: scale
+#
+# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:scale --input float32[64,256]
+# --input 0.5 --quick``
+diagnose("scale", "float32[64,256]", "0.5")
+
+# %%
+# A Python loop of small ops
+# --------------------------
+#
+# .. literalinclude:: /../examples/diagnose/slow_functions.py
+#    :pyobject: row_norms
+#
+# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:row_norms
+# --input float32[32,16] --quick``
+diagnose("row_norms", "float32[32,16]")
+
+# %%
+# One large product
+# -----------------
+#
+# .. literalinclude:: /../examples/diagnose/slow_functions.py
+#    :pyobject: product
+#
+# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:product
+# --input float32[1024,1024] --input float32[1024,1024] --quick``
+diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
+
+# %%
+# The file also holds ``log_magnitude``, which calls NumPy through ``tf.py_function``: try it
+# yourself, and the command names the op that leaves the graph and the line that made it.
+#
+# Previous question: :doc:`Why do my TensorFlow timings disagree?
+# </auto_examples/timing/plot_timing>` All recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`.
+workers.close()

@@ -1,0 +1,330 @@
+"""The reader's function examined inside a fresh worker process (see :mod:`perfguide.diagnose`).
+
+:func:`register` loads the function, makes its arguments, checks that ``tf.function`` and
+``jit_compile=True`` forms compute what the function computes eagerly, and registers the forms
+that do as a workload, so the worker times them like any chapter's variants. :func:`facts`
+reads the traced graph (ops, FLOPs, bytes, ops that leave the graph), prices an eager op and
+profiles a graph call; :func:`retracing` calls the function with varied inputs and counts the
+traces. Each returns plain data; the parent process judges it (:mod:`perfguide.diagnose.findings`).
+Errors in what the reader gave raise :class:`~perfguide.processes.fresh.BadInput`.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import importlib.util
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from perfguide.diagnose.target import WORKLOAD, InputSpec, Target, is_file_reference
+from perfguide.measure import anatomy, profile
+from perfguide.measure.timer import Timed, measure
+from perfguide.processes.fresh import BadInput
+from perfguide.workloads import WORKLOADS
+from perfguide.workloads.base import Workload, call_of
+
+#: The forms of the function the worker may time.
+FORMS = ("eager", "tf-function", "jit-compile")
+#: How far a form's result may be from the eager one's, relative to the result's largest
+#: element (XLA may sum in another order).
+RTOL, ATOL = 1e-3, 1e-5
+#: Ops that run Python (or NumPy) from inside a graph: the runtime waits for the interpreter.
+LEAVE_THE_GRAPH = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
+#: Calls profiled for the op time of a graph call.
+PROFILED_CALLS = 5
+
+_state: dict[str, Any] = {}
+
+
+def load(reference: str) -> Any:
+    """The object ``file.py:name`` or ``package.module:name`` names."""
+    module_name, _, name = reference.rpartition(":")
+    try:
+        if is_file_reference(module_name):
+            module = _import_file(Path(module_name))
+        else:
+            module = importlib.import_module(module_name)
+    except Exception as error:  # the reader's module: anything it raises is theirs
+        raise BadInput(f"cannot import {module_name}: {type(error).__name__}: {error}") from None
+    try:
+        found = getattr(module, name)
+    except AttributeError:
+        raise BadInput(f"{module_name} has no {name!r}") from None
+    if not callable(found):
+        raise BadInput(f"{reference} is not a function")
+    return found
+
+
+def _import_file(path: Path) -> Any:
+    # Its own folder first on the path, as `python file.py` would have it, so its imports work.
+    sys.path.insert(0, str(path.resolve().parent))
+    spec = importlib.util.spec_from_file_location(f"_perfguide_target_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _tensor(spec: InputSpec, rng: np.random.Generator) -> Any:
+    if not spec.is_tensor:
+        return spec.number
+    if spec.dtype == "bool":
+        values = rng.random(spec.shape) < 0.5
+    elif spec.dtype.startswith(("int", "uint")):
+        values = rng.integers(0, 10, spec.shape)  # small: valid as class labels and indices
+    else:
+        values = rng.standard_normal(spec.shape).astype(np.float32)
+    return tf.cast(tf.constant(values), spec.dtype)
+
+
+def arguments(target: Target, seed: int = 0) -> tuple[Any, ...]:
+    """The function's arguments: from the factory, or made from the specs (seeded)."""
+    if target.factory is not None:
+        made = _reader_call(target.factory, load(target.factory))
+        return tuple(made) if isinstance(made, (tuple, list)) else (made,)
+    rng = np.random.default_rng(seed)
+    return tuple(_tensor(spec, rng) for spec in target.inputs)
+
+
+def materialize(result: Any) -> list[np.ndarray]:
+    """Every tensor of ``result`` as a NumPy array (the work is then surely done)."""
+    return [np.asarray(leaf) for leaf in tf.nest.flatten(result)]
+
+
+def _one_line(error: BaseException) -> str:
+    """An error's message in one line: TensorFlow's "in user code:" messages end with it."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[-1] if lines[0] == "in user code:" else lines[0]
+
+
+def _reader_call(what: str, thunk: Callable[[], Any]) -> Any:
+    """``thunk()``, whose errors are the reader's: bad input, said in one line as ``what``."""
+    try:
+        return thunk()
+    except Exception as error:  # the reader's code: what it raises is bad input here
+        raise BadInput(f"{what} raised {type(error).__name__}: {_one_line(error)}") from None
+
+
+def difference(expected: list[np.ndarray], got: list[np.ndarray]) -> str | None:
+    """Why ``got`` is not ``expected`` within :data:`RTOL`/:data:`ATOL`, or None."""
+    if len(expected) != len(got):
+        return f"returns {len(got)} values, not {len(expected)}"
+    for i, (a, b) in enumerate(zip(expected, got, strict=True)):
+        if a.shape != b.shape:
+            return f"value {i} has shape {b.shape}, not {a.shape}"
+        if a.dtype.kind in "fc" and a.size:
+            # Against the result's scale: a sum in another order moves every element by a
+            # share of the terms' size, which an element near zero does not have.
+            a, b = a.astype(np.float64), b.astype(np.float64)
+            if not np.array_equal(np.isnan(a), np.isnan(b)):
+                return f"value {i} has NaN in other places"
+            worst = float(np.nanmax(np.abs(a - b), initial=0.0))
+            if worst > ATOL + RTOL * float(np.nanmax(np.abs(a), initial=0.0)):
+                return f"value {i} differs by up to {worst:.3g}"
+        if a.dtype.kind not in "fc" and not np.array_equal(a, b):
+            return f"value {i} differs"
+    return None
+
+
+def forms(python: Callable[..., Any]) -> dict[str, Callable[[], Any]]:
+    """Makers of each form of ``python``: a new ``tf.function`` each time, so its first call
+    traces (and compiles) anew."""
+    return {
+        "eager": lambda: python,
+        "tf-function": lambda: tf.function(python),
+        "jit-compile": lambda: tf.function(python, jit_compile=True),
+    }
+
+
+def register(spec: dict[str, Any]) -> dict[str, Any]:
+    """Load ``spec`` (:meth:`Target.to_json`), check its forms, and register those that
+    compute what the eager function computes as the workload named
+    :data:`~perfguide.diagnose.target.WORKLOAD`. Returns the forms registered, why the others
+    were not, and which form the reader's code runs as written."""
+    spec = Target.from_json(spec)
+    function = load(spec.function)
+    args = arguments(spec)
+    python = getattr(function, "python_function", function)  # a tf.function's own Python
+    expected = _reader_call(spec.describe(), lambda: materialize(python(*args)))
+    makers, variants, problems = forms(python), ["eager"], {}
+    for form in FORMS[1:]:
+        try:
+            got = materialize(makers[form]()(*args))
+        except Exception as error:  # e.g. an op XLA cannot compile: that form is out
+            problems[form] = f"{type(error).__name__}: {_one_line(error)}"
+            continue
+        if (why := difference(expected, got)) is not None:
+            problems[form] = f"not the same result: {why}"
+        else:
+            variants.append(form)
+
+    def make_call(variant: str, size: int) -> Timed:
+        return call_of(makers[variant](), *args)
+
+    WORKLOADS[WORKLOAD] = Workload(
+        name=WORKLOAD,
+        question=f"Why is {spec.describe()} slow?",
+        unit="call",
+        size_name="calls",
+        default_size=1,
+        baseline="eager",
+        variants=tuple(variants),
+        make_call=make_call,
+    )
+    _state.update(target=spec, python=python, args=args)
+    # A tf.function runs as one as written, if that form computes the same result.
+    as_written = "tf-function" if python is not function and "tf-function" in variants else "eager"
+    return {"variants": variants, "problems": problems, "as_written": as_written}
+
+
+def _source_line(op: tf.Operation, files: set[str]) -> str | None:
+    """Where in the reader's code ``op`` was made: the innermost frame in ``files``, else the
+    innermost outside TensorFlow and Keras."""
+    frames = list(op.traceback or ())
+    for frame in reversed(frames):
+        if str(Path(frame.filename).resolve()) in files:
+            return f"{frame.filename}:{frame.lineno}"
+    for frame in reversed(frames):
+        if not any(part in frame.filename for part in ("tensorflow", "keras", "perfguide")):
+            return f"{frame.filename}:{frame.lineno}"
+    return None
+
+
+def _flops(graph: tf.Graph) -> int:
+    """FLOPs of one call, from TensorFlow's own op statistics (ops without static shapes or
+    without statistics count none)."""
+    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
+    options["output"] = "none"
+    return int(tf.compat.v1.profiler.profile(graph, options=options).total_float_ops)
+
+
+def _bytes(ops: list[tf.Operation]) -> int:
+    """Bytes the ops read and write, counting every input and output with a static shape once
+    per op: what a call moves if nothing stays in cache."""
+    total = 0
+    for op in ops:
+        for tensor in [*op.inputs, *op.outputs]:
+            if tensor.shape.is_fully_defined() and tensor.dtype.size:
+                total += tensor.shape.num_elements() * tensor.dtype.size
+    return total
+
+
+def _eager_op_s() -> float:
+    """What one small eager op costs in this process (``tf.add`` of two scalars)."""
+    scalar = tf.constant(1.0)
+    return measure(tf.add, scalar, scalar, label="eager op", min_block_s=0.02, blocks=5).median_s
+
+
+def _op_time_s(function: Any, args: tuple[Any, ...]) -> float | None:
+    """Op time per call of the ``tf.function`` in a profiler trace (None: no trace)."""
+    with tempfile.TemporaryDirectory() as logdir:
+        try:
+            trace = profile.capture(function, *args, logdir=logdir, calls=PROFILED_CALLS)
+            events = profile.op_events(trace)
+        except (profile.TraceError, tf.errors.OpError):
+            return None
+        return sum(event.self_ps for event in events) / 1e12 / PROFILED_CALLS
+
+
+def facts() -> dict[str, Any]:
+    """What the registered function's graph does per call, and what an eager op and the
+    graph's ops cost here."""
+    spec, python, args = _state["target"], _state["python"], _state["args"]
+    function = tf.function(python)
+    graph = function.get_concrete_function(*args).graph
+    ops = anatomy.dispatched_ops(graph)
+    files = {
+        str(Path(ref.rpartition(":")[0]).resolve())
+        for ref in (spec.function, spec.factory)
+        if ref and is_file_reference(ref.rpartition(":")[0])
+    }
+    outside = [
+        {"op": op.type, "name": op.name, "where": _source_line(op, files)}
+        for op in ops
+        if op.type in LEAVE_THE_GRAPH
+    ]
+    return {
+        "ops": len(ops),
+        "op_types": dict(collections.Counter(op.type for op in ops).most_common()),
+        "flops": _flops(graph),
+        "bytes": _bytes(ops),
+        "outside_graph": outside,
+        "eager_op_s": _eager_op_s(),
+        "op_time_s": _op_time_s(function, args),
+    }
+
+
+def _varied(args: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Typical other calls: each tensor's first dimension doubled, then plus one (all tensors
+    together: a batch), and each Python number or scalar tensor as other Python numbers."""
+    calls = []
+    tensors = [i for i, a in enumerate(args) if tf.is_tensor(a) and a.shape.rank]
+    for label, grow in (("batch doubled", lambda n: 2 * n), ("batch plus one", lambda n: n + 1)):
+        if tensors:
+            changed = list(args)
+            for i in tensors:
+                changed[i] = tf.concat([args[i]] * 2, axis=0)[: grow(args[i].shape[0])]
+            calls.append((label, tuple(changed)))
+    for i, a in enumerate(args):
+        scalar = isinstance(a, (int, float)) or (tf.is_tensor(a) and a.shape.rank == 0)
+        if scalar and not isinstance(a, bool):
+            value = a if isinstance(a, (int, float)) else a.numpy().item()
+            for step in (1, 2):
+                changed = list(args)
+                changed[i] = type(value)(value + step)
+                label = f"argument {i + 1} as the Python number {changed[i]}"
+                calls.append((label, tuple(changed)))
+    return calls
+
+
+def _as_tensors(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(tf.constant(a) if isinstance(a, (int, float)) else a for a in args)
+
+
+def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> list[tuple[float, bool]]:
+    """Each of ``calls`` of a fresh ``function``: its seconds, and whether it traced."""
+    timed = []
+    for args in calls:
+        before = function.experimental_get_tracing_count()
+        start = time.perf_counter()
+        materialize(function(*args))
+        seconds = time.perf_counter() - start
+        timed.append((seconds, function.experimental_get_tracing_count() > before))
+    return timed
+
+
+def retracing() -> dict[str, Any]:
+    """The registered function as a ``tf.function`` called with the original arguments and then
+    :func:`_varied` ones (each call's seconds and whether it traced), a steady call's seconds,
+    and the same calls with ``reduce_retracing=True`` and Python numbers passed as tensors (the
+    usual fixes)."""
+    python, args = _state["python"], _state["args"]
+    varied = [(label, a) for label, a in _varied(args) if _accepts(python, a)]
+    calls = [args] + [a for _, a in varied]
+    function = tf.function(python)
+    as_written = _sequence(function, calls)
+    steady = measure(function, *args, label="steady", min_block_s=0.02, blocks=5).median_s
+    fixed = _sequence(tf.function(python, reduce_retracing=True), [_as_tensors(a) for a in calls])
+    return {
+        "varied": [label for label, _ in varied],
+        "calls": [{"s": s, "traced": traced} for s, traced in as_written],
+        "fixed_calls": [{"s": s, "traced": traced} for s, traced in fixed],
+        "steady_s": steady,
+    }
+
+
+def _accepts(python: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+    try:
+        materialize(python(*args))
+    except Exception:  # a variation the function cannot take (fixed shapes) is not typical
+        return False
+    return True

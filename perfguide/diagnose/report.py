@@ -1,0 +1,158 @@
+"""A diagnosis shown: as text for a terminal, as one self-contained HTML page, and as a results
+file that ``perfguide show`` and ``compare`` read (the diagnosis rides along in it).
+
+Each recommendation links the chapter that explains it: ``docs_url`` is where the guide is
+hosted (``--docs-url``, or ``$PERFGUIDE_DOCS_URL``); without one, the link is the chapter's
+path within the site.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfguide.diagnose.findings import CHAPTERS, Diagnosis, Evidence
+from perfguide.measure.limits import PEAK
+from perfguide.report import results
+from perfguide.report.answers import effect_and_target, verdict_badge
+from perfguide.report.compare import Comparison, html_table
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+DOCS_URL_ENV = "PERFGUIDE_DOCS_URL"
+
+
+def docs_url(given: str | None = None) -> str:
+    """Where the guide is hosted: ``given``, else ``$PERFGUIDE_DOCS_URL``, else "" (links are
+    then paths within the site)."""
+    return given if given is not None else os.environ.get(DOCS_URL_ENV, "")
+
+
+def chapter_link(topic: str, base: str = "") -> str:
+    """The chapter page of ``topic`` under ``base``.
+
+    >>> chapter_link("tf_function", "https://example.org/guide/")
+    'https://example.org/guide/auto_examples/tf_function/plot_tf_function.html'
+    >>> chapter_link("eager")
+    'auto_examples/eager/plot_eager.html'
+    """
+    page = f"auto_examples/{topic}/plot_{topic}.html"
+    return f"{base.rstrip('/')}/{page}" if base else page
+
+
+def _table(evidence: Evidence) -> Comparison:
+    """The forms timed, against the form the reader's code runs as written."""
+    forms = evidence.forms
+    return Comparison(forms, baseline=evidence.registered["as_written"])
+
+
+def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
+    """What ``perfguide diagnose`` prints."""
+    processes = evidence.forms[0].processes
+    lines = [
+        f"Short answer: {diagnosis.short_answer()}",
+        "",
+        f"Timed in {processes} fresh process{'es' * (processes > 1)}, the forms in turns, first "
+        "calls apart:",
+        str(_table(evidence)),
+        "",
+        "Findings:",
+        *(f"- {f.what}: {f.measured}" for f in diagnosis.findings),
+    ]
+    if diagnosis.advice:
+        lines += ["", "Recommendations, each measured on this function:"]
+        for a in diagnosis.advice:
+            effect = effect_and_target(a.claim.effect, a.claim.target)
+            lines.append(f"- {a.advice}: {effect} ({a.claim.verdict}: {a.claim.evidence})")
+            lines.append(f"  why: {CHAPTERS[a.chapter]} {chapter_link(a.chapter, base)}")
+    return "\n".join(lines)
+
+
+def dot_plot_of(evidence: Evidence) -> Axes:
+    """The chapters' dot plot of the forms' times, on a figure of its own."""
+    import matplotlib.pyplot as plt
+
+    from perfguide.report.plotting import dot_plot
+
+    _, ax = plt.subplots(figsize=(7, 0.6 * len(evidence.forms) + 1.6), layout="constrained")
+    dot_plot(evidence.forms, ax)
+    ax.set_title(f"{evidence.target}: time per call")
+    return ax
+
+
+def _plot_svg(evidence: Evidence) -> str:
+    """:func:`dot_plot_of` as an inline SVG image."""
+    import matplotlib.pyplot as plt
+
+    figure = dot_plot_of(evidence).figure
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg")
+    plt.close(figure)
+    encoded = base64.b64encode(buffer.getvalue()).decode()
+    return f'<img alt="time per call of each form" src="data:image/svg+xml;base64,{encoded}">'
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;
+line-height:1.5}table{border-collapse:collapse;display:block;overflow-x:auto}
+td,th{padding:.2rem .6rem;text-align:right;border-bottom:1px solid #ddd}
+.perfguide-text{text-align:left}img{max-width:100%;height:auto}
+.perfguide-verdict{padding:0 .3rem;border-radius:.2rem;font-size:.85em}
+.perfguide-verdict-held{background:#d4edda}.perfguide-verdict-did-not-hold{background:#f8d7da}
+.perfguide-verdict-inconclusive{background:#fff3cd}
+"""
+
+
+def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
+    """One self-contained page: the short answer, the table and plot, findings, advice."""
+    table = _table(evidence)
+    findings = "".join(
+        f"<li><strong>{html.escape(f.what)}</strong>: {html.escape(f.measured)}</li>"
+        for f in diagnosis.findings
+    )
+    advice = "".join(
+        f"<li><strong>{html.escape(a.advice)}</strong>: "
+        f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
+        f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>"
+        f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
+        f"{html.escape(CHAPTERS[a.chapter])}</a></li>"
+        for a in diagnosis.advice
+    )
+    title = html.escape(f"perfguide diagnose: {evidence.target}")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title><style>{_STYLE}</style></head><body><h1>{title}</h1>"
+        f"<p><strong>Short answer:</strong> {html.escape(diagnosis.short_answer())}</p>"
+        f"{html_table(table.header(), table.rows(), 'Time per call of each form', (0, 5))}"
+        f"{_plot_svg(evidence)}<h2>Findings</h2><ul>{findings}</ul>"
+        f"<h2>Recommendations</h2><ul>{advice or '<li>none measured</li>'}</ul></body></html>\n"
+    )
+
+
+def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
+    """The diagnosis as plain data, for the results file."""
+    return {
+        "target": diagnosis.target,
+        "bound": diagnosis.bound,
+        "short_answer": diagnosis.short_answer(),
+        "findings": [dataclasses.asdict(f) for f in diagnosis.findings],
+        "advice": [
+            {"advice": a.advice, "chapter": a.chapter, **dataclasses.asdict(a.claim)}
+            for a in diagnosis.advice
+        ],
+    }
+
+
+def save(
+    path: str | Path, environment: dict[str, Any], diagnosis: Diagnosis, evidence: Evidence
+) -> None:
+    """A results file of the forms' measurements (the peak's left out), with the diagnosis."""
+    measured = [m for m in evidence.measurements if m.label != PEAK]
+    results.save(Path(path), environment, measured, extra={"diagnosis": to_json(diagnosis)})

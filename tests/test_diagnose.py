@@ -1,0 +1,378 @@
+"""``perfguide diagnose``: its input specs, what it finds in known slow functions, the logic of
+its verdicts (on made-up measurements: no speed is asserted), and its bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perfguide.cli import main
+from perfguide.diagnose import findings, report
+from perfguide.diagnose.target import WORKLOAD, InputSpec, Target, TargetError
+from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
+from perfguide.measure.timer import Measurement
+from perfguide.processes.fresh import BadInput
+from perfguide.report import results
+
+SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+
+
+# -- Input specs and targets ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("float32[32,128]", InputSpec("float32", (32, 128))),
+        ("int32[ 7 ]", InputSpec("int32", (7,))),
+        ("bfloat16[]", InputSpec("bfloat16", ())),
+        ("3", InputSpec(number=3)),
+        ("-0.5", InputSpec(number=-0.5)),
+    ],
+)
+def test_input_specs_parse(text, spec):
+    assert InputSpec.parse(text) == spec
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("float33[3]", "unknown dtype 'float33'"),
+        ("float32[3,0]", "above 0"),
+        ("float32[3,x]", "neither a tensor spec"),
+        ("float32[65536,65536]", "more than"),
+        ("nan", "not a finite number"),
+        ("tensor", "neither a tensor spec"),
+    ],
+)
+def test_bad_input_specs_say_why(text, message):
+    with pytest.raises(TargetError, match=message):
+        InputSpec.parse(text)
+
+
+def test_a_target_names_files_by_absolute_path_and_describes_its_call(monkeypatch):
+    monkeypatch.chdir(SLOW.parent)
+    target = Target("slow_functions.py:scale", (InputSpec.parse("float32[2]"), InputSpec(number=2)))
+    assert target.function == f"{SLOW}:scale"
+    assert target.describe() == "scale(float32[2], 2)"
+    assert Target.from_json(json.loads(json.dumps(target.to_json()))) == target
+
+
+@pytest.mark.parametrize(
+    ("function", "factory", "inputs", "message"),
+    [
+        ("nowhere.py:f", None, (), "no such file nowhere.py"),
+        ("just_a_name", None, (), "is not file.py:name"),
+        ("module:not-a-name", None, (), "is not file.py:name"),
+        (f"{SLOW}:scale", f"{SLOW}:scale", (InputSpec(number=1),), "not both"),
+    ],
+)
+def test_targets_that_cannot_be_say_why(function, factory, inputs, message):
+    with pytest.raises(TargetError, match=message):
+        Target(function, inputs, factory)
+
+
+# -- What the probe finds in known slow functions (in this process; counts, not speed) --------
+
+
+@pytest.fixture
+def probe():
+    from perfguide.diagnose import probe
+    from perfguide.workloads import WORKLOADS
+
+    yield probe
+    WORKLOADS.pop(WORKLOAD, None)  # register() adds the function to this process's registry
+
+
+def register(probe, function, *inputs):
+    target = Target(f"{SLOW}:{function}", tuple(map(InputSpec.parse, inputs)))
+    return probe.register(target.to_json())
+
+
+def test_a_tf_function_fed_python_numbers_retraces_and_the_fix_does_not(probe):
+    registered = register(probe, "scale", "float32[8,4]", "0.5")
+    assert registered["as_written"] == "tf-function"
+    answer = probe.retracing()
+    by_number = [
+        call
+        for label, call in zip(answer["varied"], answer["calls"][1:], strict=True)
+        if "Python number" in label
+    ]
+    assert len(by_number) == 2 and all(call["traced"] for call in by_number)
+    fixed = [call["traced"] for call in answer["fixed_calls"][1:]]
+    assert sum(fixed) < sum(call["traced"] for call in answer["calls"][1:])
+
+
+def test_a_python_loop_of_small_ops_is_many_ops_per_call(probe):
+    registered = register(probe, "row_norms", "float32[32,16]")
+    assert registered["variants"] == ["eager", "tf-function", "jit-compile"]
+    facts = probe.facts()
+    assert facts["ops"] >= 32 * 3  # a slice, a norm's ops and an add per row
+    assert facts["outside_graph"] == []
+
+
+def test_one_large_product_counts_its_flops_and_cannot_be_varied(probe):
+    register(probe, "product", "float32[64,32]", "float32[32,16]")
+    facts = probe.facts()
+    assert facts["flops"] == 2 * 64 * 32 * 16
+    assert facts["bytes"] == 4 * (64 * 32 + 32 * 16 + 64 * 16)
+    assert probe.retracing()["varied"] == []  # a changed batch no longer fits the product
+
+
+def test_a_py_function_is_named_with_its_source_line_and_cannot_be_compiled(probe):
+    registered = register(probe, "log_magnitude", "float32[16]")
+    assert "jit-compile" in registered["problems"]
+    (outside,) = probe.facts()["outside_graph"]
+    line = next(
+        i for i, text in enumerate(SLOW.read_text().splitlines(), 1) if "tf.py_function(" in text
+    )
+    assert outside["op"] == "EagerPyFunc" and outside["where"] == f"{SLOW}:{line}"
+
+
+def test_results_agree_at_the_scale_of_the_result(probe):
+    import numpy as np
+
+    a = np.array([100.0, 1e-3, -50.0], np.float32)
+    close = [a + np.float32(1e-3)]  # 1e-3 off everywhere: 1000 % of the middle element
+    assert probe.difference([a], close) is None
+    assert "differs by up to 1" in probe.difference([a], [a + 1])
+    assert "shape" in probe.difference([a], [a[:2]])
+    assert "returns 2 values" in probe.difference([a], [a, a])
+    assert "NaN" in probe.difference([a], [np.array([np.nan, 0, 0], np.float32)])
+    assert probe.difference([np.array([1, 2])], [np.array([1, 3])]) == "value 0 differs"
+
+
+def test_a_form_that_computes_something_else_is_not_timed(probe, tmp_path):
+    source = tmp_path / "random_step.py"
+    source.write_text(
+        "import numpy as np\nimport tensorflow as tf\n\n"
+        "def noisy(x):\n    return x + np.random.default_rng().standard_normal()\n"
+    )
+    target = Target(f"{source}:noisy", (InputSpec.parse("float32[4]"),))
+    registered = probe.register(target.to_json())
+    # Traced once, the random number is frozen into the graph: not the eager function.
+    assert registered["variants"] == ["eager"]
+    assert "not the same result" in registered["problems"]["tf-function"]
+
+
+@pytest.mark.parametrize(
+    ("source", "function", "inputs", "message"),
+    [
+        ("def f(x):\n    return x\n", "g", ("1",), "has no 'g'"),
+        ("def f(x):\n    return x +\n", "f", ("1",), "cannot import .*SyntaxError"),
+        ("def f(x):\n    raise RuntimeError('boom')\n", "f", ("1",), "raised RuntimeError: boom"),
+        (
+            "import tensorflow as tf\n\ndef f(a, b):\n    return tf.matmul(a, b)\n",
+            "f",
+            ("float32[2,3]", "float32[2,3]"),
+            "f\\(float32\\[2,3\\], float32\\[2,3\\]\\) raised InvalidArgumentError",
+        ),
+        ("f = 3\n", "f", (), "is not a function"),
+    ],
+)
+def test_bad_functions_and_inputs_are_bad_input(probe, tmp_path, source, function, inputs, message):
+    path = tmp_path / "mine.py"
+    path.write_text(source)
+    target = Target(f"{path}:{function}", tuple(map(InputSpec.parse, inputs)))
+    with pytest.raises(BadInput, match=message):
+        probe.register(target.to_json())
+
+
+def test_a_factory_makes_the_arguments(probe, tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import tensorflow as tf\n\ndef make():\n    return tf.ones([3]), 2.0\n\n"
+        "def f(x, k):\n    return x * k\n"
+    )
+    registered = probe.register(Target(f"{path}:f", factory=f"{path}:make").to_json())
+    assert registered["problems"] == {}
+
+
+# -- The verdicts' logic, on made-up measurements -----------------------------------------------
+
+LIMITS = MachineLimits(memory_bandwidth=20e9, peak_flops=100e9, how={})
+
+
+def timed(label, seconds, processes=3):
+    """A form timed at ``seconds`` per call in each of ``processes`` processes, tightly."""
+    blocks = tuple(seconds * (1 + 0.01 * (i % 3 - 1)) for i in range(5 * processes))
+    ids = tuple(f"p{i}" for i in range(processes))
+    return Measurement(
+        label, "call", 1, 1, seconds * 10, blocks, WORKLOAD, 1, "cpu",
+        blocks_per_process=(5,) * processes, process_ids=ids,
+    )  # fmt: skip
+
+
+def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None):
+    measurements = [timed(label, s) for label, s in forms.items()]
+    if peak_s is not None:
+        measurements.append(timed(PEAK, peak_s))
+    base_facts = {
+        "ops": 10, "flops": 1000, "bytes": 1000, "outside_graph": [],
+        "eager_op_s": 10e-6, "op_time_s": None,
+    }  # fmt: skip
+    return findings.Evidence(
+        target="f(float32[4])",
+        measurements=measurements,
+        registered=registered or {"variants": list(forms), "problems": {}, "as_written": "eager"},
+        facts=[base_facts | (facts or {})] * 3,
+        retracing=list(retracing),
+        limits=LIMITS,
+    )
+
+
+def test_many_small_ops_make_it_overhead_bound_and_tf_function_the_change_worth_most():
+    found = findings.diagnose(
+        evidence(
+            {"eager": 2.5e-3, "tf-function": 250e-6, "jit-compile": 200e-6},
+            facts={"ops": 200, "op_time_s": 50e-6},
+        )
+    )
+    assert found.bound == "overhead"
+    assert found.best.advice.startswith("Compile it") and found.best.claim.verdict == "HELD"
+    assert [a.claim.verdict for a in found.advice] == ["HELD", "HELD"]
+    assert (
+        "overhead-bound" in found.short_answer()
+        and "jit_compile=True), 12.5x faster" in found.short_answer()
+    )
+    assert any(f.what.startswith("Ops per call") and "80.0 %" in f.measured for f in found.findings)
+
+
+def test_work_near_the_peak_makes_it_compute_bound_and_no_form_pays():
+    # 2 GFLOP in 30 ms: 67 % of a 100 GFLOP/s peak; the peak's product timed in turns with it.
+    found = findings.diagnose(
+        evidence(
+            {"eager": 30e-3, "tf-function": 30e-3, "jit-compile": 30e-3},
+            facts={"flops": 2e9, "op_time_s": 29e-3},
+            peak_s=PEAK_FLOPS / 100e9,
+        )
+    )
+    assert found.bound == "compute" and found.best is None
+    assert [a.claim.verdict for a in found.advice[:1]] == ["HELD"]
+    assert found.advice[0].advice.startswith("Do less arithmetic")
+    assert {a.claim.verdict for a in found.advice[1:]} == {"INCONCLUSIVE"}
+
+
+def test_ops_below_the_limits_with_little_overhead_are_ops_bound():
+    found = findings.diagnose(
+        evidence({"eager": 1e-3, "tf-function": 1e-3}, facts={"ops": 3, "op_time_s": 0.9e-3})
+    )
+    assert found.bound == "ops" and found.best is None
+    assert "No change of how it is called made it clearly faster" in found.short_answer()
+
+
+def retraced(traced, fixed_traced, seconds=0.1, fixed_seconds=0.01, steady=1e-4):
+    """One process's retracing answer: a first call, then two varied calls."""
+    return {
+        "varied": ["argument 2 as the Python number 1.5", "argument 2 as the Python number 2.5"],
+        "calls": [{"s": seconds, "traced": True}] + [{"s": seconds, "traced": traced}] * 2,
+        "fixed_calls": [{"s": seconds, "traced": True}]
+        + [{"s": fixed_seconds, "traced": fixed_traced}] * 2,
+        "steady_s": steady,
+    }
+
+
+def test_retracing_is_named_priced_and_its_fix_measured():
+    forms = ["eager", "tf-function"]
+    found = findings.diagnose(
+        evidence(
+            {"eager": 1e-3, "tf-function": 1e-4},
+            registered={"variants": forms, "problems": {}, "as_written": "tf-function"},
+            retracing=[retraced(True, False)] * 3,
+        )
+    )
+    (finding,) = [f for f in found.findings if f.what.startswith("Retracing")]
+    assert "2 of 2 varied calls traced anew" in finding.measured
+    assert "each retrace costing 99.9 ms (999 steady calls)" in finding.measured
+    (fix,) = [a for a in found.advice if "reduce_retracing" in a.advice]
+    assert fix.claim.verdict == "HELD" and fix.chapter == "tf_function"
+
+
+def test_a_tf_function_slower_than_its_eager_python_is_told_to_drop_it():
+    forms = ["eager", "tf-function"]
+    found = findings.diagnose(
+        evidence(
+            {"eager": 40e-6, "tf-function": 300e-6},
+            registered={"variants": forms, "problems": {}, "as_written": "tf-function"},
+        )
+    )
+    assert found.best.advice == "Call it eagerly: drop tf.function"
+    assert found.best.claim.effect == "7.50x faster"
+
+
+def test_no_retrace_means_no_retracing_advice():
+    found = findings.diagnose(
+        evidence({"eager": 1e-3, "tf-function": 1e-4}, retracing=[retraced(False, False, 0.01)] * 3)
+    )
+    assert any("0 of 2 varied calls" in f.measured for f in found.findings)
+    assert not [a for a in found.advice if "reduce_retracing" in a.advice]
+
+
+def test_ops_outside_the_graph_and_forms_left_out_are_findings():
+    outside = [{"op": "EagerPyFunc", "name": "EagerPyFunc", "where": "mine.py:7"}]
+    registered = {
+        "variants": ["eager", "tf-function"],
+        "problems": {"jit-compile": "InvalidArgumentError: EagerPyFunc is not compilable"},
+        "as_written": "eager",
+    }
+    found = findings.diagnose(
+        evidence(
+            {"eager": 1e-3, "tf-function": 9e-4},
+            facts={"outside_graph": outside},
+            registered=registered,
+        )
+    )
+    whats = [f.what for f in found.findings]
+    assert whats[0] == "EagerPyFunc leaves the graph for Python"
+    assert "mine.py:7" in found.findings[0].measured
+    assert "jit-compile not timed" in whats
+
+
+def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):
+    measured = evidence({"eager": 2.5e-3, "tf-function": 250e-6}, facts={"ops": 200})
+    found = findings.diagnose(measured)
+    text = report.text(found, measured, "https://example.org/guide")
+    assert text.startswith("Short answer: f(float32[4]) is overhead-bound")
+    assert "https://example.org/guide/auto_examples/tf_function/plot_tf_function.html" in text
+    page = report.html_page(found, measured)
+    assert page.startswith("<!DOCTYPE html>") and "data:image/svg+xml;base64," in page
+    path = tmp_path / "diagnosis.json"
+    report.save(path, {"tensorflow": "2.21.0"}, found, measured)
+    assert [m.label for m in results.load_measurements(path)] == ["eager", "tf-function"]
+    assert json.loads(path.read_text())["diagnosis"]["bound"] == "overhead"
+
+
+# -- The command line ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["diagnose", "nowhere.py:f"], "no such file nowhere.py"),
+        (["diagnose", f"{SLOW}:scale", "--input", "float32[x]"], "neither a tensor spec"),
+        (["diagnose", f"{SLOW}:scale", "--json", "/no/such/dir/out.json"], "does not exist"),
+        (["diagnose", f"{SLOW}:nothing", "--processes", "1"], "has no 'nothing'"),
+        (["diagnose", f"{SLOW}:product", "--input", "float32[2,3]", "--processes", "1"], "raised"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, fragment):
+    code = main(argv)
+    _, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_prints_a_diagnosis_and_writes_its_files(capsys, tmp_path):
+    json_path, html_path = tmp_path / "d.json", tmp_path / "d.html"
+    argv = ["diagnose", f"{SLOW}:row_norms", "--input", "float32[32,16]", "--quick"]
+    argv += ["--processes", "1", "--json", str(json_path), "--html", str(html_path)]
+    code = main(argv)
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert out.startswith("Short answer: row_norms(float32[32,16]) is ")
+    for part in ("Timed in 1 fresh process,", "Findings:", "- Ops per call", "Recommendations"):
+        assert part in out
+    assert json.loads(json_path.read_text())["diagnosis"]["target"] == "row_norms(float32[32,16])"
+    assert html_path.read_text().startswith("<!DOCTYPE html>")
+    assert main(["show", str(json_path)]) == 0
+    assert "diagnose at size 1 on cpu:" in capsys.readouterr().out
