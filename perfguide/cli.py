@@ -126,9 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diagnose = commands.add_parser(
         "diagnose",
-        help="measure your own function: what bounds it here, and which changes pay",
+        help="measure your own function or Keras model: what bounds it, and which changes pay",
     )
-    diagnose.add_argument("target", help="path/to/file.py:function or package.module:function")
+    diagnose.add_argument(
+        "target",
+        help="path/to/file.py:function, package.module:function, or a saved path/to/model.keras",
+    )
     diagnose.add_argument(
         "--input",
         action="append",
@@ -137,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
         "int32[32], float32[] for a scalar) or a Python number (3, 0.5); repeatable",
     )
     diagnose.add_argument(
-        "--inputs", metavar="FACTORY", help="file.py:function returning the arguments instead"
+        "--inputs",
+        metavar="FACTORY",
+        help="file.py:function returning the arguments instead (for a model: x, or x and y)",
     )
     diagnose.add_argument("--quick", action="store_true", help="shorter timed blocks")
     diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")

@@ -188,23 +188,62 @@ def test_a_factory_makes_the_arguments(probe, tmp_path):
     assert registered["problems"] == {}
 
 
+@pytest.fixture
+def saved_model(tmp_path):
+    import keras
+
+    model = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(3)]
+    )
+    model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    path = tmp_path / "model.keras"
+    model.save(path)
+    return path
+
+
+def test_a_saved_model_is_timed_predicting_and_training_each_way(probe, saved_model):
+    registered = probe.register(
+        Target(str(saved_model), (InputSpec.parse("float32[8,4]"),)).to_json()
+    )
+    assert registered["kind"] == "model" and registered["as_written"] == "predict"
+    assert registered["variants"] == list(probe.INFERENCE_FORMS)
+    # From the same weights, one step of each path trains the same weights.
+    assert registered["training"] == list(probe.TRAINING_FORMS), registered["problems"]
+    facts = probe.facts()
+    assert facts["flops"] >= 2 * 8 * (4 * 16 + 16 * 3)  # the two products of the forward pass
+    assert probe.retracing()["varied"] == ["batch doubled", "batch plus one"]
+
+
+def test_a_file_that_is_not_a_model_cannot_be_loaded(probe, tmp_path):
+    path = tmp_path / "broken.keras"
+    path.write_text("not a zip")
+    with pytest.raises(BadInput, match="cannot load .*broken.keras"):
+        probe.register(Target(str(path), (InputSpec.parse("float32[2,4]"),)).to_json())
+
+
+def test_a_missing_model_file_is_refused_before_any_process_starts():
+    with pytest.raises(TargetError, match="no such model file gone.keras"):
+        Target("gone.keras")
+
+
 # -- The verdicts' logic, on made-up measurements -----------------------------------------------
 
 LIMITS = MachineLimits(memory_bandwidth=20e9, peak_flops=100e9, how={})
 
 
-def timed(label, seconds, processes=3):
-    """A form timed at ``seconds`` per call in each of ``processes`` processes, tightly."""
+def timed(label, seconds, processes=3, unit="call"):
+    """A form timed at ``seconds`` per ``unit`` in each of ``processes`` processes, tightly."""
     blocks = tuple(seconds * (1 + 0.01 * (i % 3 - 1)) for i in range(5 * processes))
     ids = tuple(f"p{i}" for i in range(processes))
     return Measurement(
-        label, "call", 1, 1, seconds * 10, blocks, WORKLOAD, 1, "cpu",
+        label, unit, 1, 1, seconds * 10, blocks, WORKLOAD, 1, "cpu",
         blocks_per_process=(5,) * processes, process_ids=ids,
     )  # fmt: skip
 
 
-def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None):
+def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None, steps=None):
     measurements = [timed(label, s) for label, s in forms.items()]
+    measurements += [timed(label, s, unit="step") for label, s in (steps or {}).items()]
     if peak_s is not None:
         measurements.append(timed(PEAK, peak_s))
     base_facts = {
@@ -326,6 +365,31 @@ def test_ops_outside_the_graph_and_forms_left_out_are_findings():
     assert whats[0] == "EagerPyFunc leaves the graph for Python"
     assert "mine.py:7" in found.findings[0].measured
     assert "jit-compile not timed" in whats
+
+
+def test_a_model_is_judged_per_call_and_per_training_step_against_predict_and_fit():
+    registered = {
+        "kind": "model",
+        "variants": ["predict", "model-call", "predict-on-batch", "tf-function"],
+        "as_written": "predict",
+        "training": ["fit", "train-on-batch", "custom-step"],
+        "training_as_written": "fit",
+        "problems": {},
+    }
+    measured = evidence(
+        {"predict": 30e-3, "model-call": 1e-3, "predict-on-batch": 1.2e-3, "tf-function": 0.5e-3},
+        steps={"fit": 20e-3, "train-on-batch": 5e-3, "custom-step": 4e-3},
+        registered=registered,
+        facts={"op_time_s": 0.1e-3},
+    )
+    found = findings.diagnose(measured)
+    assert found.best.advice == "Call model(x) inside a tf.function"
+    assert found.best.claim.effect == "60.0x faster"
+    (custom,) = [a for a in found.advice if a.advice == "Train with a custom tf.function step"]
+    assert custom.claim.effect == "5.00x faster" and custom.chapter == "training_loop"
+    text = report.text(found, measured)
+    assert "time per call" in text and "time per step" in text and "vs fit" in text
+    assert "Recommendations, each measured on this model:" in text
 
 
 def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):

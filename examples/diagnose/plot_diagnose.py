@@ -24,6 +24,12 @@ file.py:make_inputs`` names a function that returns them. ``--json`` writes a re
 writes a one-page report with the plot below; ``--docs-url`` points the chapter links at where
 you read this guide.
 
+Pointed at a saved Keras model instead (``python -m perfguide diagnose model.keras --input
+float32[32,140,30]``), it times ``predict``, ``model(x)``, ``predict_on_batch`` and ``model(x)``
+inside a ``tf.function`` on that batch and, for a compiled model, one training step through
+``fit``, ``train_on_batch`` and a custom ``tf.function`` step, each checked to train the same
+weights, and judges them against ``predict`` and ``fit``.
+
 Below, the command runs on three functions that are slow for three different reasons, while this
 page is built; what it prints is what you would see.
 """

@@ -5,20 +5,31 @@ retracing answers. Needs workers started with ``limits=True``."""
 from __future__ import annotations
 
 from perfguide.diagnose.findings import Diagnosis, Evidence, diagnose
-from perfguide.diagnose.target import WORKLOAD, Target
+from perfguide.diagnose.target import TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 
 PROBE = "perfguide.diagnose.probe"
 
 
+def _settle(forms: list[str], as_written: str) -> list[Faster]:
+    """Each other form against the reader's own: the comparisons the runs must decide."""
+    return [Faster(form, as_written) for form in forms if form != as_written]
+
+
 def examine(target: Target, workers: Workers, *, quick: bool = False) -> Evidence:
     """What the workers measure of ``target``: its forms timed in one interleaved run per
     process (first calls apart), and each process's facts and retracing calls."""
     registered = workers.call(f"{PROBE}:register", spec=target.to_json())[0]
-    as_written = registered["as_written"]
-    settle = [Faster(form, as_written) for form in registered["variants"] if form != as_written]
-    measurements = workers.run(WORKLOAD, quick=quick, settle=settle, peak=True)
+    measurements = workers.run(
+        WORKLOAD,
+        quick=quick,
+        settle=_settle(registered["variants"], registered["as_written"]),
+        peak=True,
+    )
+    if registered.get("training"):
+        settle = _settle(registered["training"], registered["training_as_written"])
+        measurements += workers.run(TRAINING_WORKLOAD, quick=quick, settle=settle)
     return Evidence(
         target=target.describe(),
         measurements=measurements,

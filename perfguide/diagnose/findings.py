@@ -20,7 +20,7 @@ from typing import Any
 
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, Faster, Share, in_every_process
+from perfguide.report.claims import Claim, Faster, Share, in_every_process, ratio_interval
 from perfguide.report.format import format_count, format_percent, format_seconds, three_figures
 
 #: A share of the machine's peak or bandwidth from which work counts as bound by it.
@@ -33,12 +33,25 @@ CHAPTERS = {
     "eager": "Why is eager TensorFlow slow on small ops, and what do custom gradients cost?",
     "vectorization": "How much do tensor operations buy over loops, and how close do they get "
     "to the hardware?",
+    "training_loop": "Why is TF2 much slower than TF1? Training loops measured on today's "
+    "TensorFlow",
     "timing": "Why do my TensorFlow timings disagree?",
 }
+#: What to do where a form beat the reader's own, and the chapter that explains it: for a
+#: function, and for a model.
 FORM_ADVICE = {
-    "eager": "Call it eagerly: drop tf.function",
-    "tf-function": "Wrap it in tf.function",
-    "jit-compile": "Compile it with tf.function(jit_compile=True)",
+    "function": {
+        "eager": ("Call it eagerly: drop tf.function", "tf_function"),
+        "tf-function": ("Wrap it in tf.function", "tf_function"),
+        "jit-compile": ("Compile it with tf.function(jit_compile=True)", "tf_function"),
+    },
+    "model": {
+        "model-call": ("Call model(x) on a batch instead of predict", "training_loop"),
+        "predict-on-batch": ("Use predict_on_batch for a batch in memory", "training_loop"),
+        "tf-function": ("Call model(x) inside a tf.function", "training_loop"),
+        "train-on-batch": ("Train with train_on_batch per batch, not fit", "training_loop"),
+        "custom-step": ("Train with a custom tf.function step", "training_loop"),
+    },
 }
 
 
@@ -82,7 +95,14 @@ class Evidence:
 
     @property
     def fastest(self) -> Measurement:
-        return min(self.forms, key=lambda m: m.median_s)
+        """The fastest form per call (a model's inference, not its training steps)."""
+        return min((m for m in self.forms if m.unit == "call"), key=lambda m: m.median_s)
+
+    @property
+    def baselines(self) -> dict[str, str]:
+        """The form the reader's code runs as written, per unit (call, training step)."""
+        registered = self.registered
+        return {"call": registered["as_written"], "step": registered.get("training_as_written")}
 
     def fact(self, key: str) -> Any:
         """A fact's median over the processes (the same in each where it is a count)."""
@@ -177,14 +197,16 @@ def _bound(
 
 
 def _form_advice(evidence: Evidence) -> list[Advice]:
-    """Each faster form against the form the reader's code runs as written."""
-    as_written = evidence.registered["as_written"]
+    """Each other form against the form the reader's code runs as written."""
+    advice_for = FORM_ADVICE[evidence.registered.get("kind", "function")]
     advice = []
     for m in evidence.forms:
-        if m.label in FORM_ADVICE and m.label != as_written:
-            claim = Faster(m.label, as_written).check(evidence.measurements)
-            gain = evidence.form(as_written).median_s / m.median_s
-            advice.append(Advice(FORM_ADVICE[m.label], claim, "tf_function", gain))
+        baseline = evidence.baselines[m.unit]
+        if m.label in advice_for and m.label != baseline:
+            claim = Faster(m.label, baseline).check(evidence.measurements)
+            gain = ratio_interval(evidence.form(baseline), m)[0]  # the claim's own ratio
+            text, chapter = advice_for[m.label]
+            advice.append(Advice(text, claim, chapter, gain))
     return advice
 
 

@@ -12,6 +12,7 @@ Errors in what the reader gave raise :class:`~perfguide.processes.fresh.BadInput
 from __future__ import annotations
 
 import collections
+import functools
 import importlib
 import importlib.util
 import sys
@@ -24,12 +25,19 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.target import WORKLOAD, InputSpec, Target, is_file_reference
+from perfguide.diagnose.target import (
+    TRAINING_WORKLOAD,
+    WORKLOAD,
+    InputSpec,
+    Target,
+    is_file_reference,
+)
 from perfguide.measure import anatomy, profile
 from perfguide.measure.timer import Timed, measure
 from perfguide.processes.fresh import BadInput
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads.base import Workload, call_of
+from perfguide.workloads.training_loop import custom_train_step, inference_function
 
 #: The forms of the function the worker may time.
 FORMS = ("eager", "tf-function", "jit-compile")
@@ -145,20 +153,23 @@ def forms(python: Callable[..., Any]) -> dict[str, Callable[[], Any]]:
     }
 
 
-def register(spec: dict[str, Any]) -> dict[str, Any]:
-    """Load ``spec`` (:meth:`Target.to_json`), check its forms, and register those that
-    compute what the eager function computes as the workload named
-    :data:`~perfguide.diagnose.target.WORKLOAD`. Returns the forms registered, why the others
-    were not, and which form the reader's code runs as written."""
-    spec = Target.from_json(spec)
-    function = load(spec.function)
-    args = arguments(spec)
-    python = getattr(function, "python_function", function)  # a tf.function's own Python
-    expected = _reader_call(spec.describe(), lambda: materialize(python(*args)))
-    makers, variants, problems = forms(python), ["eager"], {}
-    for form in FORMS[1:]:
+def _register(
+    name: str,
+    unit: str,
+    makers: dict[str, Callable[[], Timed]],
+    target: Target,
+    outcome: Callable[[str], list[np.ndarray]] | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """Register as workload ``name`` the forms of ``makers`` whose ``outcome`` (by default,
+    what one call returns) agrees with the first form's (the reader's own way: its failure is
+    bad input); the forms registered, and why the others were not."""
+    outcome = outcome or (lambda form: materialize(makers[form]()()))
+    first, *others = makers
+    expected = _reader_call(target.describe(), lambda: outcome(first))
+    variants, problems = [first], {}
+    for form in others:
         try:
-            got = materialize(makers[form]()(*args))
+            got = outcome(form)
         except Exception as error:  # e.g. an op XLA cannot compile: that form is out
             problems[form] = f"{type(error).__name__}: {_one_line(error)}"
             continue
@@ -166,24 +177,133 @@ def register(spec: dict[str, Any]) -> dict[str, Any]:
             problems[form] = f"not the same result: {why}"
         else:
             variants.append(form)
-
-    def make_call(variant: str, size: int) -> Timed:
-        return call_of(makers[variant](), *args)
-
-    WORKLOADS[WORKLOAD] = Workload(
-        name=WORKLOAD,
-        question=f"Why is {spec.describe()} slow?",
-        unit="call",
+    WORKLOADS[name] = Workload(
+        name=name,
+        question=f"Why is {target.describe()} slow?",
+        unit=unit,
         size_name="calls",
         default_size=1,
-        baseline="eager",
+        baseline=first,
         variants=tuple(variants),
-        make_call=make_call,
+        make_call=lambda variant, size: makers[variant](),
     )
-    _state.update(target=spec, python=python, args=args)
+    return variants, problems
+
+
+def register(spec: dict[str, Any]) -> dict[str, Any]:
+    """Load ``spec`` (:meth:`Target.to_json`), check its forms, and register those that
+    compute what the reader's own form computes as the workload named
+    :data:`~perfguide.diagnose.target.WORKLOAD` (and a model's training steps as
+    :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`). Returns the forms registered, why
+    the others were not, and which form the reader's code runs as written."""
+    target = Target.from_json(spec)
+    return _register_model(target) if target.is_model else _register_function(target)
+
+
+def _register_function(target: Target) -> dict[str, Any]:
+    function = load(target.function)
+    args = arguments(target)
+    python = getattr(function, "python_function", function)  # a tf.function's own Python
+    makers = {
+        form: functools.partial(_function_call, make, args) for form, make in forms(python).items()
+    }
+
+    variants, problems = _register(WORKLOAD, "call", makers, target)
+    _state.update(target=target, python=python, args=args)
     # A tf.function runs as one as written, if that form computes the same result.
     as_written = "tf-function" if python is not function and "tf-function" in variants else "eager"
-    return {"variants": variants, "problems": problems, "as_written": as_written}
+    return {
+        "variants": variants,
+        "problems": problems,
+        "as_written": as_written,
+        "kind": "function",
+    }
+
+
+def _function_call(make: Callable[[], Any], args: tuple[Any, ...]) -> Timed:
+    return call_of(make(), *args)
+
+
+#: How a Keras model predicts a batch, and how it trains on one: the reader's usual way first.
+INFERENCE_FORMS = ("predict", "model-call", "predict-on-batch", "tf-function")
+TRAINING_FORMS = ("fit", "train-on-batch", "custom-step")
+
+
+def _load_model(path: str) -> Any:
+    """The saved model, loaded afresh; seeded, so every load draws the same dropout masks."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    try:
+        return keras.models.load_model(path)
+    except Exception as error:  # a file that is not a model, or one this Keras cannot read
+        raise BadInput(f"cannot load {path}: {type(error).__name__}: {_one_line(error)}") from None
+
+
+def _inference_call(form: str, model: Any, x: Any) -> Timed:
+    if form == "predict":
+        return Timed(functools.partial(model.predict, verbose=0), (x,))
+    if form == "model-call":
+        return Timed(functools.partial(model, training=False), (x,))
+    if form == "predict-on-batch":
+        return Timed(model.predict_on_batch, (x,))
+    return call_of(inference_function(model), x)
+
+
+def _training_call(form: str, model: Any, x: Any, y: Any) -> Timed:
+    if form == "fit":
+        fit = functools.partial(model.fit, batch_size=len(y), epochs=1, verbose=0, shuffle=False)
+        return Timed(fit, (x, y))
+    if form == "train-on-batch":
+        return Timed(model.train_on_batch, (x, y))
+    return call_of(custom_train_step(model), x, y)
+
+
+def _model_batch(target: Target, model: Any) -> tuple[Any, Any]:
+    """The batch (``--input`` specs: one per model input) and targets: the factory's, or the
+    model's own predictions (sparse losses: their classes), which train like any targets."""
+    args = arguments(target)
+    if target.factory is not None and len(args) == 2:
+        return args
+    x = args[0] if len(args) == 1 else list(args)
+    predicted = model(x, training=False)
+    loss = str(getattr(model.loss, "name", model.loss) or "").lower()
+    return x, (tf.argmax(predicted, axis=-1) if "sparse" in loss else tf.identity(predicted))
+
+
+def _register_model(target: Target) -> dict[str, Any]:
+    path = target.function
+    model = _load_model(path)
+    x, y = _reader_call(target.describe(), lambda: _model_batch(target, model))
+    makers = {form: functools.partial(_inference_call, form, model, x) for form in INFERENCE_FORMS}
+
+    variants, problems = _register(WORKLOAD, "call", makers, target)
+    answer = {
+        "variants": variants,
+        "problems": problems,
+        "as_written": INFERENCE_FORMS[0],
+        "kind": "model",
+    }
+    if getattr(model, "optimizer", None) is not None and getattr(model, "loss", None):
+        training = {
+            form: lambda form=form: _training_call(form, _load_model(path), x, y)
+            for form in TRAINING_FORMS
+        }
+
+        def trained(form: str) -> list[np.ndarray]:
+            fresh = _load_model(path)
+            _training_call(form, fresh, x, y)()
+            return [np.asarray(w) for w in fresh.get_weights()]
+
+        steps, stepped = _register(TRAINING_WORKLOAD, "step", training, target, trained)
+        answer |= {"training": steps, "training_as_written": TRAINING_FORMS[0]}
+        problems |= stepped
+    _state.update(target=target, python=functools.partial(_infer, model), args=(x,))
+    return answer
+
+
+def _infer(model: Any, x: Any) -> Any:
+    return model(x, training=False)
 
 
 def _source_line(op: tf.Operation, files: set[str]) -> str | None:

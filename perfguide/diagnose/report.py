@@ -46,10 +46,14 @@ def chapter_link(topic: str, base: str = "") -> str:
     return f"{base.rstrip('/')}/{page}" if base else page
 
 
-def _table(evidence: Evidence) -> Comparison:
-    """The forms timed, against the form the reader's code runs as written."""
-    forms = evidence.forms
-    return Comparison(forms, baseline=evidence.registered["as_written"])
+def _tables(evidence: Evidence) -> list[Comparison]:
+    """The forms timed, per unit (a call; a model's training step), each against the form the
+    reader's code runs as written."""
+    units = dict.fromkeys(m.unit for m in evidence.forms)
+    return [
+        Comparison([m for m in evidence.forms if m.unit == unit], evidence.baselines[unit])
+        for unit in units
+    ]
 
 
 def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
@@ -60,13 +64,14 @@ def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         "",
         f"Timed in {processes} fresh process{'es' * (processes > 1)}, the forms in turns, first "
         "calls apart:",
-        str(_table(evidence)),
+        "\n\n".join(map(str, _tables(evidence))),
         "",
         "Findings:",
         *(f"- {f.what}: {f.measured}" for f in diagnosis.findings),
     ]
     if diagnosis.advice:
-        lines += ["", "Recommendations, each measured on this function:"]
+        what = "model" if evidence.registered.get("kind") == "model" else "function"
+        lines += ["", f"Recommendations, each measured on this {what}:"]
         for a in diagnosis.advice:
             effect = effect_and_target(a.claim.effect, a.claim.target)
             lines.append(f"- {a.advice}: {effect} ({a.claim.verdict}: {a.claim.evidence})")
@@ -75,13 +80,14 @@ def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
 
 
 def dot_plot_of(evidence: Evidence) -> Axes:
-    """The chapters' dot plot of the forms' times, on a figure of its own."""
+    """The chapters' dot plot of the times per call of the forms, on a figure of its own."""
     import matplotlib.pyplot as plt
 
     from perfguide.report.plotting import dot_plot
 
-    _, ax = plt.subplots(figsize=(7, 0.6 * len(evidence.forms) + 1.6), layout="constrained")
-    dot_plot(evidence.forms, ax)
+    calls = [m for m in evidence.forms if m.unit == "call"]
+    _, ax = plt.subplots(figsize=(7, 0.6 * len(calls) + 1.6), layout="constrained")
+    dot_plot(calls, ax)
     ax.set_title(f"{evidence.target}: time per call")
     return ax
 
@@ -100,7 +106,7 @@ def _plot_svg(evidence: Evidence) -> str:
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;
-line-height:1.5}table{border-collapse:collapse;display:block;overflow-x:auto}
+line-height:1.5}h1{font-size:1.6rem;overflow-wrap:anywhere}table{border-collapse:collapse;display:block;overflow-x:auto}
 td,th{padding:.2rem .6rem;text-align:right;border-bottom:1px solid #ddd}
 .perfguide-text{text-align:left}img{max-width:100%;height:auto}
 .perfguide-verdict{padding:0 .3rem;border-radius:.2rem;font-size:.85em}
@@ -111,7 +117,12 @@ td,th{padding:.2rem .6rem;text-align:right;border-bottom:1px solid #ddd}
 
 def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
     """One self-contained page: the short answer, the table and plot, findings, advice."""
-    table = _table(evidence)
+    tables = "".join(
+        html_table(
+            t.header(), t.rows(), f"Time per {t.unit} of each form", (0, len(t.header()) - 1)
+        )
+        for t in _tables(evidence)
+    )
     findings = "".join(
         f"<li><strong>{html.escape(f.what)}</strong>: {html.escape(f.measured)}</li>"
         for f in diagnosis.findings
@@ -130,8 +141,7 @@ def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{title}</title><style>{_STYLE}</style></head><body><h1>{title}</h1>"
         f"<p><strong>Short answer:</strong> {html.escape(diagnosis.short_answer())}</p>"
-        f"{html_table(table.header(), table.rows(), 'Time per call of each form', (0, 5))}"
-        f"{_plot_svg(evidence)}<h2>Findings</h2><ul>{findings}</ul>"
+        f"{tables}{_plot_svg(evidence)}<h2>Findings</h2><ul>{findings}</ul>"
         f"<h2>Recommendations</h2><ul>{advice or '<li>none measured</li>'}</ul></body></html>\n"
     )
 

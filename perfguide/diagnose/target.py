@@ -1,12 +1,14 @@
-"""What ``perfguide diagnose`` is pointed at: the reader's function and its inputs, as plain data.
+"""What ``perfguide diagnose`` is pointed at: the reader's function or Keras model and its inputs,
+as plain data.
 
-A target names a function as ``path/to/file.py:function`` or ``package.module:function``. Its
-arguments come from ``--input`` specs, one per positional argument: a tensor as a dtype and a
-shape (``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with seeded random
-values, or a Python number as itself (``3``, ``0.5``). Or they come from a factory
-(``file.py:make_inputs``) that returns them. Parsing here needs no TensorFlow, so bad input is
-refused before any process starts; the worker that runs the function turns the specs into
-tensors (:mod:`perfguide.diagnose.probe`).
+A target names a function as ``path/to/file.py:function`` or ``package.module:function``, or a
+saved Keras model as ``path/to/model.keras`` (its inputs are then the batch it predicts and
+trains on). Its arguments come from ``--input`` specs, one per positional argument: a tensor as
+a dtype and a shape (``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled
+with seeded random values, or a Python number as itself (``3``, ``0.5``). Or they come from a
+factory (``file.py:make_inputs``) that returns them. Parsing here needs no TensorFlow, so bad
+input is refused before any process starts; the worker that runs the function turns the specs
+into tensors (:mod:`perfguide.diagnose.probe`).
 
 >>> InputSpec.parse("float32[32,128]")
 InputSpec(dtype='float32', shape=(32, 128), number=None)
@@ -26,8 +28,11 @@ DTYPES = (
     "float16", "bfloat16", "float32", "float64",
     "int8", "int16", "int32", "int64", "uint8", "bool",
 )  # fmt: skip
-#: The reader's function's name as a workload in the worker that times it.
-WORKLOAD = "diagnose"
+#: The reader's function (or model's inference calls), and a model's training steps, as
+#: workloads in the worker that times them.
+WORKLOAD, TRAINING_WORKLOAD = "diagnose", "diagnose-training"
+#: Saved Keras models.
+MODEL_SUFFIXES = (".keras",)
 #: Elements one input may hold: more is a typo, not a diagnosis (4 GB of float32).
 MAX_ELEMENTS = 2**30
 _TENSOR = re.compile(r"(?P<dtype>[a-z0-9]+)\[(?P<dims>[0-9, ]*)\]")
@@ -91,8 +96,9 @@ class InputSpec:
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """A function (``module:function`` or ``file.py:function``) and how to make its arguments:
-    ``inputs`` specs, or a ``factory`` named the same way that returns them."""
+    """A function (``module:function`` or ``file.py:function``) or a saved Keras model
+    (``model.keras``), and how to make its arguments: ``inputs`` specs, or a ``factory`` named
+    like a function that returns them (for a model: the batch, or the batch and its targets)."""
 
     function: str
     inputs: tuple[InputSpec, ...] = ()
@@ -100,16 +106,23 @@ class Target:
 
     def __post_init__(self) -> None:
         # Files by absolute path: the worker that imports them may not share our directory.
-        object.__setattr__(self, "function", checked_reference(self.function, "function"))
+        checked = checked_model(self.function) if self.is_model else None
+        checked = checked or checked_reference(self.function, "function")
+        object.__setattr__(self, "function", checked)
         if self.factory is not None:
             object.__setattr__(self, "factory", checked_reference(self.factory, "input factory"))
             if self.inputs:
                 raise TargetError("give --input specs or an --inputs factory, not both")
 
     @property
+    def is_model(self) -> bool:
+        """Whether the target is a saved Keras model."""
+        return self.function.endswith(MODEL_SUFFIXES)
+
+    @property
     def name(self) -> str:
-        """The function's own name, as the reader wrote it."""
-        return self.function.rpartition(":")[2]
+        """The function's own name, or the model file's, as the reader wrote it."""
+        return Path(self.function).name if self.is_model else self.function.rpartition(":")[2]
 
     def describe(self) -> str:
         """``fn(float32[32,128], 0.5)``, or ``fn(*make_inputs())``."""
@@ -133,6 +146,13 @@ class Target:
 def is_file_reference(module: str) -> bool:
     """Whether the part before the colon names a file (``dir/f.py``) rather than a module."""
     return module.endswith(".py") or "/" in module or "\\" in module
+
+
+def checked_model(path: str) -> str:
+    """A saved model's absolute path; :class:`TargetError` if there is no such file."""
+    if not Path(path).is_file():
+        raise TargetError(f"no such model file {path}")
+    return str(Path(path).resolve())
 
 
 def checked_reference(reference: str, what: str) -> str:
