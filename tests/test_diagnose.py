@@ -4,6 +4,7 @@ its verdicts (on made-up measurements: no speed is asserted), and its bad input.
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from perfguide.cli import main
@@ -130,8 +131,6 @@ def test_a_py_function_is_named_with_its_source_line_and_cannot_be_compiled(prob
 
 
 def test_results_agree_at_the_scale_of_the_result(probe):
-    import numpy as np
-
     a = np.array([100.0, 1e-3, -50.0], np.float32)
     close = [a + np.float32(1e-3)]  # 1e-3 off everywhere: 1000 % of the middle element
     assert probe.difference([a], close) is None
@@ -196,6 +195,7 @@ def saved_model(tmp_path):
         [keras.Input((4,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(3)]
     )
     model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.train_on_batch(np.ones((2, 4), np.float32), np.zeros(2))  # as a saved model is: trained
     path = tmp_path / "model.keras"
     model.save(path)
     return path

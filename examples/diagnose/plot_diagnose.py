@@ -46,7 +46,8 @@ from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.processes.pool import Workers
 
-FUNCTIONS = Path(__file__).with_name("slow_functions.py")
+# The page runs in its own folder, beside the file of functions it diagnoses.
+FUNCTIONS = Path("slow_functions.py").resolve()
 
 # The three diagnoses share three fresh processes; the command starts its own.
 workers = Workers(limits=True)
