@@ -39,8 +39,6 @@ from perfguide.workloads import WORKLOADS
 from perfguide.workloads.base import Workload, call_of
 from perfguide.workloads.training_loop import custom_train_step, inference_function
 
-#: The forms of the function the worker may time.
-FORMS = ("eager", "tf-function", "jit-compile")
 #: How far a form's result may be from the eager one's, relative to the result's largest
 #: element (XLA may sum in another order).
 RTOL, ATOL = 1e-3, 1e-5
