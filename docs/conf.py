@@ -117,8 +117,8 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
     # Other scripts beside a chapter (the functions the diagnose page examines) are its
-    # material, not pages of their own.
-    "ignore_pattern": r"/(?!plot_)[^/]+\.py$",
+    # material, not pages of their own (sphinx-gallery matches the bare file name).
+    "ignore_pattern": r"^(?!plot_)[^/\\]+\.py$",
     "subsection_order": [f"../examples/{topic}" for topic in CHAPTER_ORDER] + ["*"],
     "minigallery_sort_order": "conf.chapter_order",
     # One page per chapter in the navigation, no one-chapter section pages between them.
