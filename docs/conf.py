@@ -102,6 +102,7 @@ CHAPTER_ORDER = [
     "vectorization",
     "training_loop",
     "timing",
+    "mixed_precision",
     "diagnose",
 ]
 

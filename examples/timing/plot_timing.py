@@ -394,8 +394,9 @@ print(answer)
 # ``python -m perfguide env`` measures how far apart fresh processes land on your machine.
 #
 # Previous question: :doc:`Why is TF2 much slower than TF1?
-# </auto_examples/training_loop/plot_training_loop>` All recommendations of the guide,
-# measured: :doc:`the checklist </checklist>`.
+# </auto_examples/training_loop/plot_training_loop>` Next question: :doc:`Why did mixed
+# precision make my model slower? </auto_examples/mixed_precision/plot_mixed_precision>` All
+# recommendations of the guide, measured: :doc:`the checklist </checklist>`.
 published = [step_m, fresh_add, here]
 results.save(results.measurements_dir() / "timing.json", env, published)
 print(f"published {len(published)} measurements")

@@ -242,6 +242,16 @@ class OpTime:
         return self.self_s / self.count
 
 
+def is_onednn(op_type: str) -> bool:
+    """Whether an op type is one of oneDNN's kernels (TensorFlow names them ``_Mkl...``) rather
+    than TensorFlow's own (Eigen) kernel for the op.
+
+    >>> is_onednn("_MklNativeConv2DBackpropInput"), is_onednn("Conv2DBackpropInput")
+    (True, False)
+    """
+    return op_type.startswith("_Mkl")
+
+
 def op_times(events: Sequence[OpEvent], by: Grouping = "type") -> list[OpTime]:
     """``events`` summed per op type (or name), most self time first."""
     runs: dict[str, list[OpEvent]] = defaultdict(list)

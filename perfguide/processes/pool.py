@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
-from perfguide.processes.worker import Job
+from perfguide.processes.worker import Job, trace_variant
 from perfguide.report.claims import Faster
 
 if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the workers load
@@ -218,6 +218,15 @@ class Workers:
         worker = self._workers[index]
         worker.send({"call": target, "kwargs": kwargs})
         return worker.receive(self.timeout_s, self.progress)["result"]
+
+    def trace(self, index: int, workload: Workload, variant: str, size: int, logdir: str) -> str:
+        """A profiler trace of three calls of ``variant`` of ``workload`` at ``size``, taken in
+        the ``index``-th worker; the trace file's path (see
+        :func:`perfguide.processes.worker.trace_variant`)."""
+        target = f"{trace_variant.__module__}:{trace_variant.__name__}"
+        return self.call_in(
+            index, target, workload=workload.name, variant=variant, size=size, logdir=logdir
+        )
 
     def run_in(self, index: int, job: Job) -> list[Measurement]:
         """``job`` timed in the ``index``-th worker alone."""

@@ -56,6 +56,16 @@ class Job(NamedTuple):
         return cls(**{**fields, "variants": tuple(fields["variants"]), "settle": settle})
 
 
+def trace_variant(workload: str, variant: str, size: int, logdir: str, calls: int = 3) -> str:
+    """A ``call`` target: ``calls`` calls of one variant of a registered workload traced with
+    TensorFlow's profiler into ``logdir`` (after a warm-up call); the trace file's path."""
+    from perfguide.measure import profile
+    from perfguide.workloads import WORKLOADS
+
+    timed = WORKLOADS[workload].make_call(variant, size)
+    return str(profile.capture(timed.fn, *timed.args, logdir=logdir, calls=calls))
+
+
 def _answer(channel: TextIO, message: dict[str, Any]) -> None:
     channel.write(json.dumps(message) + "\n")
     channel.flush()

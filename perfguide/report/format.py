@@ -80,3 +80,15 @@ def format_count(count: int) -> str:
     '10,000,000'
     """
     return f"{count:,}"
+
+
+def format_bytes(count: int) -> str:
+    """A size in bytes with a decimal unit, to three figures.
+
+    >>> format_bytes(84_648), format_bytes(16_853_504), format_bytes(512)
+    ('84.6 kB', '16.9 MB', '512 B')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{three_figures(count / scale)} {unit}"
+    return f"{count} B"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from perfguide.measure.profile import Grouping, OpTime, op_events, op_times
 from perfguide.report.compare import html_table, text_table
@@ -23,6 +23,10 @@ class OpTable:
     @classmethod
     def from_trace(cls, path: str | os.PathLike, top: int = 10, by: Grouping = "type") -> OpTable:
         return cls(op_times(op_events(path), by), top, by)
+
+    def share(self, matches: Callable[[str], bool]) -> float:
+        """The share of op time in the ops whose type (or name) ``matches``."""
+        return sum(t.share for t in self.times if matches(t.op))
 
     def header(self) -> list[str]:
         return [f"op {self.by}", "count", "self time", "per run", "share of op time"]

@@ -3,6 +3,7 @@
 from perfguide.workloads import (
     eager,
     linear_regression,
+    mixed_precision,
     tf_function,
     timing,
     training_loop,
@@ -18,6 +19,7 @@ TOPICS: dict[str, tuple[Workload, ...]] = {
     "vectorization": vectorization.WORKLOADS,
     "training_loop": training_loop.WORKLOADS,
     "timing": timing.WORKLOADS,
+    "mixed_precision": mixed_precision.WORKLOADS,
 }
 #: Workload name -> :class:`~perfguide.workloads.base.Workload`.
 WORKLOADS: dict[str, Workload] = {w.name: w for ws in TOPICS.values() for w in ws}
