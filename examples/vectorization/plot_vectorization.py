@@ -277,11 +277,11 @@ for form, fn in vz.BATCHED_FORMS.items():
 # *self time* leaves out the ops nested in it; the share is of all op time in the trace.
 #
 # .. literalinclude:: /../perfguide/workloads/vectorization.py
-#    :pyobject: trace_loop
+#    :pyobject: loop_stack
 logdir = results.measurements_dir() / "vectorization.profile"
-trace = Path(
-    workers.call_in(0, f"{vz.__name__}:trace_loop", logdir=str(logdir), calls=3)
-)
+loop_in_function = "loop-stack" + vz.IN_FUNCTION
+batch = vz.BATCHED_MATMUL.default_size
+trace = Path(workers.trace(0, vz.BATCHED_MATMUL, loop_in_function, batch, str(logdir)))
 op_table = OpTable.from_trace(trace, top=5)
 op_table
 

@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.measure import profile
 from perfguide.measure.timer import Timed
 from perfguide.workloads import eager
 from perfguide.workloads.base import Workload, call_of
@@ -152,15 +151,6 @@ BATCHED_MATMUL = Workload(
     variants=tuple(f"{form}{suffix}" for suffix in ("", IN_FUNCTION) for form in BATCHED_FORMS),
     make_call=_batched_call,
 )
-
-
-def trace_loop(logdir: str, calls: int = 3) -> str:
-    """Trace ``calls`` calls of the loop with ``tf.stack`` inside a ``tf.function`` (after a
-    warm-up call, so tracing is not in it) into ``logdir``; the trace file's path. Run it in a
-    fresh worker: the page's own process is not what a reader's would be."""
-    a, b = map(tf.constant, make_batch(BATCHED_MATMUL.default_size))
-    loop = tf.function(loop_stack)
-    return str(profile.capture(loop, a, b, logdir=logdir, calls=calls))
 
 
 # -- Element-wise chains -------------------------------------------------------------------------
