@@ -142,44 +142,8 @@ ClaimReport(kernel_checked)
 
 # %%
 # A share above 100 % is no error: the peak is float32's, and a type with half the bits can do
-# twice the operations per instruction. Which kernels ran is in a profile: one trace per type,
-# taken in one of the page's fresh processes. Kernels whose names start with ``_Mkl`` are
-# oneDNN's; others are TensorFlow's generic (Eigen) kernels.
-logdir = results.measurements_dir() / "mixed_precision.profile"
-
-
-def traces(workload, size, variants):
-    """One profile per variant, taken in the page's first fresh process."""
-    return {
-        v: OpTable.from_trace(workers.trace(0, workload, v, size, str(logdir / v)))
-        for v in variants
-    }
-
-
-def is_cast(op_type):
-    return op_type == "Cast"
-
-
-def kernels(tables, caption):
-    return Table(
-        caption,
-        ["variant", "op that took the most time", "oneDNN kernels", "casts"],
-        [
-            [
-                variant,
-                table.times[0].op,
-                f"{table.share(is_onednn):.0%}",
-                f"{table.share(is_cast):.0%}",
-            ]
-            for variant, table in tables.items()
-        ],
-    )
-
-
-kernels(
-    traces(mp.PRODUCT, largest, mp.DTYPES),
-    f"The product of side {largest}: its slowest op, and shares of op time",
-)
+# twice the operations per instruction. Which kernels ran for each type is in the profiles below,
+# taken once all timing on this page is done.
 
 # %%
 # A model under each policy
@@ -222,12 +186,54 @@ inference_checked = [c.check(inference).on("inference") for c in inference_claim
 ClaimReport(policy_checked + inference_checked)
 
 # %%
-# Where a policy's step spends its time
-# -------------------------------------
+# Which kernels ran
+# -----------------
 #
-# One trace per policy of three training steps: the op that took the most time, the share of op
-# time in oneDNN's kernels, and the share in the casts a mixed policy adds (each layer casts its
-# float32 weights and inputs to the 16-bit type).
+# Profiles say which kernels ran: one trace per variant, of three calls, taken in one of the
+# page's fresh processes after all the timing above. Kernels whose names start with ``_Mkl`` are
+# oneDNN's; others are TensorFlow's generic (Eigen) kernels. First the product of each type:
+logdir = results.measurements_dir() / "mixed_precision.profile"
+
+
+def traces(workload, size, variants):
+    """One profile per variant, taken in the page's first fresh process after its timing."""
+    return {
+        v: OpTable.from_trace(
+            workers.trace(0, workload, v, size, str(logdir / workload.name / v))
+        )
+        for v in variants
+    }
+
+
+def is_cast(op_type):
+    return op_type == "Cast"
+
+
+def kernels(tables, caption):
+    return Table(
+        caption,
+        ["variant", "op that took the most time", "oneDNN kernels", "casts"],
+        [
+            [
+                variant,
+                table.times[0].op,
+                f"{table.share(is_onednn):.0%}",
+                f"{table.share(is_cast):.0%}",
+            ]
+            for variant, table in tables.items()
+        ],
+    )
+
+
+kernels(
+    traces(mp.PRODUCT, largest, mp.DTYPES),
+    f"The product of side {largest}: its slowest op, and shares of op time",
+)
+
+# %%
+# Then one training step per policy: the op that took the most time, the share of op time in
+# oneDNN's kernels, and the share in the casts a mixed policy adds (each layer casts its float32
+# weights and inputs to the 16-bit type).
 step_tables = traces(
     mp.TRAINING,
     mp.BATCH,

@@ -38,18 +38,17 @@ NATIVE_FLAGS = {"bfloat16": ("avx512_bf16", "amx_bf16"), "float16": ("avx512_fp1
 # -- Kernels ---------------------------------------------------------------------------------
 
 
-def _cast(array: np.ndarray, dtype: str) -> tf.Tensor:
-    return tf.cast(tf.constant(array), dtype)
+def _typed_call(fn: Any, operands: tuple[np.ndarray, ...], dtype: str) -> Timed:
+    """``fn`` as a ``tf.function`` of ``operands`` cast to ``dtype`` once, before timing."""
+    return call_of(tf.function(fn), *(tf.cast(tf.constant(a), dtype) for a in operands))
 
 
 def _product_call(dtype: str, side: int) -> Timed:
-    a, b = make_matrix(side), make_matrix(side).T.copy()
-    return call_of(tf.function(product), _cast(a, dtype), _cast(b, dtype))
+    return _typed_call(product, (make_matrix(side), make_matrix(side).T.copy()), dtype)
 
 
 def _convolution_call(dtype: str, side: int) -> Timed:
-    images, filters = make_images(side)
-    return call_of(tf.function(convolve), _cast(images, dtype), _cast(filters, dtype))
+    return _typed_call(convolve, make_images(side), dtype)
 
 
 PRODUCT = Workload(
