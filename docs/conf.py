@@ -103,6 +103,7 @@ CHAPTER_ORDER = [
     "training_loop",
     "timing",
     "mixed_precision",
+    "tf_data",
     "diagnose",
 ]
 

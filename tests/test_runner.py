@@ -1,7 +1,12 @@
+import time
+
 import pytest
 
 from perfguide.measure import environment, runner
+from perfguide.measure.timer import Timed
+from perfguide.report.claims import Faster
 from perfguide.workloads import WORKLOADS
+from perfguide.workloads.base import Workload
 
 WORKLOAD = WORKLOADS["linear-regression"]
 
@@ -71,3 +76,43 @@ def test_an_unsettled_comparison_gets_more_blocks_up_to_the_cap(monkeypatch):
 def test_a_claim_about_variants_not_run_is_refused():
     with pytest.raises(ValueError, match="cannot settle"):
         runner.run(WORKLOAD, ["tf1-session"], size=10, quick=True, settle=[Decided()])
+
+
+def _logged_workload(log: list[tuple[str, str]]) -> Workload:
+    """A workload timed alone whose variants log when they are made and called, and take a
+    millisecond a call (real time: the harness's calibration needs calls that take time)."""
+
+    def make_call(variant: str, size: int) -> Timed:
+        log.append(("make", variant))
+
+        def call() -> None:
+            log.append(("call", variant))
+            time.sleep(0.001)
+
+        return Timed(call)
+
+    return Workload(
+        name="logged",
+        question="?",
+        unit="call",
+        size_name="size",
+        default_size=1,
+        baseline="a",
+        variants=("a", "b"),
+        make_call=make_call,
+        timed_alone=True,
+    )
+
+
+def test_variants_timed_alone_are_made_only_after_the_previous_one_is_done():
+    log: list[tuple[str, str]] = []
+    measured = runner.run(_logged_workload(log), quick=True)
+    assert [m.label for m in measured] == ["a", "b"]
+    b_made = log.index(("make", "b"))
+    assert ("call", "a") not in log[b_made:]
+    assert all(entry == ("call", "a") for entry in log[1:b_made])
+
+
+def test_variants_timed_alone_have_nothing_to_settle():
+    with pytest.raises(ValueError, match="one at a time"):
+        runner.run(_logged_workload([]), quick=True, settle=[Faster("a", "b")])

@@ -102,7 +102,7 @@ diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
 # The file also holds ``log_magnitude``, which calls NumPy through ``tf.py_function``: try it
 # yourself, and the command names the op that leaves the graph and the line that made it.
 #
-# Previous question: :doc:`Why did mixed precision make my model slower?
-# </auto_examples/mixed_precision/plot_mixed_precision>` All recommendations of the guide, measured:
+# Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
+# </auto_examples/tf_data/plot_tf_data>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 workers.close()

@@ -435,8 +435,8 @@ print(answer)
 # downloaded below.
 #
 # Previous question: :doc:`Why do my TensorFlow timings disagree?
-# </auto_examples/timing/plot_timing>` Next: :doc:`Diagnose your own code
-# </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
+# </auto_examples/timing/plot_timing>` Next: :doc:`Why don't prefetch and cache speed up my
+# tf.data pipeline? </auto_examples/tf_data/plot_tf_data>`; all recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 published = (
     [m for ms in products.values() for m in ms] + convolutions + training + inference

@@ -130,10 +130,28 @@ def run(
     (:func:`~perfguide.measure.limits.peak_reference`) is timed in turns with them and reported
     as one more measurement. Each block ends by waiting for every device, so work still queued
     on a GPU is timed in the block that started it. ``progress`` is told each step as
-    :class:`~perfguide.measure.timer.Interleaved` takes it."""
+    :class:`~perfguide.measure.timer.Interleaved` takes it. A workload whose variants are
+    ``timed_alone`` has each variant timed in a run of its own, one after another (nothing to
+    settle, no peak in turns)."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
+    if workload.timed_alone and len(variants) > 1:
+        if settle or peak:
+            raise ValueError(f"{workload.name} times its variants one at a time: no settle or peak")
+        return [
+            m
+            for variant in variants
+            for m in run(
+                workload,
+                [variant],
+                size=size,
+                quick=quick,
+                blocks=blocks,
+                device=device,
+                progress=progress,
+            )
+        ]
     for claim in settle:
         if not set(claim.labels) <= set(variants):
             raise ValueError(f"cannot settle a claim about {claim.labels} from {variants}")

@@ -254,3 +254,33 @@ def process_plot(measurements: Sequence[Measurement], ax: Axes | None = None) ->
     ax.set_xlabel("each fresh process's median / the median of all processes")
     ax.margins(y=0.15)
     return ax
+
+
+def timeline_plot(epochs: Mapping[str, Sequence[Sequence[float]]], ax: Axes | None = None) -> Axes:
+    """One epoch per row, as the training loop lived it: for each batch, the time it waited for
+    the pipeline (from asking for the batch to getting it) and the time its step took.
+    ``epochs`` maps a row's label to its batches' (asked, arrived, step ended) times, in seconds
+    from the epoch's start."""
+    ax = _axes(ax)
+    labels = list(epochs)
+    for row, events in enumerate(epochs.values()):
+        waits = [(asked, arrived - asked) for asked, arrived, _ in events]
+        steps = [(arrived, ended - arrived) for _, arrived, ended in events]
+        ax.broken_barh(waits, (row - 0.35, 0.7), color="tab:orange", label="waiting for input")
+        ax.broken_barh(steps, (row - 0.35, 0.7), color="tab:blue", label="training step")
+    handles, names = ax.get_legend_handles_labels()
+    ax.legend(
+        handles[:2],
+        names[:2],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.18),
+        ncols=2,
+        frameon=False,
+    )
+    ax.set_yticks(range(len(labels)), labels)
+    ax.invert_yaxis()
+    _one_format(ax.xaxis, EngFormatter(unit="s"))
+    ax.set_xlabel("time from the start of the epoch")
+    ax.grid(True, axis="x", alpha=0.3)
+    return ax
+

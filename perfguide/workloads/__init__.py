@@ -4,6 +4,7 @@ from perfguide.workloads import (
     eager,
     linear_regression,
     mixed_precision,
+    tf_data,
     tf_function,
     timing,
     training_loop,
@@ -20,6 +21,7 @@ TOPICS: dict[str, tuple[Workload, ...]] = {
     "training_loop": training_loop.WORKLOADS,
     "timing": timing.WORKLOADS,
     "mixed_precision": mixed_precision.WORKLOADS,
+    "tf_data": tf_data.WORKLOADS,
 }
 #: Workload name -> :class:`~perfguide.workloads.base.Workload`.
 WORKLOADS: dict[str, Workload] = {w.name: w for ws in TOPICS.values() for w in ws}

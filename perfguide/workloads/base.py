@@ -27,6 +27,9 @@ class Workload:
     ``size_name``) and returns it as a :class:`~perfguide.measure.timer.Timed`.
     ``process_settings`` are environment variables a process must start with to run it (read
     once, at import): such a workload is measured in a fresh process of its own.
+    ``timed_alone``: its variants keep working between calls (a ``tf.data`` iterator reads
+    ahead in the background), so each is timed in a run of its own; taking turns with others,
+    it would take the cores from their blocks and start its own blocks ahead.
     ``requires()`` says why this installation cannot run it (a package or an API it lacks), or
     returns None when it can.
     """
@@ -40,4 +43,5 @@ class Workload:
     variants: tuple[str, ...]
     make_call: Callable[[str, int], Timed]
     process_settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    timed_alone: bool = False
     requires: Callable[[], str | None] = lambda: None

@@ -1,0 +1,524 @@
+"""
+Why don't prefetch and cache speed up my tf.data pipeline?
+==========================================================
+
+TensorFlow's data-performance guide shows ``prefetch``, parallel ``map``, ``interleave`` and
+``cache`` each making an artificial pipeline faster. Users who tried them on their own training
+found no gain: "the problem I have is [...] that prefetch optimization does not improve
+performance in any case", CIFAR-10 images read from TFRecord files (`tensorflow#60384
+<https://github.com/tensorflow/tensorflow/issues/60384>`_); "I see no speed up using .cache()
+or .prefetch()" (`tensorflow#37178 <https://github.com/tensorflow/tensorflow/issues/37178>`_);
+prefetch that seems not to fetch ahead at all (`tensorflow#61084
+<https://github.com/tensorflow/tensorflow/issues/61084>`_). The guide's pipelines sleep instead
+of working, beside a step that sleeps too. Here every pipeline feeds a real training step, on
+this build's machine, and each transformation is measured alone and combined. Every number on
+this page is measured by this page.
+
+.. raw:: html
+   :file: ../../_generated/answers/tf_data.answer.html
+
+The workloads are in :mod:`perfguide.workloads.tf_data`; the tests check that every pipeline
+yields the same images and labels. :doc:`How to read the numbers </index>` explains the tables
+and verdicts.
+"""
+
+# %%
+# The data, the map and the step
+# ------------------------------
+#
+# 512 images of 32 × 32 pixels, CIFAR-10's size, stored as ``tf.train.Example`` records in 16
+# TFRecord files that this page writes to a temporary folder. The map parses a record, scales
+# its pixels, mirrors every other image and normalizes it; batches of 64 feed one step of a
+# small Keras classifier (two convolutions, pooling, a dense layer), trained by a loop like the
+# one ``model.fit`` runs. Times are per batch; an epoch is 8 batches.
+#
+# .. dropdown:: The map, the step and the loop being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: parse
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: augment
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: training_step
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: train_steps
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: endless
+import statistics
+
+import matplotlib.pyplot as plt
+
+from perfguide.measure.runner import default_device
+from perfguide.processes.pool import Workers
+from perfguide.report import results
+from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.claims import Claim, ClaimReport, Faster, in_every_process
+from perfguide.report.compare import Comparison, Table, pick
+from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.plotting import dot_plot, timeline_plot
+from perfguide.workloads import tf_data
+
+device = default_device()
+workers = Workers(device=device)
+env = workers.environment
+print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
+print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
+
+# %%
+# Is the model waiting for data?
+# ------------------------------
+#
+# The question to answer before any transformation: time the pipeline alone (drawing its
+# batches and dropping them), the step alone (on the same batches, read into memory first), and
+# the two together, without and with ``prefetch``. If the two overlapped perfectly, together
+# would take as long as the longer of the two; if they cannot overlap, as long as both.
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: _overlap_call
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: draw_batches
+overlap = workers.run(tf_data.OVERLAP, quick=True)
+Comparison(overlap, baseline="together")
+
+
+# %%
+# Each variant's *cores busy* is the CPU time its process used over the wall time: how many of
+# the machine's cores it kept working. The work of an epoch is its CPU time; two cores can do it
+# in no less than half of it. That floor, against the measured times:
+def cpu_seconds(m):
+    return m.median_s * m.cores_busy
+
+
+def overlap_table(measurements, caption):
+    alone, step, together, prefetched = pick(measurements, *tf_data.OVERLAP_VARIANTS)
+    cores = env["usable_cores"]
+    floor = (cpu_seconds(alone) + cpu_seconds(step)) / cores
+    rows = [
+        [m.label, format_seconds(m.median_s), f"{m.cores_busy:.2f}"]
+        for m in (alone, step, together, prefetched)
+    ]
+    rows += [
+        [
+            "pipeline + step, one after the other",
+            format_seconds(alone.median_s + step.median_s),
+            "",
+        ],
+        [
+            "the longer of the two (perfect overlap)",
+            format_seconds(max(alone.median_s, step.median_s)),
+            "",
+        ],
+        [f"their CPU time over {cores} cores (the floor)", format_seconds(floor), ""],
+    ]
+    return Table(caption, ["", "time per batch", "cores busy"], rows)
+
+
+overlap_table(
+    overlap, "Pipeline and step, apart and together, and what the cores allow"
+)
+
+
+# %%
+# The verdict, process by process: how long together-with-prefetch took against the pipeline and
+# the step one after the other. At 100 % nothing overlapped; at the longer one's share of the
+# sum, everything did.
+def no_overlap_claim(measurements, what):
+    alone, step, _, prefetched = pick(measurements, *tf_data.OVERLAP_VARIANTS)
+    ratios = [
+        t / (a + s)
+        for a, s, t in zip(
+            alone.process_median_s,
+            step.process_median_s,
+            prefetched.process_median_s,
+            strict=True,
+        )
+    ]
+    return in_every_process(
+        f"with prefetch, pipeline and step still take about as long as one after the other ({what})",
+        ratios,
+        0.9,
+        "of one after the other",
+    )
+
+
+overlap_claims = [
+    no_overlap_claim(overlap, f"{tf_data.FILTERS} filters"),
+    Faster("together-prefetch", "together").check(overlap),
+]
+ClaimReport(overlap_claims)
+
+# %%
+# Reading ahead needs a core to read on. Each of the two alone keeps most of the machine's
+# cores busy (TensorFlow runs an op's work on a pool of threads, and tf.data runs its own), so
+# together they ask for more cores than there are, and one's threads run while the other's wait:
+alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
+print(
+    f"pipeline alone: {alone.cores_busy:.2f} cores, step alone: {step.cores_busy:.2f} cores, "
+    f"{alone.cores_busy + step.cores_busy:.2f} of {env['usable_cores']} asked for"
+)
+print(
+    f"with prefetch: {format_seconds(prefetched.median_s)} a batch, "
+    f"{prefetched.median_s / (alone.median_s + step.median_s):.0%} of one after the other"
+)
+
+# %%
+# Each transformation, alone and combined
+# ---------------------------------------
+#
+# The same training through each pipeline. ``naive`` is ``map`` then ``batch``, as the guide
+# writes a pipeline before its advice; each other variant changes one thing, and ``combined``
+# joins interleaved reads, a map on whole batches, a cache and a prefetch.
+# ``no-default-optimizations`` is ``naive`` with tf.data's default graph rewrites turned off,
+# ``autotune-off`` with its autotuning off.
+#
+# .. dropdown:: The pipelines being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :start-after: # -- The pipelines
+#       :end-before: #: Variant name
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: Storage
+pipelines = workers.run(tf_data.PIPELINE, quick=True)
+Comparison(pipelines, baseline="naive")
+
+# %%
+ax = dot_plot(pipelines)
+ax.set_title("One batch, through each pipeline, into the step")
+plt.show()
+
+# %%
+# The guide's advice, each piece checked on this machine, then settings that should change
+# little:
+guide_claims = [
+    Faster("prefetch", "naive"),
+    Faster("parallel-map", "naive"),
+    Faster("cache", "naive"),
+    Faster("batch-then-map", "naive"),
+    Faster("combined", "naive", by=1.5),
+]
+setting_claims = [
+    Faster("naive", "prefetch", by=1 / 1.1),
+    Faster("naive", "no-default-optimizations"),
+    Faster("cache", "cache-records"),
+    Faster("parallel-map", "parallel-map-2", by=1 / 1.1),
+    Faster("unordered-map", "parallel-map", by=1 / 1.1),
+    Faster("cache", "cache-file", by=1 / 1.1),
+    Faster("autotune-off", "naive", by=1 / 1.1),
+]
+guide_checked = [c.check(pipelines) for c in guide_claims]
+setting_checked = [c.check(pipelines) for c in setting_claims]
+ClaimReport(guide_checked + setting_checked)
+
+# %%
+# Why an explicit ``prefetch`` adds little: tf.data rewrites a pipeline before it runs it, and
+# its default rewrites (``tf.data.experimental.OptimizationOptions``; by its API reference, on
+# by default since TensorFlow 2.12) add a prefetch after the last transformation and run a
+# stateless ``map`` in parallel. The guide's two first pieces of advice are in ``naive``
+# already. Turned off, in numbers:
+naive, prefetched, unoptimized, untuned = pick(
+    pipelines, "naive", "prefetch", "no-default-optimizations", "autotune-off"
+)
+print(
+    f"naive {format_seconds(naive.median_s)} a batch; with the default rewrites off "
+    f"{format_seconds(unoptimized.median_s)} "
+    f"({format_speedup(naive.median_s / unoptimized.median_s)}); with autotuning off "
+    f"{format_seconds(untuned.median_s)} "
+    f"({format_speedup(naive.median_s / untuned.median_s)}); with an explicit prefetch "
+    f"{format_seconds(prefetched.median_s)}"
+)
+
+# %%
+# What a new epoch costs
+# ----------------------
+#
+# The times above are of a pipeline's steady flow, as in a long epoch. Each epoch starts a new
+# iterator, which starts the pipeline's threads and waits for a first batch, and closes the
+# last one; a loop that rebuilds its dataset for every chunk of data pays this each time. Five
+# epochs of the naive pipeline, with and without autotuning, in one of this page's processes:
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: epoch_costs
+EPOCH_VARIANTS = ("naive", "autotune-off")
+epoch_costs = {
+    v: workers.call_in(0, f"{tf_data.__name__}:epoch_costs", variant=v)
+    for v in EPOCH_VARIANTS
+}
+steady = dict(zip(EPOCH_VARIANTS, pick(pipelines, *EPOCH_VARIANTS), strict=True))
+
+
+def seconds_range(values):
+    return f"{format_seconds(min(values))} to {format_seconds(max(values))}"
+
+
+Table(
+    "Starting an epoch (to its first batch) and closing it, against one steady batch",
+    ["pipeline", "start", "close", "steady batch"],
+    [
+        [
+            v,
+            seconds_range(costs["start"]),
+            seconds_range(costs["close"]),
+            format_seconds(steady[v].median_s),
+        ]
+        for v, costs in epoch_costs.items()
+    ],
+)
+
+# %%
+# When storage keeps the pipeline waiting
+# ---------------------------------------
+#
+# The same records from storage that makes every read of 8 records wait, as a remote bucket
+# does. A wait holds no core, so here much of the pipeline's time is not the cores' work, and
+# reading ahead, or reading several files at once, can hide it.
+latency_ms = tf_data.REMOTE.default_size
+remote = workers.run(tf_data.REMOTE, quick=True)
+reads = tf_data.IMAGES // tf_data.READ_RECORDS
+print(
+    f"each read waits {latency_ms} ms: {reads} reads an epoch of "
+    f"{tf_data.IMAGES // tf_data.BATCH} batches, {reads * latency_ms} ms of waiting"
+)
+Comparison(remote, baseline="naive")
+
+# %%
+remote_claims = [
+    Faster("prefetch", "naive"),
+    Faster("interleave", "naive", by=1.5),
+    Faster("combined", "naive", by=2),
+]
+remote_checked = [
+    c.check(remote).on(f"storage with {latency_ms} ms waits") for c in remote_claims
+]
+ClaimReport(remote_checked)
+
+# %%
+# Here the loop waits for storage, not for the cores: the naive pipeline's process kept fewer
+# than one core busy. Its prefetch (the one tf.data adds, and the explicit one) already runs
+# the step while the next reads wait; what it cannot do is make one file's reads, which come one
+# after another, wait less. Reading four files at once does:
+remote_naive, remote_interleave = pick(remote, "naive", "interleave")
+print(
+    f"naive: {remote_naive.cores_busy:.2f} cores busy, "
+    f"{format_seconds(remote_naive.median_s)} a batch against "
+    f"{format_seconds(latency_ms / 1000 * tf_data.BATCH / tf_data.READ_RECORDS)} of waits; "
+    f"interleave: {remote_interleave.cores_busy:.2f} cores busy, "
+    f"{format_seconds(remote_interleave.median_s)} a batch"
+)
+
+# %%
+# Python in the map
+# -----------------
+#
+# The same parse written in Python and NumPy and run through ``tf.py_function``, as code that
+# decodes with a Python library does; alone and with parallel calls. (256 images an epoch:
+# Python is slow enough that fewer suffice.)
+#
+# .. dropdown:: The code being timed
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: parse_in_python
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: parse_with_py_function
+python = workers.run(tf_data.PYTHON, quick=True)
+Comparison(python, baseline="naive")
+
+# %%
+python_claims = [
+    Faster("naive", "py-function", by=2),
+    Faster("py-function-parallel", "py-function"),
+    Faster("py-function", "py-function-parallel", by=1 / 1.1),
+]
+python_checked = [c.check(python) for c in python_claims]
+ClaimReport(python_checked)
+
+# %%
+# Parallel calls cannot run Python in parallel: every call of the function needs Python's global
+# lock, so the calls take turns, and the process keeps fewer cores busy than the same map in
+# TensorFlow ops does:
+print(", ".join(f"{m.label}: {m.cores_busy:.2f} cores busy" for m in python))
+
+# %%
+# A step that outweighs the pipeline
+# ----------------------------------
+#
+# The step alone and the step fed by the pipeline, with a wider model (96 filters per
+# convolution) whose step takes several times the pipeline's time. However fast the pipeline
+# gets, it can save at most what it adds to the step.
+WIDE = 96
+wide = workers.run(tf_data.OVERLAP, ["step-alone", "together"], size=WIDE, quick=True)
+Comparison(wide, baseline="together")
+
+# %%
+wide_step, wide_together = pick(wide, "step-alone", "together")
+pipeline_share = 1 - wide_step.median_s / wide_together.median_s
+wide_claim = Claim(
+    "a faster pipeline could save at most a third of a wide model's epoch",
+    pipeline_share < 1 / 3,
+    f"step alone {format_seconds(wide_step.median_s)} of "
+    f"{format_seconds(wide_together.median_s)} together: the pipeline adds {pipeline_share:.0%}",
+    effect=f"at most {pipeline_share:.0%} of the epoch",
+)
+ClaimReport([wide_claim])
+
+# %%
+# The epoch, batch by batch
+# -------------------------
+#
+# Where does the time go? The loop below records, for each batch, when it asked the pipeline
+# for it, when it arrived, and when its step ended; any reader can add these three clock
+# readings to their own loop. One of this page's processes ran each pipeline for a pass over the
+# images (which fills its cache), then three recorded passes, after all the timing above.
+#
+# .. dropdown:: The recording loop
+#
+#    .. literalinclude:: /../perfguide/workloads/tf_data.py
+#       :pyobject: _one_pass
+SHOWN = {
+    "naive": {},
+    "cache": {},
+    "py-function": {},
+    "naive, remote": {"latency_ms": latency_ms},
+    "interleave, remote": {"latency_ms": latency_ms},
+}
+recorded = {
+    label: workers.call_in(
+        0, f"{tf_data.__name__}:timeline", variant=label.split(",")[0], **options
+    )
+    for label, options in SHOWN.items()
+}
+
+
+def middle(passes):
+    """The recorded pass of median length."""
+    return sorted(passes, key=lambda p: p["pass_s"])[len(passes) // 2]
+
+
+fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+timeline_plot({label: middle(p)["events"] for label, p in recorded.items()}, ax=ax)
+ax.set_title("One pass of 8 batches: waiting for input, and training")
+plt.show()
+
+
+# %%
+# The same passes in numbers: the share of the pass the loop waited for input, and how long a
+# step took inside the loop against the step alone. A pipeline that never makes the loop wait
+# can still slow training, by taking the cores from the step.
+def wait_share(one_pass):
+    waits = sum(arrived - asked for asked, arrived, _ in one_pass["events"])
+    return waits / one_pass["pass_s"]
+
+
+def median_step(one_pass):
+    return statistics.median(
+        ended - arrived for _, arrived, ended in one_pass["events"]
+    )
+
+
+step_alone = pick(overlap, "step-alone")[0]
+Table(
+    f"Each recorded pass (median of three), against the step alone "
+    f"({format_seconds(step_alone.median_s)})",
+    ["pipeline", "pass", "waiting for input", "step in the loop"],
+    [
+        [
+            label,
+            format_seconds(middle(p)["pass_s"]),
+            f"{wait_share(middle(p)):.0%}",
+            format_seconds(median_step(middle(p))),
+        ]
+        for label, p in recorded.items()
+    ],
+)
+
+# %%
+# The short answer
+# ----------------
+#
+# The box at the top of this page, built from the checks above.
+answer = ShortAnswer(
+    f"Because on this machine the pipeline and the step compete for the same "
+    f"{env['usable_cores']} cores, and because tf.data already prefetches. The pipeline alone "
+    f"took {format_seconds(alone.median_s)} a batch on {alone.cores_busy:.1f} cores, the step "
+    f"alone {format_seconds(step.median_s)} on {step.cores_busy:.1f}; together "
+    f"{format_seconds(together.median_s)}. Reading ahead overlaps work only where a core is "
+    "idle, or where the pipeline waits without working (remote storage). TensorFlow's default "
+    "optimizations add a prefetch to the end of a pipeline and parallelize a plain map: without "
+    f"them the same training took {format_seconds(unoptimized.median_s)} a batch against "
+    f"{format_seconds(naive.median_s)}. What pays off on a few cores is removing work: cache "
+    "after the map, keep Python out of it.",
+    [
+        Recommendation(
+            "Time the pipeline alone, the step alone and both: on a few cores their work adds up",
+            overlap_claims[0],
+        ),
+        Recommendation(
+            "Do not count on an explicit prefetch: tf.data already adds one",
+            setting_checked[0],
+        ),
+        Recommendation(
+            "Cache after the expensive map when the data fits in memory",
+            guide_checked[2],
+        ),
+        Recommendation(
+            "Interleave files read from slow or remote storage", remote_checked[1]
+        ),
+        Recommendation(
+            "Write the map in TensorFlow ops, not tf.py_function", python_checked[0]
+        ),
+        Recommendation(
+            "Do not expect parallel calls to speed up a tf.py_function map",
+            python_checked[2],
+        ),
+    ],
+    Scenario(
+        "tensorflow#60384: CIFAR-10 from TFRecord files, with and without prefetch",
+        ["where", "without prefetch", "with prefetch"],
+        [
+            [
+                "their machines, TF 2.10 and 2.11 (their words)",
+                "no gain",
+                "in any setting",
+            ],
+            [
+                "this build's machine, a batch",
+                format_seconds(naive.median_s),
+                f"{format_seconds(prefetched.median_s)} "
+                f"({format_speedup(naive.median_s / prefetched.median_s)})",
+            ],
+        ],
+    ),
+)
+answer.publish("tf_data", "Why don't prefetch and cache speed up my tf.data pipeline?")
+print(answer)
+
+# %%
+# Take the numbers with you
+# -------------------------
+#
+# Everything timed on this page is published as
+# `tf_data.json <../../measurements/tf_data.json>`_, in the shape
+# ``python -m perfguide run tf-data-pipeline --json PATH`` writes (the other workloads here are
+# ``tf-data-overlap``, ``tf-data-remote`` and ``tf-data-python``; ``--size`` sets the images
+# per epoch, the model's width or the storage's wait). To rerun this page on your own machine,
+# install the guide's package from a checkout of its repository
+# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
+#
+# Previous question: :doc:`Why did mixed precision make my model slower?
+# </auto_examples/mixed_precision/plot_mixed_precision>` Next: :doc:`Diagnose your own code
+# </auto_examples/diagnose/plot_diagnose>`, which times your own function the way this guide
+# does; all recommendations of the guide, measured: :doc:`the checklist </checklist>`.
+published = overlap + pipelines + remote + python + wide
+results.save(results.measurements_dir() / "tf_data.json", env, published)
+print(f"published {len(published)} measurements")
+workers.close()
