@@ -280,7 +280,6 @@ def timeline_plot(epochs: Mapping[str, Sequence[Sequence[float]]], ax: Axes | No
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
     _one_format(ax.xaxis, EngFormatter(unit="s"))
-    ax.set_xlabel("time from the start of the epoch")
+    ax.set_xlabel("time from the start of the recording")
     ax.grid(True, axis="x", alpha=0.3)
     return ax
-
