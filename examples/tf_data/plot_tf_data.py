@@ -48,17 +48,16 @@ and verdicts.
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: endless
-import statistics
-
 import matplotlib.pyplot as plt
 
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, in_every_process
+from perfguide.report.claims import Claim, ClaimReport, Faster
 from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.overlap import Overlap, typical
 from perfguide.report.plotting import dot_plot, timeline_plot
 from perfguide.workloads import tf_data
 
@@ -90,66 +89,16 @@ Comparison(overlap, baseline="together")
 
 # %%
 # Each variant's *cores busy* is the CPU time its process used over the wall time: how many of
-# the machine's cores it kept working. The work of an epoch is its CPU time; two cores can do it
-# in no less than half of it. That floor, against the measured times:
-def cpu_seconds(m):
-    return m.median_s * m.cores_busy
-
-
-def overlap_table(measurements, caption):
-    alone, step, together, prefetched = pick(measurements, *tf_data.OVERLAP_VARIANTS)
-    cores = env["usable_cores"]
-    floor = (cpu_seconds(alone) + cpu_seconds(step)) / cores
-    rows = [
-        [m.label, format_seconds(m.median_s), f"{m.cores_busy:.2f}"]
-        for m in (alone, step, together, prefetched)
-    ]
-    rows += [
-        [
-            "pipeline + step, one after the other",
-            format_seconds(alone.median_s + step.median_s),
-            "",
-        ],
-        [
-            "the longer of the two (perfect overlap)",
-            format_seconds(max(alone.median_s, step.median_s)),
-            "",
-        ],
-        [f"their CPU time over {cores} cores (the floor)", format_seconds(floor), ""],
-    ]
-    return Table(caption, ["", "time per batch", "cores busy"], rows)
-
-
-overlap_table(
-    overlap, "Pipeline and step, apart and together, and what the cores allow"
-)
-
+# the machine's cores it kept working. The pipeline's and the step's CPU time, spread over
+# every core, is the least time the two can take together, however well they overlap:
+cores = env["usable_cores"]
+alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
+both = Overlap(alone, step, prefetched, cores)
+both.table("Pipeline and step, apart and together, and what the cores allow")
 
 # %%
-# The verdict, process by process: how long together-with-prefetch took against the pipeline and
-# the step one after the other. At 100 % nothing overlapped; at the longer one's share of the
-# sum, everything did.
-def no_overlap_claim(measurements, what):
-    alone, step, _, prefetched = pick(measurements, *tf_data.OVERLAP_VARIANTS)
-    ratios = [
-        t / (a + s)
-        for a, s, t in zip(
-            alone.process_median_s,
-            step.process_median_s,
-            prefetched.process_median_s,
-            strict=True,
-        )
-    ]
-    return in_every_process(
-        f"with prefetch, pipeline and step still take about as long as one after the other ({what})",
-        ratios,
-        0.9,
-        "of one after the other",
-    )
-
-
 overlap_claims = [
-    no_overlap_claim(overlap, f"{tf_data.FILTERS} filters"),
+    both.no_overlap_claim(f"{tf_data.FILTERS} filters"),
     Faster("together-prefetch", "together").check(overlap),
 ]
 ClaimReport(overlap_claims)
@@ -158,15 +107,13 @@ ClaimReport(overlap_claims)
 # Reading ahead needs a core to read on. Each of the two alone keeps most of the machine's
 # cores busy (TensorFlow runs an op's work on a pool of threads, and tf.data runs its own), so
 # together they ask for more cores than there are, and one's threads run while the other's wait:
-alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
+print(f"cores busy, pipeline alone: {alone.cores_busy:.2f}")
+print(f"cores busy, step alone: {step.cores_busy:.2f}")
+print(f"asked for together: {alone.cores_busy + step.cores_busy:.2f} of {cores}")
 print(
-    f"pipeline alone: {alone.cores_busy:.2f} cores, step alone: {step.cores_busy:.2f} cores, "
-    f"{alone.cores_busy + step.cores_busy:.2f} of {env['usable_cores']} asked for"
+    f"with prefetch: {prefetched.median_s / both.one_after_other:.0%} of one after the other"
 )
-print(
-    f"with prefetch: {format_seconds(prefetched.median_s)} a batch, "
-    f"{prefetched.median_s / (alone.median_s + step.median_s):.0%} of one after the other"
-)
+print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:.0%}")
 
 # %%
 # Each transformation, alone and combined
@@ -196,7 +143,8 @@ plt.show()
 
 # %%
 # The guide's advice, each piece checked on this machine, then settings that should change
-# little:
+# little (claimed to cost at most 1.25x the time: a claim closer to "as fast" cannot be decided
+# by three processes):
 guide_claims = [
     Faster("prefetch", "naive"),
     Faster("parallel-map", "naive"),
@@ -205,13 +153,13 @@ guide_claims = [
     Faster("combined", "naive", by=1.5),
 ]
 setting_claims = [
-    Faster("naive", "prefetch", by=1 / 1.1),
+    Faster("naive", "prefetch", by=1 / 1.25),
     Faster("naive", "no-default-optimizations"),
     Faster("cache", "cache-records"),
-    Faster("parallel-map", "parallel-map-2", by=1 / 1.1),
-    Faster("unordered-map", "parallel-map", by=1 / 1.1),
-    Faster("cache", "cache-file", by=1 / 1.1),
-    Faster("autotune-off", "naive", by=1 / 1.1),
+    Faster("parallel-map", "parallel-map-2", by=1 / 1.25),
+    Faster("unordered-map", "parallel-map", by=1 / 1.25),
+    Faster("cache", "cache-file", by=1 / 1.25),
+    Faster("autotune-off", "naive", by=1 / 1.25),
 ]
 guide_checked = [c.check(pipelines) for c in guide_claims]
 setting_checked = [c.check(pipelines) for c in setting_claims]
@@ -226,14 +174,8 @@ ClaimReport(guide_checked + setting_checked)
 naive, prefetched, unoptimized, untuned = pick(
     pipelines, "naive", "prefetch", "no-default-optimizations", "autotune-off"
 )
-print(
-    f"naive {format_seconds(naive.median_s)} a batch; with the default rewrites off "
-    f"{format_seconds(unoptimized.median_s)} "
-    f"({format_speedup(naive.median_s / unoptimized.median_s)}); with autotuning off "
-    f"{format_seconds(untuned.median_s)} "
-    f"({format_speedup(naive.median_s / untuned.median_s)}); with an explicit prefetch "
-    f"{format_seconds(prefetched.median_s)}"
-)
+for m in (naive, unoptimized, untuned, prefetched):
+    print(f"{m.label}: {format_seconds(m.median_s)} a batch")
 
 # %%
 # What a new epoch costs
@@ -284,10 +226,9 @@ Table(
 latency_ms = tf_data.REMOTE.default_size
 remote = workers.run(tf_data.REMOTE, quick=True)
 reads = tf_data.IMAGES // tf_data.READ_RECORDS
-print(
-    f"each read waits {latency_ms} ms: {reads} reads an epoch of "
-    f"{tf_data.IMAGES // tf_data.BATCH} batches, {reads * latency_ms} ms of waiting"
-)
+batches = tf_data.IMAGES // tf_data.BATCH
+print(f"each read waits {latency_ms} ms; {reads} reads a pass of {batches} batches")
+print(f"waiting a batch, one read after another: {reads * latency_ms / batches:g} ms")
 Comparison(remote, baseline="naive")
 
 # %%
@@ -307,13 +248,10 @@ ClaimReport(remote_checked)
 # the step while the next reads wait; what it cannot do is make one file's reads, which come one
 # after another, wait less. Reading four files at once does:
 remote_naive, remote_interleave = pick(remote, "naive", "interleave")
-print(
-    f"naive: {remote_naive.cores_busy:.2f} cores busy, "
-    f"{format_seconds(remote_naive.median_s)} a batch against "
-    f"{format_seconds(latency_ms / 1000 * tf_data.BATCH / tf_data.READ_RECORDS)} of waits; "
-    f"interleave: {remote_interleave.cores_busy:.2f} cores busy, "
-    f"{format_seconds(remote_interleave.median_s)} a batch"
-)
+for m in (remote_naive, remote_interleave):
+    print(
+        f"{m.label}: {format_seconds(m.median_s)} a batch, {m.cores_busy:.2f} cores busy"
+    )
 
 # %%
 # Python in the map
@@ -337,7 +275,7 @@ Comparison(python, baseline="naive")
 python_claims = [
     Faster("naive", "py-function", by=2),
     Faster("py-function-parallel", "py-function"),
-    Faster("py-function", "py-function-parallel", by=1 / 1.1),
+    Faster("py-function", "py-function-parallel", by=1 / 1.25),
 ]
 python_checked = [c.check(python) for c in python_claims]
 ClaimReport(python_checked)
@@ -346,7 +284,8 @@ ClaimReport(python_checked)
 # Parallel calls cannot run Python in parallel: every call of the function needs Python's global
 # lock, so the calls take turns, and the process keeps fewer cores busy than the same map in
 # TensorFlow ops does:
-print(", ".join(f"{m.label}: {m.cores_busy:.2f} cores busy" for m in python))
+for m in python:
+    print(f"{m.label}: {m.cores_busy:.2f} cores busy")
 
 # %%
 # A step that outweighs the pipeline
@@ -392,52 +331,34 @@ SHOWN = {
     "interleave, remote": {"latency_ms": latency_ms},
 }
 recorded = {
-    label: workers.call_in(
-        0, f"{tf_data.__name__}:timeline", variant=label.split(",")[0], **options
+    label: typical(
+        workers.call_in(
+            0, f"{tf_data.__name__}:timeline", variant=label.split(",")[0], **options
+        )
     )
     for label, options in SHOWN.items()
 }
-
-
-def middle(passes):
-    """The recorded pass of median length."""
-    return sorted(passes, key=lambda p: p["pass_s"])[len(passes) // 2]
-
-
 fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
-timeline_plot({label: middle(p)["events"] for label, p in recorded.items()}, ax=ax)
+timeline_plot({label: r.events for label, r in recorded.items()}, ax=ax)
 ax.set_title("One pass of 8 batches: waiting for input, and training")
 plt.show()
-
 
 # %%
 # The same passes in numbers: the share of the pass the loop waited for input, and how long a
 # step took inside the loop against the step alone. A pipeline that never makes the loop wait
 # can still slow training, by taking the cores from the step.
-def wait_share(one_pass):
-    waits = sum(arrived - asked for asked, arrived, _ in one_pass["events"])
-    return waits / one_pass["pass_s"]
-
-
-def median_step(one_pass):
-    return statistics.median(
-        ended - arrived for _, arrived, ended in one_pass["events"]
-    )
-
-
-step_alone = pick(overlap, "step-alone")[0]
 Table(
-    f"Each recorded pass (median of three), against the step alone "
-    f"({format_seconds(step_alone.median_s)})",
+    f"Each recorded pass (the median of three), against the step alone "
+    f"({format_seconds(step.median_s)})",
     ["pipeline", "pass", "waiting for input", "step in the loop"],
     [
         [
             label,
-            format_seconds(middle(p)["pass_s"]),
-            f"{wait_share(middle(p)):.0%}",
-            format_seconds(median_step(middle(p))),
+            format_seconds(r.length_s),
+            f"{r.waiting_share:.0%}",
+            format_seconds(r.median_step_s),
         ]
-        for label, p in recorded.items()
+        for label, r in recorded.items()
     ],
 )
 
