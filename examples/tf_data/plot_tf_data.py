@@ -291,10 +291,10 @@ for m in python:
 # A step that outweighs the pipeline
 # ----------------------------------
 #
-# The step alone and the step fed by the pipeline, with a wider model (96 filters per
+# The step alone and the step fed by the pipeline, with a wider model (64 filters per
 # convolution) whose step takes several times the pipeline's time. However fast the pipeline
 # gets, it can save at most what it adds to the step.
-WIDE = 96
+WIDE = 64
 wide = workers.run(tf_data.OVERLAP, ["step-alone", "together"], size=WIDE, quick=True)
 Comparison(wide, baseline="together")
 
