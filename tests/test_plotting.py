@@ -3,7 +3,7 @@
 import pytest
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.plotting import heatmap, rate_bars
+from perfguide.report.plotting import heatmap, rate_bars, timeline_plot
 
 
 def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
@@ -33,3 +33,21 @@ def test_heatmap_writes_each_cell_against_its_columns_fastest_and_leaves_gaps_bl
     ]
     factors = ax.images[0].get_array()
     assert factors[1, 0] == pytest.approx(4.0) and factors.mask[1, 1]
+
+
+def test_timeline_draws_each_batchs_wait_and_step_on_its_rows_line():
+    epochs = {"naive": [(0.0, 0.5, 2.0), (2.0, 2.1, 3.0)], "cache": [(0.0, 0.0, 1.0)]}
+    ax = timeline_plot(epochs)
+
+    def spans(collection):
+        return [x for path in collection.get_paths() for x in path.get_extents().intervalx]
+
+    naive_waits, naive_steps, _, cache_steps = ax.collections
+    assert spans(naive_waits) == pytest.approx([0.0, 0.5, 2.0, 2.1])
+    assert spans(naive_steps) == pytest.approx([0.5, 2.0, 2.1, 3.0])
+    assert spans(cache_steps) == pytest.approx([0.0, 1.0])
+    assert [tick.get_text() for tick in ax.get_yticklabels()] == ["naive", "cache"]
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == [
+        "waiting for input",
+        "training step",
+    ]
