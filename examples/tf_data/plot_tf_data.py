@@ -30,7 +30,14 @@ and verdicts.
 # TFRecord files that this page writes to a temporary folder. The map parses a record, scales
 # its pixels, mirrors every other image and normalizes it; batches of 64 feed one step of a
 # small Keras classifier (two convolutions, pooling, a dense layer), trained by a loop like the
-# one ``model.fit`` runs. Times are per batch; an epoch is 8 batches.
+# one ``model.fit`` runs. Times are per batch; a pass over the images is 8 batches.
+#
+# A reader's epoch runs thousands of batches through one iterator, so each variant here is
+# timed the same way: passes drawn from one iterator over the dataset repeated, started before
+# timing. What starting and closing an epoch costs is measured apart, below. An iterator keeps
+# reading ahead between calls, so these variants do not take turns block by block as the rest
+# of this guide's do (each would fill its buffers on the cores of the others' blocks): each is
+# timed alone, in the same three fresh processes, one after another.
 #
 # .. dropdown:: The map, the step and the loop being timed
 #
@@ -142,9 +149,9 @@ ax.set_title("One batch, through each pipeline, into the step")
 plt.show()
 
 # %%
-# The guide's advice, each piece checked on this machine, then settings that should change
-# little (claimed to cost at most 1.25x the time: a claim closer to "as fast" cannot be decided
-# by three processes):
+# The guide's advice, each piece checked on this machine; then the settings and placements (a
+# setting that should change little is claimed to cost at most 1.25x the time: a claim closer
+# to "as fast" cannot be decided by three processes):
 guide_claims = [
     Faster("prefetch", "naive"),
     Faster("parallel-map", "naive"),
