@@ -185,6 +185,22 @@ for m in (naive, unoptimized, untuned, prefetched):
     print(f"{m.label}: {format_seconds(m.median_s)} a batch")
 
 # %%
+# Where a transformation that removes work gains little beside the step, the pipeline alone
+# says why: how much work there was to remove. The same pipelines drawn with no step:
+inputs = workers.run(tf_data.INPUT_ALONE, quick=True)
+Comparison(inputs, baseline="naive")
+
+# %%
+by_record, by_batch, from_cache = pick(inputs, "naive", "batch-then-map", "cache")
+print(
+    f"mapping each batch saves {format_seconds(by_record.median_s - by_batch.median_s)} a batch"
+)
+print(
+    f"a cache saves {format_seconds(by_record.median_s - from_cache.median_s)} a batch"
+)
+print(f"the step alone takes {format_seconds(step.median_s)} a batch")
+
+# %%
 # What a new epoch costs
 # ----------------------
 #
@@ -437,16 +453,16 @@ print(answer)
 # Everything timed on this page is published as
 # `tf_data.json <../../measurements/tf_data.json>`_, in the shape
 # ``python -m perfguide run tf-data-pipeline --json PATH`` writes (the other workloads here are
-# ``tf-data-overlap``, ``tf-data-remote`` and ``tf-data-python``; ``--size`` sets the images
-# per epoch, the model's width or the storage's wait). To rerun this page on your own machine,
-# install the guide's package from a checkout of its repository
+# ``tf-data-overlap``, ``tf-data-input``, ``tf-data-remote`` and ``tf-data-python``;
+# ``--size`` sets the images per epoch, the model's width or the storage's wait). To rerun this
+# page on your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 #
 # Previous question: :doc:`Why did mixed precision make my model slower?
 # </auto_examples/mixed_precision/plot_mixed_precision>` Next: :doc:`Diagnose your own code
 # </auto_examples/diagnose/plot_diagnose>`, which times your own function the way this guide
 # does; all recommendations of the guide, measured: :doc:`the checklist </checklist>`.
-published = overlap + pipelines + remote + python + wide
+published = overlap + pipelines + inputs + remote + python + wide
 results.save(results.measurements_dir() / "tf_data.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()

@@ -7,6 +7,7 @@ from TFRecord files, written once per process to a temporary folder, parses and 
 and feeds batches to one small Keras model's training step. The timed workloads, per batch:
 
 * ``tf-data-pipeline``: each transformation alone and all combined, on local files;
+* ``tf-data-input``: a few of those pipelines drawn with no step beside them;
 * ``tf-data-remote``: the same reads from storage that makes each read wait, as remote storage
   does (the size is that wait);
 * ``tf-data-python``: the parse written as TensorFlow ops and as ``tf.py_function``;
@@ -360,6 +361,11 @@ def _training_call(variant: str, images: int) -> Timed:
     return steps_on(make_pipeline(variant, images), FILTERS, images)
 
 
+def _input_call(variant: str, images: int) -> Timed:
+    batches = images // BATCH
+    return Timed(draw_batches, (endless(make_pipeline(variant, images)), batches), batches)
+
+
 def _remote_call(variant: str, latency_ms: int) -> Timed:
     return steps_on(make_pipeline(variant, latency_ms=latency_ms), FILTERS, IMAGES)
 
@@ -396,6 +402,17 @@ PIPELINE = Workload(
     make_call=_training_call,
     timed_alone=True,
 )
+INPUT_ALONE = Workload(
+    name="tf-data-input",
+    question="What does each pipeline cost alone, with no training step beside it?",
+    unit="batch",
+    size_name="images per epoch",
+    default_size=IMAGES,
+    baseline="naive",
+    variants=("naive", "batch-then-map", "cache"),
+    make_call=_input_call,
+    timed_alone=True,
+)
 REMOTE = Workload(
     name="tf-data-remote",
     question="Which tf.data transformations hide the wait for remote storage?",
@@ -429,7 +446,7 @@ OVERLAP = Workload(
     make_call=_overlap_call,
     timed_alone=True,
 )
-WORKLOADS = (PIPELINE, REMOTE, PYTHON, OVERLAP)
+WORKLOADS = (PIPELINE, INPUT_ALONE, REMOTE, PYTHON, OVERLAP)
 
 # -- One epoch, event by event -----------------------------------------------------------------
 
