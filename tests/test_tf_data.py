@@ -144,13 +144,25 @@ def test_every_overlap_variant_runs_a_pass_over_the_images(variant):
     assert timed() is not None
 
 
-def test_a_recorded_pass_has_a_batch_per_step_in_time_order():
-    (recorded,) = td.timeline("naive", filters=8, passes=1)
+def test_a_recorded_pass_has_a_batch_per_step_in_time_order(monkeypatch):
+    # A fake clock that ticks once per reading, and a step that reads it too.
+    ticks = itertools.count()
+    monkeypatch.setattr(td.time, "perf_counter", lambda: float(next(ticks)))
+    batches = iter([(1, 2), (3, 4)])
+    recorded = td._one_pass(lambda x, y: next(ticks), batches, 2)
     events = recorded["events"]
-    assert len(events) == td.IMAGES // td.BATCH
+    assert len(events) == 2
     for (asked, arrived, ended), (next_asked, _, _) in itertools.pairwise(events):
         assert 0 <= asked <= arrived <= ended <= next_asked
     assert events[-1][2] <= recorded["pass_s"]
+    assert events == [(1.0, 2.0, 4.0), (5.0, 6.0, 8.0)]
+    assert recorded["pass_s"] == 9.0
+
+
+def test_a_timeline_records_the_passes_it_was_asked_for():
+    passes = td.timeline("naive", filters=8, passes=2)
+    assert len(passes) == 2
+    assert all(len(p["events"]) == td.IMAGES // td.BATCH for p in passes)
 
 
 def test_epoch_costs_are_recorded_once_per_epoch():

@@ -256,28 +256,29 @@ def process_plot(measurements: Sequence[Measurement], ax: Axes | None = None) ->
     return ax
 
 
-def timeline_plot(epochs: Mapping[str, Sequence[Sequence[float]]], ax: Axes | None = None) -> Axes:
-    """One epoch per row, as the training loop lived it: for each batch, the time it waited for
-    the pipeline (from asking for the batch to getting it) and the time its step took.
-    ``epochs`` maps a row's label to its batches' (asked, arrived, step ended) times, in seconds
-    from the epoch's start."""
+def timeline_plot(
+    recordings: Mapping[str, Sequence[Sequence[float]]], ax: Axes | None = None
+) -> Axes:
+    """One recorded pass of a training loop per row, as the loop lived it: for each batch, the
+    time it waited for the pipeline (from asking for the batch to getting it) and the time its
+    step took. ``recordings`` maps a row's label to its batches' (asked, arrived, step ended)
+    times, in seconds from the recording's start."""
     ax = _axes(ax)
-    labels = list(epochs)
-    for row, events in enumerate(epochs.values()):
+    for row, events in enumerate(recordings.values()):
         waits = [(asked, arrived - asked) for asked, arrived, _ in events]
         steps = [(arrived, ended - arrived) for _, arrived, ended in events]
-        ax.broken_barh(waits, (row - 0.35, 0.7), color="tab:orange", label="waiting for input")
-        ax.broken_barh(steps, (row - 0.35, 0.7), color="tab:blue", label="training step")
-    handles, names = ax.get_legend_handles_labels()
-    ax.legend(
-        handles[:2],
-        names[:2],
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.18),
-        ncols=2,
-        frameon=False,
-    )
-    ax.set_yticks(range(len(labels)), labels)
+        first = row == 0  # one legend entry per kind of bar
+        ax.broken_barh(
+            waits,
+            (row - 0.35, 0.7),
+            color="tab:orange",
+            label="waiting for input" if first else None,
+        )
+        ax.broken_barh(
+            steps, (row - 0.35, 0.7), color="tab:blue", label="training step" if first else None
+        )
+    _legend_below(ax)
+    ax.set_yticks(range(len(recordings)), list(recordings))
     ax.invert_yaxis()
     _one_format(ax.xaxis, EngFormatter(unit="s"))
     ax.set_xlabel("time from the start of the recording")

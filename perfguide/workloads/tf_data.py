@@ -32,6 +32,7 @@ import collections
 import dataclasses
 import functools
 import itertools
+import os
 import shutil
 import tempfile
 import time
@@ -222,9 +223,9 @@ def cache(storage: Storage) -> tf.data.Dataset:
 
 
 def cache_file(storage: Storage) -> tf.data.Dataset:
-    # A new file per pipeline: an existing cache file would be read, not written.
-    path = tempfile.mkdtemp(dir=tempfile.gettempdir(), prefix="perfguide-cache-")
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    # A new file per pipeline (an existing cache file would be read, not written), beside the
+    # records, in the folder removed when the process ends.
+    path = tempfile.mkdtemp(dir=os.path.dirname(storage.paths[0]), prefix="cache-")
     return storage.records().map(parse).cache(f"{path}/cache").batch(BATCH)
 
 
@@ -361,9 +362,15 @@ def _training_call(variant: str, images: int) -> Timed:
     return steps_on(make_pipeline(variant, images), FILTERS, images)
 
 
-def _input_call(variant: str, images: int) -> Timed:
+def draws_from(dataset: tf.data.Dataset, images: int) -> Timed:
+    """Batches drawn from ``dataset`` with no step beside them, a pass over the ``images``
+    images per call, timed per batch."""
     batches = images // BATCH
-    return Timed(draw_batches, (endless(make_pipeline(variant, images)), batches), batches)
+    return Timed(draw_batches, (endless(dataset), batches), batches)
+
+
+def _input_call(variant: str, images: int) -> Timed:
+    return draws_from(make_pipeline(variant, images), images)
 
 
 def _remote_call(variant: str, latency_ms: int) -> Timed:
@@ -376,11 +383,11 @@ OVERLAP_VARIANTS = ("pipeline-alone", "step-alone", "together", "together-prefet
 def _overlap_call(variant: str, filters: int) -> Timed:
     """The naive pipeline and the step apart and together; the step alone trains on the batches
     the pipeline yields, read into memory beforehand."""
-    batches = IMAGES // BATCH
     if variant == "pipeline-alone":
-        return Timed(draw_batches, (endless(make_pipeline("naive")), batches), batches)
+        return draws_from(make_pipeline("naive"), IMAGES)
     if variant == "step-alone":
-        step, ready = training_step(filters), itertools.cycle(make_pipeline("naive"))
+        step, ready = training_step(filters), itertools.cycle(list(make_pipeline("naive")))
+        batches = IMAGES // BATCH
         return Timed(train_steps, (step, ready, batches), batches, (step,))
     pipeline = "prefetch" if variant == "together-prefetch" else "naive"
     return steps_on(make_pipeline(pipeline), filters, IMAGES)
@@ -448,7 +455,7 @@ OVERLAP = Workload(
 )
 WORKLOADS = (PIPELINE, INPUT_ALONE, REMOTE, PYTHON, OVERLAP)
 
-# -- One epoch, event by event -----------------------------------------------------------------
+# -- One pass, event by event ------------------------------------------------------------------
 
 
 def timeline(
