@@ -63,7 +63,7 @@ from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import Claim, ClaimReport, Faster
 from perfguide.report.compare import Comparison, Table, pick
-from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.overlap import Overlap, typical
 from perfguide.report.plotting import dot_plot, timeline_plot
 from perfguide.workloads import tf_data
@@ -226,18 +226,15 @@ epoch_costs = {
 steady = dict(zip(EPOCH_VARIANTS, pick(pipelines, *EPOCH_VARIANTS), strict=True))
 
 
-def seconds_range(values):
-    return f"{format_seconds(min(values))} to {format_seconds(max(values))}"
-
-
 Table(
-    "Starting an epoch (to its first batch) and closing it, against one steady batch",
+    "Starting an epoch (to its first batch) and closing it, fastest to slowest of five, "
+    "against one steady batch",
     ["pipeline", "start", "close", "steady batch"],
     [
         [
             v,
-            seconds_range(costs["start"]),
-            seconds_range(costs["close"]),
+            format_interval(min(costs["start"]), max(costs["start"])),
+            format_interval(min(costs["close"]), max(costs["close"])),
             format_seconds(steady[v].median_s),
         ]
         for v, costs in epoch_costs.items()
