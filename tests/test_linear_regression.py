@@ -70,6 +70,7 @@ def test_work_per_call_stays_level_as_the_problem_grows():
     assert lr.steps_per_call("numpy", 1000) == 100
     assert lr.steps_per_call("xla-loop", 1000) == 10_000
     assert lr.steps_per_call("numpy", 10_000_000) == 1
+    assert lr.steps_per_call("tf-function-loop", 100) == 10_000
 
 
 def test_workload_is_registered_with_its_variants():

@@ -26,11 +26,11 @@ and verdicts.
 # The data, the map and the step
 # ------------------------------
 #
-# 512 images of 32 × 32 pixels, CIFAR-10's size, stored as ``tf.train.Example`` records in 16
-# TFRecord files that this page writes to a temporary folder. The map parses a record, scales
-# its pixels, mirrors every other image and normalizes it; batches of 64 feed one step of a
-# small Keras classifier (two convolutions, pooling, a dense layer), trained by a loop like the
-# one ``model.fit`` runs. Times are per batch; a pass over the images is 8 batches.
+# Images of 32 × 32 pixels, CIFAR-10's size, stored as ``tf.train.Example`` records in
+# TFRecord files that this page writes to a temporary folder (how many is printed below). The
+# map parses a record, scales its pixels, mirrors every other image and normalizes it; batches
+# of 64 feed one step of a small Keras classifier (two convolutions, pooling, a dense layer),
+# trained by a loop like the one ``model.fit`` runs. Times are per batch.
 #
 # A reader's epoch runs thousands of batches through one iterator, so each variant here is
 # timed the same way: passes drawn from one iterator over the dataset repeated, started before
@@ -73,6 +73,8 @@ workers = Workers(device=device)
 env = workers.environment
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
+PASS = tf_data.IMAGES // tf_data.BATCH
+print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batches")
 
 # %%
 # Is the model waiting for data?
@@ -251,9 +253,8 @@ Table(
 latency_ms = tf_data.REMOTE.default_size
 remote = workers.run(tf_data.REMOTE, quick=True)
 reads = tf_data.IMAGES // tf_data.READ_RECORDS
-batches = tf_data.IMAGES // tf_data.BATCH
-print(f"each read waits {latency_ms} ms; {reads} reads a pass of {batches} batches")
-print(f"waiting a batch, one read after another: {reads * latency_ms / batches:g} ms")
+print(f"each read waits {latency_ms} ms; {reads} reads a pass of {PASS} batches")
+print(f"waiting a batch, one read after another: {reads * latency_ms / PASS:g} ms")
 Comparison(remote, baseline="naive")
 
 # %%
@@ -364,7 +365,7 @@ recorded = {
 SHOWN = ["naive", "cache", "py-function", "naive, remote", "interleave, remote"]
 fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
 timeline_plot({label: recorded[label].events for label in SHOWN}, ax=ax)
-ax.set_title("One pass of 8 batches: waiting for input, and training")
+ax.set_title(f"One pass of {PASS} batches: waiting for input, and training")
 plt.show()
 
 # %%
