@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,20 @@ from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 EXTRA = DOCS / "_generated" / "extra"
 (EXTRA / "measurements").mkdir(parents=True, exist_ok=True)
 os.environ[MEASUREMENTS_DIR_ENV] = str(EXTRA / "measurements")
+# The guide's source as this site is built from it, for readers who run it on their own machine
+# (the "Run the guide on your machine" page links it).
+SOURCE_ARCHIVE = EXTRA / "perfguide-source.zip"
+try:
+    subprocess.run(
+        ["git", "archive", "--format=zip", "--prefix=perfguide/", f"--output={SOURCE_ARCHIVE}",
+         "HEAD"],
+        cwd=DOCS.parent, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+except (OSError, subprocess.CalledProcessError) as error:
+    reason = getattr(error, "stderr", "") or error
+    raise RuntimeError(
+        f"the site publishes its source from git; git archive failed: {reason}"
+    ) from None
 # Chapters write their short answers here: each chapter page includes its own, and the checklist
 # page reads them all.
 os.environ[ANSWERS_DIR_ENV] = str(DOCS / "_generated" / "answers")
@@ -82,7 +97,9 @@ html_css_files = ["perfguide.css"]  # verdict tints, aligned numbers, tables tha
 html_show_sourcelink = False
 # Pages with no section of their own: no empty "Section Navigation" column beside them, so their
 # wide tables get the room.
-html_sidebars = {page: [] for page in ("api", "checklist", "environment", "machines")}
+html_sidebars = {
+    page: [] for page in ("api", "checklist", "environment", "machines", "your_machine")
+}
 
 # -- sphinx-gallery: one chapter per examples/<topic>/plot_<topic>.py --------------------------
 

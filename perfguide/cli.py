@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import sys
@@ -26,7 +27,7 @@ from rich.text import Text
 from perfguide.diagnose import report as diagnose_report
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target, TargetError
-from perfguide.measure import environment, runner
+from perfguide.measure import calibration, environment, runner
 from perfguide.measure.timer import Measurement, no_progress
 from perfguide.processes import fresh
 from perfguide.processes.noise import NoiseFloor
@@ -123,6 +124,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--any-device",
         action="store_true",
         help="match rows whatever device they ran on (a CPU run against a GPU run)",
+    )
+    compare.add_argument(
+        "--reruns",
+        action="store_true",
+        help="the files are runs of the same code on one machine: count false alarms and "
+        "medians inside the first file's intervals",
+    )
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="fit the spreads every interval is built from to two runs of the same code",
+    )
+    calibrate.add_argument("paths", nargs=2, metavar="PATH", help="two `run --all --json` files")
+    calibrate.add_argument(
+        "--json", metavar="PATH", required=True, help="where to write the calibration"
     )
     diagnose = commands.add_parser(
         "diagnose",
@@ -321,12 +336,39 @@ def _show(args: argparse.Namespace) -> None:
         print(Comparison(group), end="\n\n")
 
 
+def _sources(paths: Sequence[str]) -> list[Source]:
+    try:
+        return [Source.load(path) for path in paths]
+    except results.ResultsError as error:
+        raise UsageError(str(error)) from None
+
+
 def _compare(args: argparse.Namespace) -> None:
     try:
-        sources = [Source.load(path) for path in args.paths]
-        print(SideBySide(sources, match_device=not args.any_device))
-    except (results.ResultsError, ValueError) as error:
+        table = SideBySide(_sources(args.paths), match_device=not args.any_device)
+    except ValueError as error:
         raise UsageError(str(error)) from None
+    print(table)
+    if args.reruns:
+        print("\n".join(table.rerun_lines()))
+
+
+def _calibrate(args: argparse.Namespace) -> None:
+    _check_writable(args.json)
+    a, b = _sources(args.paths)
+    env = a.environment
+    source = (
+        f"`perfguide calibrate` on two runs of the same code ({Path(a.name).name}, "
+        f"{Path(b.name).name}) on {env.get('cpu_model', 'an unknown CPU')} "
+        f"({env.get('usable_cores', '?')} usable cores), {env.get('date', 'undated')[:10]}"
+    )
+    try:
+        fitted = calibration.fit(a.measurements, b.measurements, source)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    print(fitted.describe())
+    results.write_atomically(Path(args.json), json.dumps(fitted.to_dict(), indent=2) + "\n")
+    print(f"wrote {args.json}; use it with {calibration.CALIBRATION_ENV}={args.json}")
 
 
 def _target(args: argparse.Namespace) -> Target:
@@ -377,6 +419,7 @@ COMMANDS = {
     "run": _run,
     "show": _show,
     "compare": _compare,
+    "calibrate": _calibrate,
     "diagnose": _diagnose,
     "env": _env,
 }

@@ -48,6 +48,8 @@ def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path
     (use_a, prefer_c) = checklist[0]["recommendations"]
     assert use_a == {
         "advice": "Use a",
+        "advised": True,
+        "finding": "",
         "effect": "2.00x faster",
         "target": "",
         "verdict": "HELD",

@@ -66,13 +66,12 @@ def test_a_clear_effect_holds_once_its_interval_lies_wholly_past_the_factor():
     assert faster(ms, "b", "a").held is False
 
 
-def test_a_wide_interval_is_inconclusive_and_asks_for_more_blocks():
-    rng = np.random.default_rng(1)
-    wide = tuple(rng.uniform(0.3, 1.7, 5))
-    ms = [m("a", 1.0, wide), m("b", 1.3, wide[::-1])]
-    claim = faster(ms, "a", "b")
+def test_a_wide_interval_is_inconclusive_and_asks_for_more_processes():
+    fast = pooled("a", (1.0, 1.0, 1.0))
+    slow = pooled("b", (1.3, 0.7, 1.9))
+    claim = faster([fast, slow], "a", "b")
     assert claim.verdict == "INCONCLUSIVE" and "straddles" in claim.evidence
-    assert not Faster("a", "b").settled(ms)
+    assert not Faster("a", "b").settled([fast, slow])
 
 
 def test_the_interval_is_deterministic_and_brackets_the_ratio():
@@ -129,7 +128,7 @@ def test_variants_timed_by_the_same_processes_are_judged_process_by_process():
     ms = [pooled("fast", speeds), pooled("slow", [2 * s for s in speeds])]
     claim = Faster("fast", "slow", by=1.5).check(ms)
     assert claim.held and claim.effect == "2.00x faster"
-    assert "95 % interval over 3 processes" in claim.evidence
+    assert "per call over 3 processes; a rerun here: " in claim.evidence
 
 
 def test_variants_timed_by_different_processes_carry_both_spreads():
@@ -146,7 +145,7 @@ def test_variants_timed_by_different_processes_carry_both_spreads():
 
 def test_a_claim_is_decided_only_where_the_processes_agree():
     fast = pooled("fast", (1.0, 1.0, 1.0))
-    split = pooled("slow", (2.0, 2.0, 0.9))  # one process saw the opposite
+    split = pooled("slow", (2.0, 2.0, 0.5))  # one process saw the opposite
     assert Faster("fast", "slow").check([fast, split]).verdict == "INCONCLUSIVE"
     agreeing = pooled("slow", (2.0, 2.0, 1.8))
     assert Faster("fast", "slow").check([fast, agreeing]).held
@@ -159,5 +158,5 @@ def test_a_share_of_the_peak_is_judged_process_by_process_against_the_peak_timed
     ms = [pooled("form", [2 * s for s in speeds]), pooled("peak", [0.5 * s for s in speeds])]
     claim = Share("form", "peak", 0.5, work=3, reference_work=1).check(ms)
     assert claim.held and claim.effect == "75% of peak"
-    assert "95 % interval over 3 processes" in claim.evidence
+    assert "per call over 3 processes; a rerun here: " in claim.evidence
     assert Share("form", "peak", 0.9, work=3, reference_work=1).check(ms).held is False

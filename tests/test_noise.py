@@ -2,7 +2,7 @@
 page's and `perfguide env`'s to show, not a test's)."""
 
 from perfguide.measure.timer import Measurement
-from perfguide.processes.noise import NoiseFloor, Probe, processes_of
+from perfguide.processes.noise import NoiseFloor, Probe
 
 
 def pooled(medians, blocks=4):
@@ -30,7 +30,7 @@ def test_spread_and_levels_describe_the_processes():
 
 
 def test_processes_of_keep_their_own_blocks():
-    m = processes_of(pooled([1.0, 2.0, 3.0], blocks=2), [2])
+    m = pooled([1.0, 2.0, 3.0], blocks=2).of_processes([2])
     assert m.by_process == ((3.0, 3.0 * 1.001),) and m.process_ids == ("p2",)
 
 

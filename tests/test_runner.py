@@ -4,7 +4,6 @@ import pytest
 
 from perfguide.measure import environment, runner
 from perfguide.measure.timer import Timed
-from perfguide.report.claims import Faster
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads.base import Workload
 
@@ -46,38 +45,6 @@ def test_absent_gpu_is_a_device_error():
         pass
 
 
-class Undecided:
-    """A comparison that never settles: the run must stop adding blocks at its cap."""
-
-    labels = ("numpy",)
-
-    def settled(self, measurements):
-        return False
-
-
-class Decided:
-    labels = ("numpy",)
-
-    def settled(self, measurements):
-        return True
-
-
-def test_an_unsettled_comparison_gets_more_blocks_up_to_the_cap(monkeypatch):
-    monkeypatch.setattr(runner, "QUICK", {"min_block_s": 0.001, "blocks": 5})
-    (more,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True, settle=[Undecided()])
-    (enough,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True, settle=[Decided()])
-    (unjudged,) = runner.run(WORKLOAD, ["numpy"], size=10, quick=True)
-    assert len(more.block_s) == runner.SETTLE_MAX_BLOCKS
-    # A decided claim is still judged on no fewer blocks than the minimum; no claim, no more.
-    assert len(enough.block_s) == runner.SETTLE_MIN_BLOCKS
-    assert len(unjudged.block_s) == 5
-
-
-def test_a_claim_about_variants_not_run_is_refused():
-    with pytest.raises(ValueError, match="cannot settle"):
-        runner.run(WORKLOAD, ["tf1-session"], size=10, quick=True, settle=[Decided()])
-
-
 def _logged_workload(log: list[tuple[str, str]]) -> Workload:
     """A workload timed alone whose variants log when they are made and called, and take a
     millisecond a call (real time: the harness's calibration needs calls that take time)."""
@@ -113,6 +80,6 @@ def test_variants_timed_alone_are_made_only_after_the_previous_one_is_done():
     assert all(entry == ("call", "a") for entry in log[1:b_made])
 
 
-def test_variants_timed_alone_have_nothing_to_settle():
+def test_variants_timed_alone_have_no_peak_in_turns():
     with pytest.raises(ValueError, match="one at a time"):
-        runner.run(_logged_workload([]), quick=True, settle=[Faster("a", "b")])
+        runner.run(_logged_workload([]), quick=True, peak=True)

@@ -242,13 +242,22 @@ def test_statistics_of_known_samples():
     assert m.iqr_s == 2.0
 
 
-def test_noise_flag_when_the_medians_interval_reaches_past_ten_percent_of_it():
+def test_one_process_is_noisy_when_its_blocks_spread_past_ten_percent():
     steady = make([1.0, 1.01, 0.99, 1.02, 1.0, 0.98, 1.01, 1.0])
     scattered = make([0.6, 0.8, 1.0, 1.3, 1.5, 0.7, 1.4])
     assert not steady.noisy and scattered.noisy
-    for m in (steady, scattered):
-        low, high = m.interval_s
-        assert m.noisy == (max(m.median_s - low, high - m.median_s) > 0.1 * m.median_s)
+
+
+def test_processes_are_noisy_when_they_spread_past_twice_the_machines_usual():
+    # The tests' calibration: processes usually 3 % apart (sd of the log).
+    def processes(*medians):
+        return Measurement(
+            "v", "call", 1, 1, 0.0, tuple(m for m in medians for _ in range(3)),
+            blocks_per_process=(3,) * len(medians), process_ids=tuple(map(str, medians)),
+        )  # fmt: skip
+
+    assert not processes(1.0, 1.03, 0.98).noisy
+    assert processes(1.0, 1.15, 0.9).noisy
 
 
 def test_round_trip_through_dict():

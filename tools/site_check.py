@@ -2,9 +2,10 @@
 
 Serves the site on 127.0.0.1, opens every page at a phone's width (375 px) and a desktop's
 (1400 px), and reports, one line each: console errors and uncaught exceptions, images that did not
-load, internal links (and their #fragments) that lead nowhere, pages wider than the window, and a
-search for "xla" that does not find the gradient-descent chapter. Screenshots of every page at
-both widths go to a folder, to look at.
+load, internal links (and their #fragments) that lead nowhere, pages wider than the window, a
+claim whose stated speed-up disagrees with the two medians printed beside it, advice given where
+its claim did not hold, and a search for "xla" that does not find the gradient-descent chapter.
+Screenshots of every page at both widths go to a folder, to look at.
 
     python tools/site_check.py [SITE] [--screenshots DIR]
 
@@ -26,6 +27,8 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from perfguide.report.claims import disagreements
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)
@@ -49,6 +52,12 @@ return [...document.body.querySelectorAll("*")]
   .filter((el) => right(el) > width + 1 && !clipped(el))
   .filter((el) => !(el.parentElement && right(el.parentElement) > width + 1))
   .slice(0, 3).map((el) => name(el) + " to " + Math.round(right(el)) + " px");
+"""
+
+# The verdict of every line given as advice (a short answer's, the checklist's): all must be HELD.
+ADVICE_VERDICTS = """
+return [...document.querySelectorAll('.perfguide-advice .perfguide-verdict')]
+  .map((badge) => badge.textContent);
 """
 
 BROKEN_IMAGES = """
@@ -137,6 +146,12 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
         driver.save_screenshot(str(shot))
     for src in driver.execute_script(BROKEN_IMAGES):
         yield f"image does not load: {src}"
+    for verdict in driver.execute_script(ADVICE_VERDICTS):
+        if verdict != "HELD":
+            yield f"advice given on a claim that came out {verdict}"
+    body = driver.execute_script("return document.body.innerText;")
+    for line in disagreements(body):
+        yield f"claim line disagrees with its medians: {line}"
     hrefs = driver.execute_script("return [...document.links].map((a) => a.href);")
     for href in sorted({h for h in hrefs if h.startswith(base)}):
         if problem := links.problem(href):

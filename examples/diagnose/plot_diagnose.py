@@ -30,8 +30,9 @@ inside a ``tf.function`` on that batch and, for a compiled model, one training s
 ``fit``, ``train_on_batch`` and a custom ``tf.function`` step, each checked to train the same
 weights, and judges them against ``predict`` and ``fit``.
 
-Below, the command runs on three functions that are slow for three different reasons, while this
-page is built; what it prints is what you would see.
+To install the command on your machine, see :doc:`Run the guide on your machine
+</your_machine>`. Below, the command runs on three functions that are slow for three different
+reasons, while this page is built; what it prints is what you would see.
 """
 
 # %%

@@ -20,7 +20,7 @@ from typing import Any
 
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, Faster, Share, in_every_process, ratio_interval
+from perfguide.report.claims import Claim, Faster, Share, per_process, ratio_interval
 from perfguide.report.format import format_count, format_percent, format_seconds, three_figures
 
 #: A share of the machine's peak or bandwidth from which work counts as bound by it.
@@ -72,6 +72,11 @@ class Advice:
     claim: Claim
     chapter: str
     gain: float = 0.0
+
+    @property
+    def advised(self) -> bool:
+        """Whether it is advice: only a claim that held makes it so."""
+        return self.claim.held is True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,7 +240,7 @@ def _retrace_findings(evidence: Evidence) -> tuple[list[Finding], list[Advice]]:
     ratios = [
         sum(c["s"] for c in run["calls"]) / sum(c["s"] for c in run["fixed_calls"]) for run in runs
     ]
-    claim = in_every_process(
+    claim = per_process(
         "reduce_retracing=True and tensors for Python numbers speed up varied calls",
         ratios,
         RETRACE_FIX,

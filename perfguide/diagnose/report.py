@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfguide.diagnose.findings import CHAPTERS, Diagnosis, Evidence
+from perfguide.diagnose.findings import CHAPTERS, Advice, Diagnosis, Evidence
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
 from perfguide.report.answers import effect_and_target, verdict_badge
@@ -69,14 +69,27 @@ def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         "Findings:",
         *(f"- {f.what}: {f.measured}" for f in diagnosis.findings),
     ]
-    if diagnosis.advice:
-        what = "model" if evidence.registered.get("kind") == "model" else "function"
-        lines += ["", f"Recommendations, each measured on this {what}:"]
-        for a in diagnosis.advice:
+    what = "model" if evidence.registered.get("kind") == "model" else "function"
+    for title, advice in _advice_lists(diagnosis, what):
+        lines += ["", f"{title}:"]
+        for a in advice:
             effect = effect_and_target(a.claim.effect, a.claim.target)
             lines.append(f"- {a.advice}: {effect} ({a.claim.verdict}: {a.claim.evidence})")
             lines.append(f"  why: {CHAPTERS[a.chapter]} {chapter_link(a.chapter, base)}")
     return "\n".join(lines)
+
+
+def _advice_lists(diagnosis: Diagnosis, what: str) -> list[tuple[str, list[Advice]]]:
+    """The advice whose claims held, and the changes measured that did not pay or could not be
+    told here (never given as advice), each under its title, leaving out an empty one."""
+    lists = [
+        (
+            f"Recommendations, each measured on this {what}",
+            [a for a in diagnosis.advice if a.advised],
+        ),
+        ("Measured, not advised here", [a for a in diagnosis.advice if not a.advised]),
+    ]
+    return [(title, advice) for title, advice in lists if advice]
 
 
 def dot_plot_of(evidence: Evidence) -> Axes:
@@ -127,13 +140,19 @@ def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         f"<li><strong>{html.escape(f.what)}</strong>: {html.escape(f.measured)}</li>"
         for f in diagnosis.findings
     )
+    what = "model" if evidence.registered.get("kind") == "model" else "function"
     advice = "".join(
-        f"<li><strong>{html.escape(a.advice)}</strong>: "
-        f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
-        f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>"
-        f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
-        f"{html.escape(CHAPTERS[a.chapter])}</a></li>"
-        for a in diagnosis.advice
+        f"<h2>{html.escape(title)}</h2><ul>"
+        + "".join(
+            f"<li><strong>{html.escape(a.advice)}</strong>: "
+            f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
+            f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>"
+            f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
+            f"{html.escape(CHAPTERS[a.chapter])}</a></li>"
+            for a in items
+        )
+        + "</ul>"
+        for title, items in _advice_lists(diagnosis, what)
     )
     title = html.escape(f"perfguide diagnose: {evidence.target}")
     return (
@@ -142,7 +161,7 @@ def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         f"<title>{title}</title><style>{_STYLE}</style></head><body><h1>{title}</h1>"
         f"<p><strong>Short answer:</strong> {html.escape(diagnosis.short_answer())}</p>"
         f"{tables}{_plot_svg(evidence)}<h2>Findings</h2><ul>{findings}</ul>"
-        f"<h2>Recommendations</h2><ul>{advice or '<li>none measured</li>'}</ul></body></html>\n"
+        f"{advice or '<h2>Recommendations</h2><p>No change was measured.</p>'}</body></html>\n"
     )
 
 
@@ -154,7 +173,12 @@ def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
         "short_answer": diagnosis.short_answer(),
         "findings": [dataclasses.asdict(f) for f in diagnosis.findings],
         "advice": [
-            {"advice": a.advice, "chapter": a.chapter, **dataclasses.asdict(a.claim)}
+            {
+                "advice": a.advice,
+                "advised": a.advised,
+                "chapter": a.chapter,
+                **dataclasses.asdict(a.claim),
+            }
             for a in diagnosis.advice
         ],
     }

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from perfguide.measure import calibration
+
 # The SIMD, vector and matrix extensions, matched by pattern rather than listed: each CPU
 # generation adds some (avx512_fp16, avx_vnni, amx_int8...) and TensorFlow names the ones its
 # build leaves unused, so a fixed list would miss what a newer CPU has. The SSE family, AVX and
@@ -194,6 +196,7 @@ def collect() -> dict[str, Any]:
         "onednn_enabled": onednn_enabled(),
         "process_settings": process_settings(),
         "tf_env": tensorflow_variables(),
+        "calibration": calibration.current().to_dict(),
     }
 
 
@@ -218,6 +221,7 @@ _LABELS = {
     "tf_env": "TF_*/XLA_* variables",
     "machine_limits": "Measured limits",
     "timer_floor_s": "Timer's own cost per call (a call that does nothing)",
+    "calibration": "Intervals calibrated by reruns",
 }
 
 
@@ -228,6 +232,8 @@ def _readable(key: str, value: Any) -> str:
             f"({value['how']['memory_bandwidth']}); peak float32 arithmetic "
             f"{value['peak_flops'] / 1e9:.0f} GFLOP/s ({value['how']['peak_flops']})"
         )
+    if key == "calibration":
+        return calibration.Calibration.from_dict(value).describe()
     if key == "timer_floor_s":
         return f"{value * 1e9:.0f} ns"
     if isinstance(value, dict):

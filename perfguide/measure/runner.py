@@ -1,9 +1,7 @@
 """Run a workload's variants in this process, their timed blocks interleaved, on one device.
 
-A run can be told which comparisons it must settle (:class:`~perfguide.report.claims.Faster`
-claims, or anything with ``labels`` and ``settled(measurements)``): while one is undecided and
-more data could decide it, the run adds interleaved blocks of the variants it compares, within a
-bounded number of blocks, so a close call is decided by evidence rather than by luck.
+One process's run: the processes above it (:mod:`perfguide.processes.pool`) run it in several
+fresh processes, and add processes where a comparison is still undecided.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from perfguide.measure import limits
 from perfguide.measure.environment import gpu_names
@@ -30,17 +28,6 @@ DEVICE_ENV = "PERFGUIDE_DEVICE"
 #: more processes buy more precision than more blocks (Kalibera and Jones's advice for the
 #: level that varies most).
 FULL, QUICK = {"min_block_s": 0.05, "blocks": 6}, {"min_block_s": 0.02, "blocks": 5}
-#: Blocks added per round while a comparison is unsettled in a process, the fewest a variant it
-#: compares is judged on there, and the most a variant may get.
-SETTLE_ROUND, SETTLE_MIN_BLOCKS, SETTLE_MAX_BLOCKS = 3, 5, 10
-
-
-class Settles(Protocol):
-    """A comparison a run must settle: which variants it needs, and whether it is decided."""
-
-    labels: tuple[str, ...]
-
-    def settled(self, measurements: Sequence[Measurement]) -> bool: ...
 
 
 class DeviceError(RuntimeError):
@@ -80,32 +67,6 @@ def check_choices(workload: Workload, variants: Sequence[str], size: int) -> Non
         raise ValueError(f"{workload.size_name} must be a positive integer, got {size!r}")
 
 
-def _undecided(claim: Settles, timing: Interleaved, measurements: Sequence[Measurement]) -> bool:
-    """Whether ``claim`` needs more blocks: it has too few to be judged on, or is not settled."""
-    fewest = min(len(timing.samples[label]) for label in claim.labels)
-    return fewest < SETTLE_MIN_BLOCKS or not claim.settled(measurements)
-
-
-def _settle(timing: Interleaved, claims: Sequence[Settles]) -> list[Measurement]:
-    """Add blocks to the variants of ``claims`` until each claim has :data:`SETTLE_MIN_BLOCKS`
-    of them and is settled, or they have had :data:`SETTLE_MAX_BLOCKS` blocks."""
-    while True:
-        measurements = timing.measurements()
-        open_labels = {
-            label
-            for claim in claims
-            if _undecided(claim, timing, measurements)
-            for label in claim.labels
-            if len(timing.samples[label]) < SETTLE_MAX_BLOCKS
-        }
-        if not open_labels:
-            return measurements
-        # Never past the cap: a round is cut short for the variant closest to it.
-        most = max(len(timing.samples[label]) for label in open_labels)
-        blocks = min(SETTLE_ROUND, SETTLE_MAX_BLOCKS - most)
-        timing.add_blocks(blocks, [label for label in timing.timed if label in open_labels])
-
-
 def _tensorflow_sync() -> Any:
     import tensorflow as tf
 
@@ -120,25 +81,24 @@ def run(
     quick: bool = False,
     blocks: int | None = None,
     device: str = "cpu",
-    settle: Sequence[Settles] = (),
     peak: bool = False,
     progress: Callable[[str], None] = no_progress,
 ) -> list[Measurement]:
-    """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own), adding
-    blocks while a comparison in ``settle`` is undecided (``blocks``, if given, replaces the
-    number of blocks a full or quick run starts with). With ``peak``, the machine's peak
+    """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own) in
+    interleaved blocks (``blocks``, if given, replaces the number of blocks a full or quick run
+    takes). With ``peak``, the machine's peak
     (:func:`~perfguide.measure.limits.peak_reference`) is timed in turns with them and reported
     as one more measurement. Each block ends by waiting for every device, so work still queued
     on a GPU is timed in the block that started it. ``progress`` is told each step as
     :class:`~perfguide.measure.timer.Interleaved` takes it. A workload whose variants are
-    ``timed_alone`` has each variant timed in a run of its own, one after another (nothing to
-    settle, no peak in turns)."""
+    ``timed_alone`` has each variant timed in a run of its own, one after another (no peak in
+    turns)."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
     if workload.timed_alone and len(variants) > 1:
-        if settle or peak:
-            raise ValueError(f"{workload.name} times its variants one at a time: no settle or peak")
+        if peak:
+            raise ValueError(f"{workload.name} times its variants one at a time: no peak in turns")
         return [
             m
             for variant in variants
@@ -152,9 +112,6 @@ def run(
                 progress=progress,
             )
         ]
-    for claim in settle:
-        if not set(claim.labels) <= set(variants):
-            raise ValueError(f"cannot settle a claim about {claim.labels} from {variants}")
     settings = QUICK if quick else FULL
     with device_scope(device):
         progress("setting up the variants")
@@ -168,8 +125,7 @@ def run(
             sync=_tensorflow_sync(),
             progress=progress,
         )
-        timing.add_blocks(blocks or settings["blocks"])
-        measurements = _settle(timing, settle)
+        measurements = timing.add_blocks(blocks or settings["blocks"]).measurements()
     return [
         dataclasses.replace(m, workload=workload.name, size=size, device=device)
         for m in measurements

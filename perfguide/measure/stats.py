@@ -1,62 +1,173 @@
-"""Statistics over two levels of repetition: timed blocks within a process, and processes.
+"""Statistics over processes: where another run of the same code on this machine would land.
 
-On a virtual machine the process is the unit that varies most: two fresh processes of the same
-code can differ by 5-30 % (memory layout, where their threads land), while the blocks within one
-process agree much more closely. So, as Kalibera and Jones's "Rigorous Benchmarking in Reasonable
-Time" (ISMM 2013) treats iterations within executions, a median here is the median over processes
-of each process's median block, and its interval comes from a bootstrap that resamples processes
-and then, within each drawn process, its blocks. A single process is the special case of one
-level: its blocks are resampled.
+On a virtual machine the process is the unit that varies: two fresh processes of the same code
+can differ by 5-30 % (memory layout, where their threads land), while the blocks within one
+process agree much more closely; and the machine itself drifts between runs minutes apart. So,
+as Kalibera and Jones's "Rigorous Benchmarking in Reasonable Time" (ISMM 2013) treats
+iterations within executions, a published time is the median over processes of each process's
+median block, and its interval is a *prediction interval*: where the median of another run of as
+many fresh processes, on this machine, lands with :data:`CONFIDENCE` probability. Its width
+(on the log scale, so relative) has three parts:
 
->>> fast = [[1.0, 1.1, 0.9], [1.2, 1.3, 1.1], [1.0, 1.0, 1.1]]
->>> median_of_processes(fast)
-1.0
->>> low, high = median_interval(fast)
->>> low <= 1.0 <= high
-True
+- how far this run's processes spread, *moderated* towards how far this machine's processes
+  usually spread (the empirical-Bayes variance of Smyth's limma, made for a few replicates):
+  three processes that happen to agree do not make a narrow interval, and Student's t gets the
+  moderated degrees of freedom;
+- that this run's median and the next run's are each a median of a few processes;
+- the drift between runs, which no number of processes within one run can see: measured by
+  timing everything twice, minutes apart (the noise session), as a :class:`Spread`'s
+  ``drift_sd``.
+
+>>> spread = Spread(process_sd=0.04, prior_df=4, drift_sd=0.02)
+>>> low, high = rerun_interval(1.0, [1.0, 1.05, 0.97], spread)
+>>> round(low, 3), round(high, 3)
+(0.885, 1.129)
+
+A single process's blocks, resampled, give what a benchmark run in one process would report
+(:func:`blocks_interval`): narrower, and no promise about the next process.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
 
 #: Confidence of every interval.
 CONFIDENCE = 0.95
-#: Bootstrap resamples: enough for the 2.5th and 97.5th percentiles to settle.
+#: Bootstrap resamples of one process's blocks: enough for the 2.5th and 97.5th percentiles.
 RESAMPLES = 2000
+#: How much more the median of n normal values varies than their mean, for n of 3 or more
+#: (pi/2 for many values, less for few: an upper bound); a median of two is their mean.
+MEDIAN_VARIANCE = math.pi / 2
+#: A prior worth more processes than this is as good as known: t is then the normal quantile.
+MAX_PRIOR_DF = 1000.0
 
 Processes = Sequence[Sequence[float]]
 
 
 def median_of_processes(processes: Processes) -> float:
-    """The median over processes of each process's median."""
+    """The median over processes of each process's median.
+
+    >>> median_of_processes([[1.0, 1.1, 0.9], [1.2, 1.3, 1.1], [1.0, 1.0, 1.1]])
+    1.0
+    """
     return float(np.median([np.median(blocks) for blocks in processes]))
 
 
-def _resampled(groups: Sequence[Processes], picks: np.ndarray, rng: np.random.Generator):
-    """For each group (a variant's processes), the medians of its resampled blocks in each drawn
-    process: one (resamples x processes) array per group, all drawn from the same ``picks`` (so
-    the groups stay paired process by process)."""
-    resamples, slots = picks.shape
-    drawn = [np.empty(picks.shape) for _ in groups]
-    for slot in range(slots):
-        for process in range(len(groups[0])):
-            rows = picks[:, slot] == process
-            if not rows.any():
-                continue
-            for out, processes in zip(drawn, groups, strict=True):
-                blocks = np.asarray(processes[process], dtype=float)
-                choice = rng.choice(blocks, size=(int(rows.sum()), blocks.size))
-                out[rows, slot] = np.median(choice, axis=1)
-    return drawn
+@dataclasses.dataclass(frozen=True)
+class Spread:
+    """How one kind of quantity (the log of a time, or of a ratio of two times taken in the same
+    processes) varies on a machine: the standard deviation of a process's value around its
+    run's (``process_sd``), how many processes' worth of evidence that typical spread counts for
+    beside a run's own (``prior_df``), and the standard deviation of a run's shift between runs
+    minutes apart (``drift_sd``). All relative (0.04: 4 %)."""
+
+    process_sd: float
+    prior_df: float
+    drift_sd: float
+
+    def __post_init__(self):
+        if self.process_sd < 0 or self.drift_sd < 0 or self.prior_df < 0:
+            raise ValueError(f"a spread cannot be negative: {self}")
 
 
-def _picks(processes: int, rng: np.random.Generator) -> np.ndarray:
-    return rng.integers(processes, size=(RESAMPLES, processes))
+def _median_variance(processes: int) -> float:
+    return 1.0 if processes <= 2 else MEDIAN_VARIANCE
+
+
+def rerun_variance(
+    per_process: Sequence[float], spread: Spread, next_processes: int | None = None
+) -> tuple[float, float]:
+    """The variance of log(next run's value / this run's) and its degrees of freedom, for a
+    quantity whose value in each of this run's processes is ``per_process`` (the next run has
+    ``next_processes`` processes, as many as this one unless told).
+
+    >>> variance, df = rerun_variance([1.0], Spread(0.05, 10, 0.0))  # one process: the prior
+    >>> round(variance, 6), df
+    (0.005, 10.0)
+    """
+    logs = np.log(np.asarray(per_process, dtype=float))
+    n = logs.size
+    df = float(spread.prior_df + n - 1)
+    if df <= 0:
+        raise ValueError("one process and no prior spread: nothing says how far a rerun lands")
+    own = float(((logs - logs.mean()) ** 2).sum())
+    moderated = (spread.prior_df * spread.process_sd**2 + own) / df
+    m = next_processes or n
+    sampling = moderated * (_median_variance(n) / n + _median_variance(m) / m)
+    return sampling + 2 * spread.drift_sd**2, df
+
+
+def interval(center: float, variance: float, df: float) -> tuple[float, float]:
+    """``center`` times and over exp(t * sd): the :data:`CONFIDENCE` interval of a log-scale
+    quantity of ``variance`` with ``df`` degrees of freedom.
+
+    >>> low, high = interval(2.0, 0.0, 5)
+    >>> low, high
+    (2.0, 2.0)
+    """
+    half = float(stats.t.ppf((1 + CONFIDENCE) / 2, df)) * math.sqrt(variance)
+    return center * math.exp(-half), center * math.exp(half)
+
+
+def rerun_interval(
+    center: float, per_process: Sequence[float], spread: Spread
+) -> tuple[float, float]:
+    """Where another run's value lands, 95 %: around ``center`` (this run's published value),
+    as wide as ``per_process`` (its value in each process) and ``spread`` say."""
+    return interval(center, *rerun_variance(per_process, spread))
+
+
+def unpaired_interval(
+    center: float,
+    slow: Sequence[float],
+    fast: Sequence[float],
+    spread: Spread,
+) -> tuple[float, float]:
+    """The interval of a ratio ``center`` of two times measured in different processes
+    (``slow`` and ``fast``: each process's time): each side varies and drifts on its own, so
+    their variances add (degrees of freedom: the fewer of the two).
+
+    >>> low, high = unpaired_interval(2.0, [2.0, 2.0], [1.0, 1.0], Spread(0.0, 0, 0.0))
+    >>> low, high
+    (2.0, 2.0)
+    """
+    slow_variance, slow_df = rerun_variance(slow, spread)
+    fast_variance, fast_df = rerun_variance(fast, spread)
+    return interval(center, slow_variance + fast_variance, min(slow_df, fast_df))
+
+
+def blocks_interval(blocks: Sequence[float], seed: int = 0) -> tuple[float, float]:
+    """The :data:`CONFIDENCE` bootstrap interval of the median of one process's ``blocks``
+    (seeded: the same blocks give the same interval): what a benchmark run in one process
+    would report.
+
+    >>> blocks_interval([1.0] * 5)
+    (1.0, 1.0)
+    """
+    return _percentiles(_bootstrap(blocks, seed))
+
+
+def blocks_ratio_interval(
+    slow: Sequence[float], fast: Sequence[float], seed: int = 0
+) -> tuple[float, float, float]:
+    """``slow``'s median block over ``fast``'s, within one process, and its bootstrap interval.
+
+    >>> blocks_ratio_interval([2.0] * 5, [1.0] * 5)
+    (2.0, 2.0, 2.0)
+    """
+    ratio = float(np.median(slow) / np.median(fast))
+    return ratio, *_percentiles(_bootstrap(slow, seed) / _bootstrap(fast, seed + 1))
+
+
+def _bootstrap(blocks: Sequence[float], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    values = np.asarray(blocks, dtype=float)
+    return np.median(rng.choice(values, size=(RESAMPLES, values.size)), axis=1)
 
 
 def _percentiles(values: np.ndarray) -> tuple[float, float]:
@@ -65,39 +176,56 @@ def _percentiles(values: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def median_interval(processes: Processes, seed: int = 0) -> tuple[float, float]:
-    """The :data:`CONFIDENCE` bootstrap interval of :func:`median_of_processes` (percentile
-    method, seeded: the same blocks always give the same interval)."""
-    rng = np.random.default_rng(seed)
-    (drawn,) = _resampled([processes], _picks(len(processes), rng), rng)
-    return _percentiles(np.median(drawn, axis=1))
+def fit_prior(variances: Sequence[float], dfs: Sequence[float]) -> tuple[float, float]:
+    """The typical spread and its worth in degrees of freedom, from many quantities' sample
+    variances (of log values) and their degrees of freedom: Smyth's moment estimate (limma's
+    ``fitFDist``), which treats each variance as the typical one scaled by a chi-square. Where
+    the variances scatter no more than chance explains, the prior is as good as known.
 
-
-def ratio_interval(
-    slow: Processes, fast: Processes, *, paired: bool, seed: int = 0
-) -> tuple[float, float, float]:
-    """``slow``'s time over ``fast``'s (the speed-up of ``fast``) and its bootstrap interval.
-
-    ``paired``: both were timed in the same processes, in the same order, taking turns; then the
-    ratio is the median of each process's own ratio (a process that runs everything slower moves
-    both sides), and a resample draws the same processes for both. Otherwise the two are
-    resampled independently and the ratio is of their :func:`median_of_processes`.
+    >>> rng = np.random.default_rng(0)
+    >>> sample = 0.05**2 * rng.chisquare(2, size=4000) / 2  # all truly 5 %, 2 df each
+    >>> sd, df = fit_prior(sample, [2] * 4000)
+    >>> round(sd, 2), df > 50
+    (0.05, True)
     """
-    if paired and len(slow) != len(fast):
-        raise ValueError(
-            f"paired variants need the same processes, got {len(slow)} and {len(fast)}"
-        )
-    rng = np.random.default_rng(seed)
-    if paired:
-        ratio = float(
-            np.median([np.median(s) / np.median(f) for s, f in zip(slow, fast, strict=True)])
-        )
-        drawn_slow, drawn_fast = _resampled([slow, fast], _picks(len(slow), rng), rng)
-        return ratio, *_percentiles(np.median(drawn_slow / drawn_fast, axis=1))
-    ratio = median_of_processes(slow) / median_of_processes(fast)
-    (drawn_slow,) = _resampled([slow], _picks(len(slow), rng), rng)
-    (drawn_fast,) = _resampled([fast], _picks(len(fast), rng), rng)
-    return ratio, *_percentiles(np.median(drawn_slow, axis=1) / np.median(drawn_fast, axis=1))
+    variances, dfs = np.asarray(variances, dtype=float), np.asarray(dfs, dtype=float)
+    keep = (variances > 0) & (dfs > 0)
+    if keep.sum() < 2:
+        raise ValueError("need at least two quantities with a spread to fit a prior")
+    variances, dfs = variances[keep], dfs[keep]
+    logs = np.log(variances) - special.digamma(dfs / 2) + np.log(dfs / 2)
+    excess = float(np.var(logs, ddof=1) - special.polygamma(1, dfs / 2).mean())
+    if excess <= 0:
+        return math.sqrt(math.exp(logs.mean())), MAX_PRIOR_DF
+    prior_df = min(2 * _inverse_trigamma(excess), MAX_PRIOR_DF)
+    scale = logs.mean() + special.digamma(prior_df / 2) - math.log(prior_df / 2)
+    return math.sqrt(math.exp(scale)), prior_df
+
+
+def _inverse_trigamma(value: float) -> float:
+    """The y > 0 whose trigamma is ``value`` (trigamma falls from infinity to 0)."""
+    return optimize.brentq(lambda y: float(special.polygamma(1, y)) - value, 1e-8, 1e8)
+
+
+def fit_drift(covered: Callable[[float], float], target: float = CONFIDENCE) -> float:
+    """The smallest drift sd (to 0.01 %) with which ``covered(drift_sd)``, the share of one
+    run's values inside another run's intervals (which grows with the drift), reaches
+    ``target``: the drift that calibrates the intervals against reruns.
+
+    >>> round(fit_drift(lambda sd: min(1.0, 0.5 + 10 * sd)), 3)  # reaches 0.95 at 0.045
+    0.045
+    """
+    low, high = 0.0, 0.05
+    if covered(low) >= target:
+        return low
+    while covered(high) < target:
+        low, high = high, 2 * high
+        if high > 10:
+            raise ValueError("no drift makes the intervals cover the reruns")
+    while high - low > 1e-4:
+        middle = (low + high) / 2
+        low, high = (low, middle) if covered(middle) >= target else (middle, high)
+    return high
 
 
 def variance_components(processes: Processes) -> tuple[float, float]:

@@ -36,11 +36,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from perfguide.measure import stats
+from perfguide.measure import calibration, stats
 
-#: A median whose interval reaches further than this share of it marks a measurement as noisy
-#: (torch.utils.benchmark warns from an IQR of 10 % of the median).
+#: A measurement whose processes spread more than this many times as far as this machine's
+#: processes usually do (its calibration's ``process_sd``) is flagged noisy: by chance alone, three
+#: processes spread that far about once in fifty measurements.
+NOISY_SPREAD = 2.0
+#: In a single process, blocks whose interquartile range reaches this share of their median flag
+#: it (torch.utils.benchmark warns from 10 %).
 NOISE_THRESHOLD = 0.10
+#: What ``interval_s`` is, in a results file.
+INTERVAL_KIND = (
+    "rerun: where the median of another run of {processes} fresh processes on this machine lands, "
+    "95 % (a prediction interval; the environment's calibration says how it was calibrated)"
+)
 #: A block whose process used more than this many cores ran thread pools (BLAS, TensorFlow's);
 #: some keep spinning after the work (OpenBLAS's, for about 0.1 s), so the next variant waits
 #: for them to go idle, at most :data:`SPIN_DOWN_S`, instead of competing with them for the cores.
@@ -105,6 +114,22 @@ class Measurement:
         ends = list(itertools.accumulate(counts))
         return tuple(self.block_s[end - n : end] for n, end in zip(counts, ends, strict=True))
 
+    def of_processes(self, indices: Sequence[int]) -> Measurement:
+        """This measurement as the processes at ``indices`` alone timed it.
+
+        >>> m = Measurement("v", "call", 1, 1, 0.0, (1.0, 2.0, 3.0),
+        ...                 blocks_per_process=(1, 1, 1), process_ids=("a", "b", "c"))
+        >>> m.of_processes([0, 2]).process_median_s, m.of_processes([0, 2]).process_ids
+        ((1.0, 3.0), ('a', 'c'))
+        """
+        blocks = [self.by_process[i] for i in indices]
+        return dataclasses.replace(
+            self,
+            block_s=tuple(s for process in blocks for s in process),
+            blocks_per_process=tuple(len(process) for process in blocks),
+            process_ids=tuple(self.process_ids[i] for i in indices) if self.process_ids else (),
+        )
+
     @property
     def processes(self) -> int:
         """How many processes timed this measurement."""
@@ -138,9 +163,12 @@ class Measurement:
 
     @functools.cached_property
     def interval_s(self) -> tuple[float, float]:
-        """The :data:`~perfguide.measure.stats.CONFIDENCE` interval of :attr:`median_s`, from a
-        bootstrap over processes and then blocks (see :mod:`perfguide.measure.stats`)."""
-        return stats.median_interval(self.by_process)
+        """Where the median of another run of as many fresh processes on this machine lands,
+        with :data:`~perfguide.measure.stats.CONFIDENCE` probability: a prediction interval
+        from the processes' spread and the machine's calibrated drift between runs (see
+        :mod:`perfguide.measure.stats` and :mod:`perfguide.measure.calibration`)."""
+        spread = calibration.current().time
+        return stats.rerun_interval(self.median_s, self.process_median_s, spread)
 
     @property
     def iqr_s(self) -> float:
@@ -150,10 +178,14 @@ class Measurement:
 
     @property
     def noisy(self) -> bool:
-        """Whether the median is too uncertain to trust: its interval reaches further than
-        :data:`NOISE_THRESHOLD` of it to either side."""
-        low, high = self.interval_s
-        return max(self.median_s - low, high - self.median_s) > NOISE_THRESHOLD * self.median_s
+        """Whether this measurement is less sure than this machine's usually are: its processes'
+        medians spread (standard deviation of their logs) more than :data:`NOISY_SPREAD` times
+        the calibrated typical spread; in one process, its blocks' interquartile range reaches
+        :data:`NOISE_THRESHOLD` of their median."""
+        if self.processes == 1:
+            return self.iqr_s > NOISE_THRESHOLD * self.median_s
+        spread = statistics.stdev(math.log(t) for t in self.process_median_s)
+        return spread > NOISY_SPREAD * calibration.current().time.process_sd
 
     @property
     def first_call_overhead_s(self) -> float:
@@ -186,6 +218,7 @@ class Measurement:
             "unit": self.unit,
             "median_s": self.median_s,
             "interval_s": list(self.interval_s),
+            "interval_kind": INTERVAL_KIND.format(processes=self.processes),
             "iqr_s": self.iqr_s,
             "first_call_s": self.first_call_s,
             "first_call_overhead_s": self.first_call_overhead_s,

@@ -36,24 +36,6 @@ PER_SET = 3
 PRECISION = 0.05
 
 
-def processes_of(m: Measurement, indices: Sequence[int]) -> Measurement:
-    """``m`` as the processes at ``indices`` alone timed it.
-
-    >>> m = Measurement("v", "call", 1, 1, 0.0, (1.0, 2.0, 3.0), blocks_per_process=(1, 1, 1),
-    ...                 process_ids=("a", "b", "c"))
-    >>> processes_of(m, [0, 2]).process_median_s, processes_of(m, [0, 2]).process_ids
-    ((1.0, 3.0), ('a', 'c'))
-    """
-    blocks = [m.by_process[i] for i in indices]
-    ids = tuple(m.process_ids[i] for i in indices) if m.process_ids else ()
-    return dataclasses.replace(
-        m,
-        block_s=tuple(s for process in blocks for s in process),
-        blocks_per_process=tuple(len(process) for process in blocks),
-        process_ids=ids,
-    )
-
-
 @dataclasses.dataclass(frozen=True)
 class Probe:
     """One probe's measurement over both sets of processes, and what it says about them."""
@@ -67,8 +49,8 @@ class Probe:
         """The measurement as the first set of processes timed it, and as the second did."""
         count = self.measurement.processes
         return (
-            processes_of(self.measurement, range(0, count, 2)),
-            processes_of(self.measurement, range(1, count, 2)),
+            self.measurement.of_processes(range(0, count, 2)),
+            self.measurement.of_processes(range(1, count, 2)),
         )
 
     @property

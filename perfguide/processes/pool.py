@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from perfguide.measure.limits import MachineLimits
+from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
 from perfguide.processes.worker import Job, trace_variant
@@ -40,6 +40,8 @@ if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the worke
 #: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
 #: slow process.
 PROCESSES = 3
+#: The most processes a workload gets while a comparison it must settle is undecided.
+SETTLE_PROCESSES = 6
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 
@@ -110,9 +112,10 @@ class _Worker:
             self.stderr.close()
 
 
-def _stop_all(workers: list[_Worker]) -> None:
-    for worker in workers:
-        worker.stop()
+def _stop_all(*groups: list[_Worker]) -> None:
+    for workers in groups:
+        for worker in workers:
+            worker.stop()
 
 
 class Workers:
@@ -141,14 +144,16 @@ class Workers:
     ):
         if processes < 1:
             raise ValueError(f"need at least one process, got {processes}")
-        env = child_environment(settings)
+        self._start = (device, child_environment(settings), echo_stderr)
         self.limits_wanted, self.timeout_s, self.progress = limits, timeout_s, progress
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
-        self._workers = [_Worker(device, env, echo_stderr) for _ in range(processes)]
-        self._finalizer = weakref.finalize(self, _stop_all, self._workers)
+        self._workers = [_Worker(*self._start) for _ in range(processes)]
+        # Started only when a comparison needs more processes, and kept for the next one.
+        self._extra: list[_Worker] = []
+        self._finalizer = weakref.finalize(self, _stop_all, self._workers, self._extra)
         progress(f"starting {processes} fresh processes")
         for worker in self._workers:
-            worker.name = worker.receive(START_TIMEOUT_S, progress)["ready"]
+            self._ready(worker)
         self._jobs = 0
         self._environment: dict[str, Any] | None = None
 
@@ -184,6 +189,9 @@ class Workers:
             raise ValueError("these workers were started without limits=True")
         return MachineLimits(**self.environment["machine_limits"])
 
+    def _ready(self, worker: _Worker) -> None:
+        worker.name = worker.receive(START_TIMEOUT_S, self.progress)["ready"]
+
     def run(
         self,
         workload: Workload | str,
@@ -197,16 +205,41 @@ class Workers:
     ) -> list[Measurement]:
         """``variants`` (default: all) of the registered ``workload`` (or its name) at ``size``
         (default: its own), timed in every worker in turn as :func:`perfguide.measure.runner.run`
-        times them (``quick``, ``blocks``, ``settle``, ``peak``), pooled process by process."""
-        job = _job(workload, variants, size, settle, quick, blocks, peak)
+        times them (``quick``, ``blocks``, ``peak``), pooled process by process. While a claim
+        in ``settle`` is undecided, and more processes could decide it, the variants it compares
+        are timed in one more fresh process, up to :data:`SETTLE_PROCESSES` in all."""
+        job = _job(workload, variants, size, quick, blocks, peak)
         count = len(self._workers)
         first = self._jobs % count
         self._jobs += 1
         order = [(first + turn) % count for turn in range(count)]
-        answers = {index: self.run_in(index, job) for index in order}
+        answers = {index: self._run_on(self._workers[index], index, job) for index in order}
         # In the workers' own order, whichever started: variants pair up process by process.
         per_process = [answers[index] for index in range(count)]
-        return [across_processes(group) for group in zip(*per_process, strict=True)]
+        measured = [across_processes(group) for group in zip(*per_process, strict=True)]
+        return self._settle(job, measured, settle)
+
+    def _settle(
+        self, job: Job, measured: list[Measurement], claims: Sequence[Faster]
+    ) -> list[Measurement]:
+        """``measured``, with more processes for the variants of ``claims`` still undecided."""
+        for extra in range(SETTLE_PROCESSES - len(self._workers)):
+            labels = {label for c in claims if not c.settled(measured) for label in c.labels}
+            if not labels:
+                break
+            if extra == len(self._extra):
+                self.progress("starting one more fresh process for an undecided comparison")
+                self._extra.append(_Worker(*self._start))
+                self._ready(self._extra[extra])
+            timed = [m.label for m in measured if m.label in labels and m.label != PEAK]
+            more_job = job._replace(variants=tuple(timed), peak=PEAK in labels)
+            more = self._run_on(self._extra[extra], len(self._workers) + extra, more_job)
+            by_label = {m.label: m for m in more}
+            measured = [
+                across_processes([m, by_label[m.label]]) if m.label in by_label else m
+                for m in measured
+            ]
+        return measured
 
     def call(self, target: str, **kwargs: Any) -> list[Any]:
         """What ``target`` ("package.module:function", returning plain JSON data) returns when
@@ -230,11 +263,14 @@ class Workers:
 
     def run_in(self, index: int, job: Job) -> list[Measurement]:
         """``job`` timed in the ``index``-th worker alone."""
-        worker = self._workers[index]
+        return self._run_on(self._workers[index], index, job)
+
+    def _run_on(self, worker: _Worker, index: int, job: Job) -> list[Measurement]:
         worker.send({"job": job.to_json()})
 
         def progress(step: str) -> None:
-            self.progress(f"process {index + 1} of {len(self._workers)}: {step}")
+            total = max(len(self._workers), index + 1)
+            self.progress(f"process {index + 1} of {total}: {step}")
 
         answer = worker.receive(self.timeout_s, progress)
         return [Measurement.from_dict(record) for record in answer["measurements"]]
@@ -244,13 +280,12 @@ def _job(
     workload: Workload | str,
     variants: Sequence[str] | None,
     size: int | None,
-    settle: Sequence[Faster],
     quick: bool,
     blocks: int | None,
     peak: bool = False,
 ) -> Job:
     name = workload if isinstance(workload, str) else workload.name
-    return Job(name, tuple(variants or ()), size, tuple(settle), quick, blocks, peak)
+    return Job(name, tuple(variants or ()), size, quick, blocks, peak)
 
 
 def run_across(
@@ -274,7 +309,7 @@ def run_across(
     counts = {len(workers.names) for workers in groups.values()}
     if len(counts) != 1:
         raise ValueError(f"every group needs as many processes, got {sorted(counts)}")
-    job = _job(workload, (variant,), size, (), quick, blocks)
+    job = _job(workload, (variant,), size, quick, blocks)
     timed: dict[str, list[Measurement]] = {name: [] for name in names}
     for turn in range(counts.pop()):
         for name in names[turn % len(names) :] + names[: turn % len(names)]:

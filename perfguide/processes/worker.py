@@ -29,31 +29,26 @@ import uuid
 from typing import Any, NamedTuple, TextIO
 
 from perfguide.processes.fresh import BadInput
-from perfguide.report.claims import Faster
 
 
 class Job(NamedTuple):
     """One measurement for a worker: ``variants`` (empty: all) of the registered ``workload`` at
-    ``size`` (None: its own), ``quick`` or with ``blocks`` blocks to start with, adding blocks
-    until the :class:`~perfguide.report.claims.Faster` claims in ``settle`` are settled, with
-    the machine's ``peak`` timed in turns with them if asked (as
-    :func:`perfguide.measure.runner.run` does)."""
+    ``size`` (None: its own), ``quick`` or with ``blocks`` blocks, with the machine's ``peak``
+    timed in turns with them if asked (as :func:`perfguide.measure.runner.run` does)."""
 
     workload: str
     variants: tuple[str, ...] = ()
     size: int | None = None
-    settle: tuple[Faster, ...] = ()
     quick: bool = False
     blocks: int | None = None
     peak: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {**self._asdict(), "settle": [dataclasses.asdict(c) for c in self.settle]}
+        return self._asdict()
 
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Job:
-        settle = tuple(Faster(**claim) for claim in fields["settle"])
-        return cls(**{**fields, "variants": tuple(fields["variants"]), "settle": settle})
+        return cls(**{**fields, "variants": tuple(fields["variants"])})
 
 
 def trace_variant(workload: str, variant: str, size: int, logdir: str, calls: int = 3) -> str:
@@ -115,7 +110,6 @@ def _serve(channel: TextIO, device: str) -> None:
                 quick=job.quick,
                 blocks=job.blocks,
                 device=device,
-                settle=job.settle,
                 peak=job.peak,
                 progress=lambda step: _answer(channel, {"progress": step}),
             )

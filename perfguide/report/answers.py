@@ -1,7 +1,9 @@
 """A chapter's short answer: its answer in a few sentences, its recommendations each with the
 effect this build measured and the verdict of the claim behind it, and the asker's own scenario
-translated to this machine. Published as HTML (the box at the top of the chapter) and as JSON
-(read by the checklist page, which lists every chapter's recommendations).
+translated to this machine. A recommendation is given as advice only where its claim held in
+this build; one whose claim did not hold, or could not be told, is listed as what was measured
+instead. Published as HTML (the box at the top of the chapter) and as JSON (read by the
+checklist page, which lists every chapter's advice).
 
 >>> from perfguide.report.claims import Claim
 >>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster")
@@ -9,6 +11,11 @@ translated to this machine. Published as HTML (the box at the top of the chapter
 >>> print(answer)
 Short answer: Per-call overhead.
 - Compile the loop: 9.80x faster (HELD: xla-loop is faster than numpy)
+>>> failed = Claim("numpy is faster than xla", False, "…", effect="9.80x slower")
+>>> print(ShortAnswer("Overhead.", [Recommendation("Stay in NumPy", failed)]))
+Short answer: Overhead.
+Measured, not advised here:
+- Measured here, not advised: numpy is faster than xla did not hold (DID NOT HOLD: 9.80x slower)
 """
 
 from __future__ import annotations
@@ -36,14 +43,32 @@ def answers_dir() -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class Recommendation:
-    """Advice ("do this", "avoid that") and the checked claim that measures its effect."""
+    """Advice ("do this", "avoid that") and the checked claim that measures its effect. Only a
+    claim that held makes it advice; otherwise the answer says ``instead`` (what the page measured
+    in its place, e.g. "an op right after a product ran 3.4x faster here"), or, without one, that
+    the claim did not hold or could not be told here."""
 
     advice: str
     claim: Claim
+    instead: str = ""
 
-    def to_dict(self) -> dict[str, str]:
+    @property
+    def advised(self) -> bool:
+        return self.claim.held is True
+
+    @property
+    def finding(self) -> str:
+        """What a reader is told where the claim did not hold: never the advice itself."""
+        if self.instead:
+            return self.instead
+        how = "did not hold" if self.claim.held is False else "could not be told apart from noise"
+        return f"Measured here, not advised: {self.claim.statement} {how}"
+
+    def to_dict(self) -> dict[str, str | bool]:
         return {
             "advice": self.advice,
+            "advised": self.advised,
+            "finding": "" if self.advised else self.finding,
             "effect": self.claim.effect,
             "target": self.claim.target,
             "verdict": self.claim.verdict,
@@ -87,28 +112,59 @@ class ShortAnswer:
         self.recommendations = list(recommendations)
         self.scenario = scenario
 
+    @property
+    def advice(self) -> list[Recommendation]:
+        """The recommendations whose claims held: the only ones given as advice."""
+        return [r for r in self.recommendations if r.advised]
+
+    @property
+    def findings(self) -> list[Recommendation]:
+        """The recommendations whose claims did not hold or were inconclusive here."""
+        return [r for r in self.recommendations if not r.advised]
+
     def __str__(self) -> str:
         lines = [f"Short answer: {self.answer}"]
         lines += [
             f"- {r.advice}: {r.claim.effect} ({r.claim.verdict}: {r.claim.statement})"
-            for r in self.recommendations
+            for r in self.advice
         ]
+        if self.findings:
+            lines.append("Measured, not advised here:")
+            lines += [
+                f"- {r.finding} ({r.claim.verdict}: "
+                f"{effect_and_target(r.claim.effect, r.claim.target)})"
+                for r in self.findings
+            ]
         if self.scenario:
             lines += [self.scenario.caption, " | ".join(self.scenario.header)]
             lines += [" | ".join(row) for row in self.scenario.rows]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        items = "".join(
-            f"<li><strong>{html.escape(r.advice)}</strong>: "
-            f"{html.escape(effect_and_target(r.claim.effect + ' here', r.claim.target))} "
-            f'{verdict_badge(r.claim.verdict)} <a href="#{r.claim.anchor}">evidence</a></li>'
-            for r in self.recommendations
+        def item(text: str, r: Recommendation) -> str:
+            effect = effect_and_target(r.claim.effect + " here", r.claim.target)
+            return (
+                f"<li>{text}: {html.escape(effect)} {verdict_badge(r.claim.verdict)} "
+                f'<a href="#{r.claim.anchor}">evidence</a></li>'
+            )
+
+        advice = "".join(item(f"<strong>{html.escape(r.advice)}</strong>", r) for r in self.advice)
+        advice = (
+            f'<ul class="perfguide-advice">{advice}</ul>'
+            if advice
+            else "<p>No practice this page checked paid off here.</p>"
         )
+        findings = "".join(item(html.escape(r.finding), r) for r in self.findings)
+        if findings:
+            findings = (
+                '<p class="perfguide-short-answer-findings">Measured, not advised here:</p>'
+                f"<ul>{findings}</ul>"
+            )
         scenario = self.scenario._repr_html_() if self.scenario else ""
         return (
             '<div class="perfguide-short-answer"><p class="perfguide-short-answer-title">'
-            f"Short answer</p><p>{html.escape(self.answer)}</p><ul>{items}</ul>{scenario}</div>"
+            f"Short answer</p><p>{html.escape(self.answer)}</p>{advice}{findings}"
+            f"{scenario}</div>"
         )
 
     def publish(self, topic: str, title: str) -> None:

@@ -3,16 +3,16 @@
 A chapter never asserts "X is faster" in prose; it states a claim whose outcome is computed, and
 shows a :class:`ClaimReport`, which says plainly when a claim did not hold here.
 
-A speed claim (:class:`Faster`) is judged on the ratio of the two variants' times and its 95 %
-bootstrap interval, the way asv judges a change: by the size of the effect and by how sure it
-is. Variants timed by the same fresh processes, taking turns, are compared process by process:
-the ratio is the median of each process's own ratio, and the interval resamples processes, then
-blocks (:func:`perfguide.measure.stats.ratio_interval`), so it carries the spread between
-processes, not just between blocks. A ratio within :data:`TOLERANCE` of the claimed factor is
-too close to call (**inconclusive** on any run). Beyond it, the claim **held** when the whole
-interval lies above the factor, **did not hold** when it lies below, and is **inconclusive**
-when the interval straddles the factor. The resampling is seeded, so the same blocks always give
-the same verdict.
+A speed claim (:class:`Faster`) is judged on the ratio of the two variants' medians, the very
+numbers its evidence prints, and on where that ratio would land if the page were built again on
+this machine (a 95 % prediction interval, see :mod:`perfguide.measure.stats`), the way asv
+judges a change: by the size of the effect and by how sure it is. Variants timed by the same
+fresh processes, taking turns, are compared process by process: the interval comes from each
+process's own ratio (a process that runs everything slower moves both sides), moderated by how
+far such ratios spread and drift between runs on this machine. A ratio within
+:data:`TOLERANCE` of the claimed factor is too close to call (**inconclusive** on any run).
+Beyond it, the claim **held** when the whole interval lies above the factor, **did not hold**
+when it lies below, and is **inconclusive** when the interval straddles the factor.
 
 >>> from perfguide.measure.timer import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
@@ -33,7 +33,7 @@ import re
 import statistics
 from collections.abc import Sequence
 
-from perfguide.measure import stats
+from perfguide.measure import calibration, stats
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
@@ -92,11 +92,31 @@ def paired(a: Measurement, b: Measurement) -> bool:
     return a.process_ids == b.process_ids and a.processes == b.processes
 
 
+def in_common(a: Measurement, b: Measurement) -> tuple[Measurement, Measurement]:
+    """``a`` and ``b`` as timed by the processes that timed both (a comparison that was given
+    more processes than the rest of its workload shares only those with the others); unchanged
+    where they share none."""
+    shared = [name for name in a.process_ids if name in b.process_ids]
+    if not shared or (len(shared) == a.processes == b.processes):
+        return a, b
+    return tuple(m.of_processes([m.process_ids.index(name) for name in shared]) for m in (a, b))
+
+
 def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, float]:
-    """``slow``'s time over ``fast``'s (the speed-up of ``fast``) and its
-    :data:`~perfguide.measure.stats.CONFIDENCE` bootstrap interval, over processes and then
-    blocks (see :func:`perfguide.measure.stats.ratio_interval`)."""
-    return stats.ratio_interval(slow.by_process, fast.by_process, paired=paired(slow, fast))
+    """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
+    in another run here, 95 %: from each process's own ratio where the same processes timed
+    both (a process that runs everything slower moves both sides), else from both sides'
+    spreads added (see :mod:`perfguide.measure.stats`). Pass measurements :func:`in_common`."""
+    ratio = slow.median_s / fast.median_s
+    spreads = calibration.current()
+    if paired(slow, fast):
+        per_process = [
+            s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
+        ]
+        return ratio, *stats.rerun_interval(ratio, per_process, spreads.ratio)
+    return ratio, *stats.unpaired_interval(
+        ratio, slow.process_median_s, fast.process_median_s, spreads.time
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,44 +157,32 @@ class Faster:
         return f"{self.fast} takes {self.target} of {self.slow}"
 
     def _judge(self, ratio: float, low: float, high: float) -> tuple[bool | None, str]:
-        """The verdict on a measured ratio and its interval and, when inconclusive, why."""
-        margin = 1 + self.tolerance
-        if self.by / margin < ratio < self.by * margin:
-            return None, f"within {self.tolerance:.0%} of the claimed factor, too close to call"
-        if low >= self.by:
-            return True, ""
-        if high <= self.by:
-            return False, ""
-        return None, "the interval straddles the claimed factor"
+        return judge(ratio, low, high, self.by, self.tolerance)
 
     def settled(self, measurements: Sequence[Measurement]) -> bool:
-        """Whether more blocks cannot change the verdict: it is decided, or the ratio is too close
-        to the factor for any run to decide."""
-        fast, slow = pick(measurements, self.fast, self.slow)
-        held, reason = self._judge(*ratio_interval(slow, fast))
+        """Whether more processes cannot change the verdict: it is decided, or the ratio is too
+        close to the factor for any run to decide."""
+        held, reason = self._judge(*ratio_interval(*self._pair(measurements)[::-1]))
         return held is not None or "too close" in reason
 
-    def check(self, measurements: Sequence[Measurement]) -> Claim:
-        """The claim, judged on ``measurements``: the ratio of the two variants' times (process by
-        process where the same processes timed both), with its interval."""
-        fast, slow = pick(measurements, self.fast, self.slow)
-        return self._claim(fast, slow, *ratio_interval(slow, fast))
+    def _pair(self, measurements: Sequence[Measurement]) -> tuple[Measurement, Measurement]:
+        """The fast and the slow variant's measurements, as the processes that timed both saw
+        them."""
+        return in_common(*pick(measurements, self.fast, self.slow))
 
-    def _claim(
-        self, fast: Measurement, slow: Measurement, ratio: float, low: float, high: float
-    ) -> Claim:
-        """The checked claim on ``fast`` and ``slow``, which gave ``ratio`` within ``low`` and
-        ``high``."""
+    def check(self, measurements: Sequence[Measurement]) -> Claim:
+        """The claim, judged on ``measurements``: the ratio of the two variants' medians, with
+        where it would land in a rerun here."""
+        fast, slow = self._pair(measurements)
         if fast.unit != slow.unit:
             raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
+        ratio, low, high = ratio_interval(slow, fast)
         held, reason = self._judge(ratio, low, high)
-        processes = min(fast.processes, slow.processes)
-        over = f" over {processes} processes" if processes > 1 else ""
         effect = format_speedup(ratio)
         evidence = (
             f"{self.fast} is {effect} than {self.slow}".replace("as fast than", "as fast as")
             + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
-            f"{fast.unit}; 95 % interval{over} {_interval_words(low, high)}"
+            f"{fast.unit}{_over(fast, measurements)}; a rerun here: {_interval_words(low, high)}"
         )
         if reason:
             evidence += f"; {reason}"
@@ -213,42 +221,76 @@ class Share:
 
     def check(self, measurements: Sequence[Measurement]) -> Claim:
         scale = self.work / self.reference_work
-        variant, reference = pick(measurements, self.variant, self.reference)
+        variant, reference = in_common(*pick(measurements, self.variant, self.reference))
         ratio, low, high = ratio_interval(reference, variant)
         as_faster = Faster(self.variant, self.reference, by=self.at_least / scale)
         held, reason = as_faster._judge(ratio, low, high)
         share, low, high = ratio * scale, low * scale, high * scale
-        processes = min(variant.processes, reference.processes)
-        over = f" over {processes} processes" if processes > 1 else ""
         evidence = (
             f"{self.variant} at {share:.0%} of {self.reference}'s rate: "
             f"{format_seconds(variant.median_s)} vs {format_seconds(reference.median_s)} per "
-            f"{variant.unit}; 95 % interval{over} {low:.0%} to {high:.0%}"
+            f"{variant.unit}{_over(variant, measurements)}; a rerun here: {low:.0%} to {high:.0%}"
             + (f"; {reason}" if reason else "")
         )
         effect = f"{share:.0%} of {self.reference}"
         return Claim(self.statement, held, evidence, effect, f"at least {self.at_least:.0%}")
 
 
-def in_every_process(statement: str, ratios: Sequence[float], factor: float, what: str) -> Claim:
-    """A claim on a ratio each fresh process worked out for itself (what a hand-rolled timer
-    reported over what the harness measured, say): it **held** where every process's ratio
-    reaches ``factor``, **did not hold** where none does, and is **inconclusive** where the
-    processes disagree. ``what`` names the ratio ("too slow").
+def _over(used: Measurement, measurements: Sequence[Measurement]) -> str:
+    """How many processes a comparison rests on, and, where its variant was timed by more than
+    those, that its median is theirs alone (so it may differ from the variant's table row)."""
+    if used.processes < 2:
+        return " in one process"
+    (full,) = pick(measurements, used.label)
+    if full.processes > used.processes:
+        return f" in the {used.processes} processes that timed both"
+    return f" over {used.processes} processes"
 
-    >>> claim = in_every_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
-    >>> claim.verdict, claim.effect, claim.evidence
-    ('HELD', '7.00x too slow', '6.00x to 8.00x too slow in 3 processes (claimed: at least 5x)')
-    >>> in_every_process("x misleads", [4.0, 8.0], 5, "too slow").verdict
-    'INCONCLUSIVE'
+
+def judge(
+    ratio: float, low: float, high: float, by: float, tolerance: float = TOLERANCE
+) -> tuple[bool | None, str]:
+    """The verdict on a measured ``ratio`` and its rerun interval against a claimed factor
+    ``by`` and, when inconclusive, why.
+
+    >>> judge(2.0, 1.8, 2.2, 1.5), judge(2.0, 1.4, 2.9, 1.5)
+    ((True, ''), (None, 'the interval straddles the claimed factor'))
+    >>> judge(1.55, 1.5, 1.6, 1.5)
+    (None, 'within 10% of the claimed factor, too close to call')
     """
-    held = True if min(ratios) >= factor else False if max(ratios) < factor else None
-    low, high, median = (
-        f"{three_figures(r)}x" for r in (min(ratios), max(ratios), statistics.median(ratios))
+    margin = 1 + tolerance
+    if by / margin < ratio < by * margin:
+        return None, f"within {tolerance:.0%} of the claimed factor, too close to call"
+    if low >= by:
+        return True, ""
+    if high <= by:
+        return False, ""
+    return None, "the interval straddles the claimed factor"
+
+
+def per_process(statement: str, ratios: Sequence[float], factor: float, what: str) -> Claim:
+    """A claim on a ratio each fresh process worked out for itself (what a hand-rolled timer
+    reported over what the harness measured, say), judged as :class:`Faster` judges a ratio:
+    their median, where it lands in a rerun here (from the processes' spread and this
+    machine's), against ``factor`` with the same band. ``what`` names the ratio ("too slow").
+
+    >>> claim = per_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
+    >>> claim.verdict, claim.effect
+    ('HELD', '7.00x too slow')
+    >>> claim.evidence  # doctest: +ELLIPSIS
+    '6.00x to 8.00x too slow in 3 processes; a rerun here: ...x to ...x (claimed: at least 5x)'
+    """
+    median = statistics.median(ratios)
+    low, high = stats.rerun_interval(median, ratios, calibration.current().ratio)
+    held, reason = judge(median, low, high, factor)
+    evidence = (
+        f"{three_figures(min(ratios))}x to {three_figures(max(ratios))}x {what} in "
+        f"{len(ratios)} processes; a rerun here: {three_figures(low)}x to {three_figures(high)}x "
+        f"(claimed: at least {factor:g}x)" + (f"; {reason}" if reason else "")
     )
-    evidence = f"{low} to {high} {what} in {len(ratios)} processes (claimed: at least {factor:g}x)"
-    effect = f"{median} {what}"
-    return Claim(statement, held, evidence, effect, f"at least {factor:g}x")
+    return Claim(
+        statement, held, evidence, f"{three_figures(median)}x {what}", f"at least {factor:g}x"
+    )
 
 
 def _interval_words(low: float, high: float) -> str:
@@ -301,3 +343,42 @@ class ClaimReport:
             f"<th>claim</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>"
             f'<p class="perfguide-claims-summary">{self.summary}</p>'
         )
+
+
+#: A claim's evidence as :meth:`Faster.check` words it: the speed-up, then the two medians.
+_EVIDENCE = re.compile(
+    r"is (?:as fast as|(?P<factor>[\d,.]+)x (?P<way>faster|slower) than) [^;]*?: "
+    r"(?P<fast>[\d,.]+ [nµm]?s) vs (?P<slow>[\d,.]+ [nµm]?s) per"
+)
+_UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
+#: How far a printed speed-up may lie from the ratio of its printed medians: each of the three
+#: is rounded to three figures.
+ROUNDING = 0.015
+
+
+def _seconds(text: str) -> float:
+    number, unit = text.split(" ")
+    return float(number.replace(",", "")) * _UNITS[unit]
+
+
+def disagreements(text: str) -> list[str]:
+    """Every claim evidence in ``text`` (a built page, say) whose speed-up does not match the
+    two medians printed beside it, beyond rounding.
+
+    >>> disagreements("a is 2.00x faster than b: 1.00 ms vs 2.00 ms per call; …")
+    []
+    >>> disagreements("a is 1.49x faster than b: 17.0 ms vs 23.8 ms per call")
+    ['is 1.49x faster than b: 17.0 ms vs 23.8 ms per: the medians say 1.40x']
+    """
+    found = []
+    for match in _EVIDENCE.finditer(text):
+        ratio = _seconds(match["slow"]) / _seconds(match["fast"])
+        if match["factor"] is None:
+            stated = 1.0
+        else:
+            factor = float(match["factor"].replace(",", ""))
+            stated = factor if match["way"] == "faster" else 1 / factor
+        if abs(ratio / stated - 1) > ROUNDING:
+            shown = ratio if ratio >= 1 else 1 / ratio
+            found.append(f"{match[0]}: the medians say {three_figures(shown)}x")
+    return found

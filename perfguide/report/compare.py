@@ -4,10 +4,10 @@
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  95 % interval      vs slow      first-call overhead  flags
+variant  time per iteration  next run, 95 %     vs slow      first-call overhead  flags
 -------  ------------------  -----------------  -----------  -------------------  -----
-slow     2.00 ms             2.00 ms – 2.00 ms  baseline     498 ms
-fast     5.00 µs             5.00 µs – 5.00 µs  400x faster  10.0 ms
+slow     2.00 ms             1.74 ms – 2.30 ms  baseline     498 ms
+fast     5.00 µs             4.34 µs – 5.76 µs  400x faster  10.0 ms
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ class Comparison:
         self.unit = measurements[0].unit
 
     def header(self) -> list[str]:
-        columns = ["variant", f"time per {self.unit}", "95 % interval"]
+        # Where a rerun of the same code here lands, 95 %: a prediction, not this run's spread.
+        columns = ["variant", f"time per {self.unit}", "next run, 95 %"]
         if self.baseline:
             columns.append(f"vs {self.baseline}")
         return [*columns, "first-call overhead", "flags"]

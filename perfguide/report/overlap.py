@@ -14,7 +14,7 @@ import dataclasses
 import statistics
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, in_every_process
+from perfguide.report.claims import Claim, per_process
 from perfguide.report.compare import Table
 from perfguide.report.format import format_seconds
 
@@ -70,8 +70,9 @@ class Overlap:
         return Table(caption, ["", f"time per {self.pipeline.unit}", "cores busy"], rows)
 
     def no_overlap_claim(self, what: str, factor: float = 0.9) -> Claim:
-        """The claim that together takes at least ``factor`` of one after the other, in every
-        process (each process's ratio of its own medians)."""
+        """The claim that together takes at least ``factor`` of one after the other, judged on
+        each process's ratio of its own medians (see
+        :func:`~perfguide.report.claims.per_process`)."""
         ratios = [
             t / (p + s)
             for p, s, t in zip(
@@ -81,7 +82,7 @@ class Overlap:
                 strict=True,
             )
         ]
-        return in_every_process(
+        return per_process(
             f"{self.together.label} takes at least {factor:.0%} of one after the other ({what})",
             ratios,
             factor,

@@ -36,7 +36,7 @@ def _legend_below(ax: Axes) -> None:
 
 
 def _whiskers(values: Sequence[float], measurements: Sequence[Measurement], scale=None):
-    """Distances from each plotted value down and up to the ends of its median's 95 % interval
+    """Distances from each plotted value down and up to the ends of its median's 95 % rerun interval
     (``scale`` maps a time to the plotted quantity, which may reverse the order, as a rate
     does)."""
     scale = scale or (lambda m, seconds: seconds)
@@ -70,7 +70,9 @@ def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axe
     note = "\nhollow: noisy (interval reaches > 10 % from the median)" * any(
         m.noisy for m in ordered
     )
-    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: 95 % interval){note}")
+    ax.set_xlabel(
+        f"time per {ordered[0].unit} (median, log scale; whiskers: where a rerun lands, 95 %){note}"
+    )
     ax.margins(y=0.15)
     return ax
 
@@ -88,7 +90,7 @@ def scaling_plot(
     measurements: Sequence[Measurement], size_name: str, ax: Axes | None = None
 ) -> Axes:
     """Time per unit against problem size, one line per variant, log-log, whiskers spanning each
-    median's 95 % interval."""
+    median's 95 % rerun interval."""
     ax = _axes(ax)
     for label, series in _series(measurements).items():
         medians = [m.median_s for m in series]
@@ -164,7 +166,7 @@ def rate_bars(
     ax: Axes | None = None,
 ) -> Axes:
     """Work done per second by each variant as a bar on a linear axis from zero (so lengths
-    compare), fastest at the top, whiskers spanning each median's 95 % interval, the machine's
+    compare), fastest at the top, whiskers spanning each median's 95 % rerun interval, the machine's
     limit as a vertical line and each bar's share of that limit written beside it."""
     ax = _axes(ax)
     ordered = sorted(measurements, key=lambda m: work(m) / m.median_s)
@@ -192,7 +194,9 @@ def rate_bars(
     ax.set_xlim(0, 1.25 * max(limit, *rates))
     ax.xaxis.set_major_locator(MaxNLocator(4))  # room for each tick's label
     _one_format(ax.xaxis, EngFormatter(unit=rate_unit))
-    ax.set_xlabel(f"{rate_unit} (median; whiskers: 95 % interval)\n% : share of the {limit_label}")
+    ax.set_xlabel(
+        f"{rate_unit} (median; whiskers: where a rerun lands, 95 %)\n% : share of the {limit_label}"
+    )
     ax.grid(True, axis="x", alpha=0.3)
     _legend_below(ax)
     return ax

@@ -315,6 +315,27 @@ class SideBySide:
             if shift is not None
         ]
 
+    def rerun_lines(self) -> list[str]:
+        """For files that are reruns of the same code on one machine (an A/A check): per later
+        file, the rows called faster or slower (false alarms, which the test's level caps at
+        about :data:`SIGNIFICANCE`) and its medians inside the first file's intervals (which
+        promise 95 %)."""
+        lines = []
+        first = self.letters[0]
+        for i, letter in enumerate(self.letters[1:], start=1):
+            pairs = [(a, b) for a, b in self._pairs(i) if a is not None and b is not None]
+            if not pairs:
+                continue
+            apart = sum(v in (FASTER, SLOWER) for v in verdicts(pairs))
+            inside = sum(a.interval_s[0] <= b.median_s <= a.interval_s[1] for a, b in pairs)
+            n = len(pairs)
+            lines.append(
+                f"{letter} as a rerun of {first}: {apart} of {n} rows called faster or slower "
+                f"({apart / n:.0%} false alarms; each row tested at {SIGNIFICANCE:.0%}), {inside} "
+                f"of {n} medians inside {first}'s 95 % rerun intervals ({inside / n:.0%})"
+            )
+        return lines
+
     def missing(self) -> list[str]:
         """A line per source that lacks rows another has: how many, and which first."""
         lines = []

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.measure.timer import measure, wait_until_idle
+from perfguide.measure.timer import IDLE_WINDOW_S, measure, wait_until_idle
 from perfguide.workloads.base import Workload, call_of
 
 #: Floats in the step's input.
@@ -118,24 +118,25 @@ def a_then_b(blocks: int = 10, calls: int = 200) -> dict[str, dict[str, list[flo
 
 def after_busy_pools(rounds: int = 40, side: int = 512) -> dict[str, float]:
     """One small eager op timed right after a NumPy product that ran on every core (whose
-    threads may still spin), timed after waiting until the process is idle, and the harness's
-    steady time of the same op (called again and again, nothing in between)."""
+    threads may still spin), after the same product and a wait until the process is idle, and
+    after a short sleep with no product at all; and the harness's steady time of the same op
+    (called again and again, nothing in between)."""
     a = np.ones((side, side), np.float32)
     x = make_input()
-    right_after, after_idle = [], []
+    times: dict[str, list[float]] = {"right_after_s": [], "after_idle_s": [], "after_sleep_s": []}
     for _ in range(rounds):
-        for times, wait in ((right_after, False), (after_idle, True)):
-            a @ a
-            if wait:
+        for key, times_of in times.items():
+            if key == "after_sleep_s":
+                time.sleep(IDLE_WINDOW_S)
+            else:
+                a @ a
+            if key == "after_idle_s":
                 wait_until_idle()
             start = time.perf_counter()
             x + x
-            times.append(time.perf_counter() - start)
-    return {
-        "right_after_s": statistics.median(right_after),
-        "after_idle_s": statistics.median(after_idle),
-        "steady_s": _steady_s(tf.add, x, x),
-    }
+            times_of.append(time.perf_counter() - start)
+    medians = {key: statistics.median(times_of) for key, times_of in times.items()}
+    return {**medians, "steady_s": _steady_s(tf.add, x, x)}
 
 
 def _step_call(variant: str, elements: int):

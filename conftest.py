@@ -1,0 +1,24 @@
+"""Tests and doctests run on fixed spreads, not on the calibration the package ships (which a
+new noise session changes): an interval or a verdict under test must not move with it."""
+
+import json
+
+import pytest
+
+from perfguide.measure import calibration
+from perfguide.measure.stats import Spread
+
+FIXED = calibration.Calibration(
+    time=Spread(process_sd=0.03, prior_df=4.0, drift_sd=0.02),
+    ratio=Spread(process_sd=0.02, prior_df=4.0, drift_sd=0.01),
+    source="the tests' fixed spreads",
+)
+
+
+@pytest.fixture(autouse=True)
+def fixed_calibration(monkeypatch, tmp_path_factory):
+    """``$PERFGUIDE_CALIBRATION`` names :data:`FIXED` (fresh worker processes read it too)."""
+    path = tmp_path_factory.getbasetemp() / "fixed-calibration.json"
+    if not path.exists():
+        path.write_text(json.dumps(FIXED.to_dict()))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))

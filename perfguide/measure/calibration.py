@@ -1,0 +1,181 @@
+"""How far reruns land on a machine: the spreads every published interval is built from.
+
+A run of fresh processes shows how far its own processes spread, not how far the machine moves
+between runs minutes apart. That is measured once, by timing everything twice (``nox -s noise``
+runs ``perfguide run --all`` twice) and fitting a :class:`Calibration` to the two results files
+(``perfguide calibrate``): for times and for ratios of two variants timed in the same processes,
+the spread this machine's processes typically show and how much it counts for
+(:func:`~perfguide.measure.stats.fit_prior`), and the smallest drift between runs with which
+95 % of each run's medians fall inside the other run's intervals
+(:func:`~perfguide.measure.stats.fit_drift`).
+
+The package ships the calibration of the machine that builds the guide (its ``source`` says which
+machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import json
+import math
+import os
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfguide.measure import stats
+from perfguide.measure.stats import Spread
+
+if TYPE_CHECKING:  # the timer computes its intervals from a calibration
+    from perfguide.measure.timer import Measurement
+
+#: Names a calibration file to use instead of the one the package ships.
+CALIBRATION_ENV = "PERFGUIDE_CALIBRATION"
+SHIPPED = Path(__file__).with_name("calibration.json")
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration:
+    """The spreads of times and of ratios on one machine, and where they were measured."""
+
+    time: Spread
+    ratio: Spread
+    #: Which machine, when, and from what: a reader's "measured where?".
+    source: str
+    #: How the fit went: rows used, and the share of reruns its intervals covered.
+    fit: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def describe(self) -> str:
+        """The spreads in a sentence, with where they were measured.
+
+        >>> print(Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "two runs").describe())
+        times: a process 4.0 % from the others (weighed as 5 processes), runs drifting 2.0 %; \
+ratios of variants timed together: 3.0 % (weighed as 8 processes), drifting 1.0 % (standard \
+deviations of the log); measured by two runs
+        """
+        time, ratio = self.time, self.ratio
+        return (
+            f"times: a process {time.process_sd:.1%} from the others (weighed as "
+            f"{time.prior_df:.2g} processes), runs drifting {time.drift_sd:.1%}; ratios of "
+            f"variants timed together: {ratio.process_sd:.1%} (weighed as {ratio.prior_df:.2g} "
+            f"processes), drifting {ratio.drift_sd:.1%} (standard deviations of the log); "
+            f"measured by {self.source}"
+        ).replace("%", " %")
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> Calibration:
+        return cls(
+            Spread(**record["time"]), Spread(**record["ratio"]), record["source"], record["fit"]
+        )
+
+
+@functools.cache
+def load(path: Path) -> Calibration:
+    """The calibration in ``path``; ValueError with a one-line reason if it is not one."""
+    try:
+        return Calibration.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    except OSError as error:
+        raise ValueError(f"cannot read calibration {path}: {error.strerror}") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path} is not a calibration file ({error})") from None
+
+
+def current() -> Calibration:
+    """``$PERFGUIDE_CALIBRATION``'s calibration, or the one the package ships."""
+    return load(Path(os.environ.get(CALIBRATION_ENV) or SHIPPED))
+
+
+Row = tuple[float, Sequence[float]]  # a published value and its value in each process
+
+
+def _covered(pairs: Sequence[tuple[Row, Row]], prior: tuple[float, float], drift: float) -> float:
+    """The share of values inside the other run's interval, both ways round."""
+    spread = Spread(*prior, drift)
+    inside = [
+        low <= other[0] <= high
+        for a, b in pairs
+        for this, other in ((a, b), (b, a))
+        for low, high in [stats.rerun_interval(this[0], this[1], spread)]
+    ]
+    return sum(inside) / len(inside)
+
+
+def fit_spread(pairs: Sequence[tuple[Row, Row]]) -> tuple[Spread, float]:
+    """The :class:`~perfguide.measure.stats.Spread` of quantities measured in two runs
+    (``pairs`` of rows, each a published value and its per-process values), and the share of
+    reruns its intervals cover."""
+    rows = [row for pair in pairs for row in pair if len(row[1]) > 1]
+    variances = [statistics.variance(map(math.log, values)) for _, values in rows]
+    prior = stats.fit_prior(variances, [len(values) - 1 for _, values in rows])
+    drift = stats.fit_drift(lambda sd: _covered(pairs, prior, sd))
+    return Spread(*prior, drift), _covered(pairs, prior, drift)
+
+
+def _key(m: Measurement) -> tuple:
+    return (m.workload, m.label, m.size, m.device)
+
+
+def time_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple[Row, Row]]:
+    """The measurements of two runs matched row by row, as (median, process medians)."""
+    by_key = {_key(m): m for m in b}
+    return [
+        ((m.median_s, m.process_median_s), (other.median_s, other.process_median_s))
+        for m in a
+        if (other := by_key.get(_key(m))) is not None
+    ]
+
+
+def _ratios(group: Sequence[Measurement]) -> dict[tuple, Row]:
+    """Every pair of variants of one workload timed in the same processes: their ratio of
+    medians and their ratio in each process."""
+    out = {}
+    for slow, fast in itertools.combinations(group, 2):
+        if slow.process_ids == fast.process_ids:
+            per_process = [
+                s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
+            ]
+            out[slow.label, fast.label] = (slow.median_s / fast.median_s, per_process)
+    return out
+
+
+def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple[Row, Row]]:
+    """Ratios of variants timed in the same processes, matched between two runs."""
+
+    def groups(ms):
+        out: dict[tuple, list] = {}
+        for m in ms:
+            out.setdefault((m.workload, m.size, m.device, m.unit), []).append(m)
+        return {key: _ratios(group) for key, group in out.items()}
+
+    in_b = groups(b)
+    return [
+        (row, in_b[key][pair])
+        for key, ratios in groups(a).items()
+        for pair, row in ratios.items()
+        if pair in in_b.get(key, {})
+    ]
+
+
+def fit(a: Sequence[Measurement], b: Sequence[Measurement], source: str) -> Calibration:
+    """The calibration two runs of the same code on one machine imply (see the module)."""
+    times, ratios = time_rows(a, b), ratio_rows(a, b)
+    if len(times) < 10 or len(ratios) < 10:
+        raise ValueError(
+            f"two runs matched in {len(times)} times and {len(ratios)} ratios: "
+            "a calibration needs at least 10 of each (run every workload twice)"
+        )
+    time, time_covered = fit_spread(times)
+    ratio, ratio_covered = fit_spread(ratios)
+    record = {
+        "times": len(times),
+        "ratios": len(ratios),
+        "times_covered": time_covered,
+        "ratios_covered": ratio_covered,
+    }
+    return Calibration(time, ratio, source, record)
