@@ -11,6 +11,7 @@ from perfguide.measure.stats import Spread
 FIXED = calibration.Calibration(
     time=Spread(process_sd=0.03, prior_df=4.0, drift_sd=0.02),
     ratio=Spread(process_sd=0.02, prior_df=4.0, drift_sd=0.01),
+    cpu_model="any CPU",
     source="the tests' fixed spreads",
 )
 

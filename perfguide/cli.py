@@ -357,13 +357,13 @@ def _calibrate(args: argparse.Namespace) -> None:
     _check_writable(args.json)
     a, b = _sources(args.paths)
     env = a.environment
+    cpu = f"{env.get('cpu_model', 'an unknown CPU')} ({env.get('usable_cores', '?')} usable cores)"
     source = (
         f"`perfguide calibrate` on two runs of the same code ({Path(a.name).name}, "
-        f"{Path(b.name).name}) on {env.get('cpu_model', 'an unknown CPU')} "
-        f"({env.get('usable_cores', '?')} usable cores), {env.get('date', 'undated')[:10]}"
+        f"{Path(b.name).name}), {env.get('date', 'undated')[:10]}"
     )
     try:
-        fitted = calibration.fit(a.measurements, b.measurements, source)
+        fitted = calibration.fit(a.measurements, b.measurements, cpu, source)
     except ValueError as error:
         raise UsageError(str(error)) from None
     print(fitted.describe())

@@ -77,3 +77,30 @@ def test_text_form_lists_the_recommendations():
 def test_verdict_badges_have_a_class_per_verdict(verdict):
     slug = verdict.lower().replace(" ", "-")
     assert f"perfguide-verdict-{slug}" in answers.verdict_badge(verdict)
+
+
+def test_only_a_claim_that_held_is_given_as_advice():
+    failed = Claim("e is faster than f", False, "…", effect="3.40x slower")
+    answer = ShortAnswer(
+        "Why.",
+        [
+            Recommendation("Use a", HELD),
+            Recommendation("Prefer c", UNSURE),
+            Recommendation("Use e", failed, instead="e ran 3.40x slower here"),
+        ],
+    )
+    box = answer._repr_html_()
+    advice, _, findings = box.partition("Measured, not advised here:")
+    assert "<strong>Use a</strong>" in advice and "Prefer c" not in box and "Use e" not in box
+    assert (
+        "e ran 3.40x slower here" in findings and "c is faster than d could not be told" in findings
+    )
+    assert [r.advice for r in answer.advice] == ["Use a"]
+    text = str(answer)
+    assert "- Use a:" in text and "Use e" not in text and "e ran 3.40x slower here" in text
+
+
+def test_an_answer_with_no_held_claim_says_nothing_paid_off():
+    box = ShortAnswer("Why.", [Recommendation("Prefer c", UNSURE)])._repr_html_()
+    assert "No practice this page checked paid off here." in box
+    assert "perfguide-advice" not in box

@@ -7,11 +7,13 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from perfguide import cli
 from perfguide.cli import main
-from perfguide.measure import environment
+from perfguide.measure import calibration, environment
+from perfguide.report import results
 
 
 def run_cli(capsys, *argv):
@@ -199,9 +201,28 @@ def test_compare_sets_files_side_by_side_with_verdicts(capsys, tmp_path):
     assert "2.00x slower" in out and "slower" in out.splitlines()[-1]
 
 
+def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp_path):
+    from test_calibration import run
+
+    rng = np.random.default_rng(0)
+    env = {"cpu_model": "CPU A", "usable_cores": 2, "date": "2026-11-25T10:00:00+00:00"}
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        results.save(path, env, run(rng, 0.0))
+    code, out, _ = run_cli(capsys, "compare", "--reruns", *map(str, paths))
+    assert code == 0 and "B as a rerun of A: " in out and "medians inside A's" in out
+    fitted = tmp_path / "calibration.json"
+    code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
+    assert code == 0 and f"wrote {fitted}" in out
+    written = calibration.load(fitted)
+    assert written.cpu_model == "CPU A (2 usable cores)" and "a.json, b.json" in written.source
+
+
 @pytest.mark.parametrize(
     ("argv", "fragments"),
     [
+        (["calibrate", "a.json", "one.json", "--json", "c.json"], ["at least 10"]),
+        (["calibrate", "a.json", "missing.json", "--json", "c.json"], ["cannot read"]),
         (["compare", "one.json"], ["at least two"]),
         (["compare", "a.json", "missing.json"], ["cannot read results file"]),
         (["compare", "a.json", "not-results.json"], ["not a JSON results file"]),

@@ -440,3 +440,16 @@ def test_the_command_prints_a_diagnosis_and_writes_its_files(capsys, tmp_path):
     assert html_path.read_text().startswith("<!DOCTYPE html>")
     assert main(["show", str(json_path)]) == 0
     assert "diagnose at size 1 on cpu:" in capsys.readouterr().out
+
+
+def test_only_held_claims_are_listed_as_recommendations():
+    # tf.function 4x slower than the eager function: measured, never advised.
+    measured = evidence({"eager": 100e-6, "tf-function": 400e-6}, facts={"ops": 3})
+    found = findings.diagnose(measured)
+    text = report.text(found, measured)
+    assert "Recommendations" not in text
+    assert "Measured, not advised here:\n- Wrap it in tf.function: 4.00x slower" in text
+    page = report.html_page(found, measured)
+    assert "<h2>Measured, not advised here</h2>" in page
+    advised = json.loads(json.dumps(report.to_json(found)))["advice"][0]["advised"]
+    assert advised is False

@@ -204,3 +204,13 @@ def test_rows_that_did_not_move_together_get_no_second_verdict():
     assert not table.shifts[0].clear
     assert table.header()[-1] == "B verdict"
     assert "the median of 6 rows" in str(table) and "last column" not in str(table)
+
+
+def test_reruns_count_false_alarms_and_medians_inside_the_first_files_intervals():
+    same = [m(f"v{i}", blocks(1.0, 0.02, 3, seed=i)) for i in range(4)]
+    again = [m(f"v{i}", blocks(1.0, 0.02, 3, seed=10 + i)) for i in range(3)]
+    moved = m("v3", blocks(3.0, 0.02, 3, seed=20))  # one row three times slower
+    table = SideBySide([Source("a", ENV, same), Source("b", ENV, [*again, moved])])
+    (line,) = table.rerun_lines()
+    assert line.startswith("B as a rerun of A: 1 of 4 rows called faster or slower (25% false")
+    assert "3 of 4 medians inside A's 95 % rerun intervals (75%)" in line

@@ -2,8 +2,9 @@
 Why is my TensorFlow gradient descent slower than NumPy?
 ========================================================
 
-A learner asked this on Stack Overflow (*Gradient descent using TensorFlow is much slower than a
-basic Python implementation, why?*). They fit *y = a·x + b* to 1000 points (x from 0 to 100 in
+A learner asked this on Stack Overflow (`Gradient descent using TensorFlow is much slower than a
+basic Python implementation, why?
+<https://stackoverflow.com/search?q=%22Gradient+descent+using+TensorFlow+is+much+slower%22>`_). They fit *y = a·x + b* to 1000 points (x from 0 to 100 in
 steps of 0.1, *y = x + 20·sin(x/10) + 15*) by fixed-step gradient descent, learning rate 0.0001,
 for 100 000 iterations. In TensorFlow 1.15, one ``Session.run`` per step, the run took about 40 s
 on their CPU and 80 s on their GPU; the same loop in NumPy took about 4 s. Those three figures

@@ -3,7 +3,8 @@ Why did mixed precision make my model slower?
 =============================================
 
 Keras's mixed-precision policies compute in a 16-bit type and keep the weights in float32.
-TensorFlow's mixed-precision guide promises speed-ups on modern GPUs and TPUs; users who tried
+TensorFlow's `mixed-precision guide <https://www.tensorflow.org/guide/mixed_precision>`_ promises
+speed-ups on modern GPUs and TPUs; users who tried
 them on CPUs reported the opposite: an epoch going from 3 s to 187 s under ``mixed_float16``
 (`tensorflow#45441 <https://github.com/tensorflow/tensorflow/issues/45441>`_), ``mixed_bfloat16``
 about 500 times slower (`tensorflow#59050
@@ -51,6 +52,11 @@ workers = Workers(device=device, limits=True)
 env = workers.environment
 machine = workers.machine_limits
 native = mp.native_types(env["cpu_vector_flags"])
+# This CPU's flags for each type's arithmetic, as the advice names them.
+has_flags = {
+    dtype: " and ".join(f for f in flags if f in env["cpu_vector_flags"])
+    for dtype, flags in mp.NATIVE_FLAGS.items()
+}
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
 print(
@@ -385,13 +391,15 @@ answer = ShortAnswer(
     "halve.",
     [
         Recommendation(
-            "Use mixed_bfloat16 on a CPU with bfloat16 instructions (avx512_bf16, amx_bf16)"
+            f"Use mixed_bfloat16 on a CPU with {has_flags['bfloat16']}, as this one "
+            "(measured on its few cores; CPUs with AMX were not measured)"
             if native["bfloat16"]
-            else "Keep float32 on a CPU without bfloat16 instructions",
+            else "Keep float32 on a CPU without bfloat16 instructions (avx512_bf16, amx_bf16)",
             policy_checked[0],
         ),
         Recommendation(
-            "Try mixed_float16 with loss scaling on a CPU with float16 instructions"
+            f"Try mixed_float16 with loss scaling on a CPU with {has_flags['float16']}, as "
+            "this one (measured on its few cores; CPUs with AMX were not measured)"
             if native["float16"]
             else "Avoid mixed_float16 on a CPU without float16 instructions (avx512_fp16, "
             "amx_fp16)",

@@ -2,7 +2,8 @@
 Why is TF2 much slower than TF1? Training loops measured on today's TensorFlow
 ===============================================================================
 
-A Stack Overflow question, *Why is TensorFlow 2 much slower than TensorFlow 1?* (2019, read here
+A Stack Overflow question, `Why is TensorFlow 2 much slower than TensorFlow 1?
+<https://stackoverflow.com/questions/58441514>`_ (2019, read here
 in a Chinese translation with the English inside), reported TensorFlow 1 training 47 % to 276 %
 faster. Its asker answered it at length: small, medium and large Conv1D + Dense models, trained
 with ``fit()`` or ``train_on_batch()``, eagerly or as a graph, with ``keras`` or ``tf.keras``,

@@ -43,7 +43,9 @@ class Calibration:
 
     time: Spread
     ratio: Spread
-    #: Which machine, when, and from what: a reader's "measured where?".
+    #: The CPU it was measured on, as the environment record names it.
+    cpu_model: str
+    #: When, and from what: a reader's "measured how?".
     source: str
     #: How the fit went: rows used, and the share of reruns its intervals covered.
     fit: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -54,10 +56,11 @@ class Calibration:
     def describe(self) -> str:
         """The spreads in a sentence, with where they were measured.
 
-        >>> print(Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "two runs").describe())
+        >>> spreads = Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01)
+        >>> print(Calibration(*spreads, "CPU X", "two runs").describe())
         times: a process 4.0 % from the others (weighed as 5 processes), runs drifting 2.0 %; \
 ratios of variants timed together: 3.0 % (weighed as 8 processes), drifting 1.0 % (standard \
-deviations of the log); measured by two runs
+deviations of the log); measured on CPU X by two runs
         """
         time, ratio = self.time, self.ratio
         return (
@@ -65,13 +68,17 @@ deviations of the log); measured by two runs
             f"{time.prior_df:.2g} processes), runs drifting {time.drift_sd:.1%}; ratios of "
             f"variants timed together: {ratio.process_sd:.1%} (weighed as {ratio.prior_df:.2g} "
             f"processes), drifting {ratio.drift_sd:.1%} (standard deviations of the log); "
-            f"measured by {self.source}"
+            f"measured on {self.cpu_model} by {self.source}"
         ).replace("%", " %")
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> Calibration:
         return cls(
-            Spread(**record["time"]), Spread(**record["ratio"]), record["source"], record["fit"]
+            Spread(**record["time"]),
+            Spread(**record["ratio"]),
+            record["cpu_model"],
+            record["source"],
+            record["fit"],
         )
 
 
@@ -162,7 +169,9 @@ def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple
     ]
 
 
-def fit(a: Sequence[Measurement], b: Sequence[Measurement], source: str) -> Calibration:
+def fit(
+    a: Sequence[Measurement], b: Sequence[Measurement], cpu_model: str, source: str
+) -> Calibration:
     """The calibration two runs of the same code on one machine imply (see the module)."""
     times, ratios = time_rows(a, b), ratio_rows(a, b)
     if len(times) < 10 or len(ratios) < 10:
@@ -178,4 +187,4 @@ def fit(a: Sequence[Measurement], b: Sequence[Measurement], source: str) -> Cali
         "times_covered": time_covered,
         "ratios_covered": ratio_covered,
     }
-    return Calibration(time, ratio, source, record)
+    return Calibration(time, ratio, cpu_model, source, record)
