@@ -133,9 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate = commands.add_parser(
         "calibrate",
-        help="fit the spreads every interval is built from to two runs of the same code",
+        help="fit the spreads every interval is built from to runs of the same code",
     )
-    calibrate.add_argument("paths", nargs=2, metavar="PATH", help="two `run --all --json` files")
+    calibrate.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="two or more runs: `run --all --json` files, or a docs build's measurements folder",
+    )
     calibrate.add_argument(
         "--json", metavar="PATH", required=True, help="where to write the calibration"
     )
@@ -355,15 +360,16 @@ def _compare(args: argparse.Namespace) -> None:
 
 def _calibrate(args: argparse.Namespace) -> None:
     _check_writable(args.json)
-    a, b = _sources(args.paths)
-    env = a.environment
+    runs = _sources(args.paths)
+    env = runs[0].environment
     cpu = f"{env.get('cpu_model', 'an unknown CPU')} ({env.get('usable_cores', '?')} usable cores)"
+    names = ", ".join(Path(run.name).name for run in runs)
     source = (
-        f"`perfguide calibrate` on two runs of the same code ({Path(a.name).name}, "
-        f"{Path(b.name).name}), {env.get('date', 'undated')[:10]}"
+        f"perfguide calibrate on {len(runs)} runs of the same code ({names}), "
+        f"{env.get('date', 'undated')[:10]}"
     )
     try:
-        fitted = calibration.fit(a.measurements, b.measurements, cpu, source)
+        fitted = calibration.fit([run.measurements for run in runs], cpu, source)
     except ValueError as error:
         raise UsageError(str(error)) from None
     print(fitted.describe())

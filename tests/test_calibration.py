@@ -39,7 +39,7 @@ def run(rng, shift, rows=40, processes=3, process_sd=0.04):
 def test_a_fit_to_two_runs_recovers_their_spread_and_covers_them():
     rng = np.random.default_rng(0)
     a, b = run(rng, 0.0), run(rng, 0.05)  # the second run 5 % slower as a whole
-    fitted = calibration.fit(a, b, "CPU X", "two made-up runs")
+    fitted = calibration.fit([a, b], "CPU X", "two made-up runs")
     assert fitted.fit["times"] == 80 and fitted.fit["ratios"] == 40
     assert fitted.time.process_sd == pytest.approx(0.04, rel=0.3)
     # The runs' shift is drift: the intervals widen until they cover the reruns.
@@ -49,15 +49,24 @@ def test_a_fit_to_two_runs_recovers_their_spread_and_covers_them():
     assert fitted.ratio.process_sd < fitted.time.process_sd / 2
 
 
+def test_every_pair_of_runs_counts():
+    rng = np.random.default_rng(3)
+    three = [run(rng, shift) for shift in (0.0, 0.02, 0.04)]
+    fitted = calibration.fit(three, "CPU X", "three runs")
+    assert fitted.fit["runs"] == 3 and fitted.fit["times"] == 3 * 80
+    with pytest.raises(ValueError, match="at least two runs"):
+        calibration.fit(three[:1], "CPU X", "one run")
+
+
 def test_too_few_matched_rows_cannot_calibrate():
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="at least 10"):
-        calibration.fit(run(rng, 0.0, rows=3), run(rng, 0.0, rows=3), "CPU X", "runs")
+        calibration.fit([run(rng, 0.0, rows=3), run(rng, 0.0, rows=3)], "CPU X", "runs")
 
 
 def test_a_calibration_round_trips_and_the_variable_picks_it(tmp_path, monkeypatch):
     rng = np.random.default_rng(2)
-    fitted = calibration.fit(run(rng, 0.0), run(rng, 0.0), "CPU X", "runs")
+    fitted = calibration.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs")
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(fitted.to_dict()))
     monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))

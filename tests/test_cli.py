@@ -215,13 +215,15 @@ def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp
     code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
     assert code == 0 and f"wrote {fitted}" in out
     written = calibration.load(fitted)
-    assert written.cpu_model == "CPU A (2 usable cores)" and "a.json, b.json" in written.source
+    assert written.cpu_model == "CPU A (2 usable cores)" and "2 runs" in written.source
+    assert "(a.json, b.json)" in written.source
 
 
 @pytest.mark.parametrize(
     ("argv", "fragments"),
     [
         (["calibrate", "a.json", "one.json", "--json", "c.json"], ["at least 10"]),
+        (["calibrate", "a.json", "--json", "c.json"], ["at least two runs"]),
         (["calibrate", "a.json", "missing.json", "--json", "c.json"], ["cannot read"]),
         (["compare", "one.json"], ["at least two"]),
         (["compare", "a.json", "missing.json"], ["cannot read results file"]),

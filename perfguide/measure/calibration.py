@@ -1,13 +1,14 @@
 """How far reruns land on a machine: the spreads every published interval is built from.
 
 A run of fresh processes shows how far its own processes spread, not how far the machine moves
-between runs minutes apart. That is measured once, by timing everything twice (``nox -s noise``
-runs ``perfguide run --all`` twice) and fitting a :class:`Calibration` to the two results files
-(``perfguide calibrate``): for times and for ratios of two variants timed in the same processes,
-the spread this machine's processes typically show and how much it counts for
-(:func:`~perfguide.measure.stats.fit_prior`), and the smallest drift between runs with which
-95 % of each run's medians fall inside the other run's intervals
-(:func:`~perfguide.measure.stats.fit_drift`).
+between runs minutes or an hour apart. That is measured by timing everything several times
+(``nox -s noise`` runs ``perfguide run --all`` twice; a docs build is such a run too) and fitting
+a :class:`Calibration` to every pair of the runs (``perfguide calibrate``): for times and for
+ratios of two variants timed in the same processes, the spread this machine's processes
+typically show and how much it counts for (:func:`~perfguide.measure.stats.fit_prior`), and the
+smallest drift between runs with which 95 % of each run's medians fall inside another run's
+intervals (:func:`~perfguide.measure.stats.fit_drift`). Runs further apart drift further, so the
+runs it is fitted to should be as far apart as the reruns its intervals promise to cover.
 
 The package ships the calibration of the machine that builds the guide (its ``source`` says which
 machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
@@ -169,19 +170,23 @@ def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple
     ]
 
 
-def fit(
-    a: Sequence[Measurement], b: Sequence[Measurement], cpu_model: str, source: str
-) -> Calibration:
-    """The calibration two runs of the same code on one machine imply (see the module)."""
-    times, ratios = time_rows(a, b), ratio_rows(a, b)
+def fit(runs: Sequence[Sequence[Measurement]], cpu_model: str, source: str) -> Calibration:
+    """The calibration that runs of the same code on one machine imply, every pair of them
+    matched row by row (see the module)."""
+    if len(runs) < 2:
+        raise ValueError(f"a calibration needs at least two runs, got {len(runs)}")
+    pairs = list(itertools.combinations(runs, 2))
+    times = [row for a, b in pairs for row in time_rows(a, b)]
+    ratios = [row for a, b in pairs for row in ratio_rows(a, b)]
     if len(times) < 10 or len(ratios) < 10:
         raise ValueError(
-            f"two runs matched in {len(times)} times and {len(ratios)} ratios: "
+            f"the runs matched in {len(times)} times and {len(ratios)} ratios: "
             "a calibration needs at least 10 of each (run every workload twice)"
         )
     time, time_covered = fit_spread(times)
     ratio, ratio_covered = fit_spread(ratios)
     record = {
+        "runs": len(runs),
         "times": len(times),
         "ratios": len(ratios),
         "times_covered": time_covered,

@@ -15,7 +15,7 @@ Short answer: Per-call overhead.
 >>> print(ShortAnswer("Overhead.", [Recommendation("Stay in NumPy", failed)]))
 Short answer: Overhead.
 Measured, not advised here:
-- Measured here, not advised: numpy is faster than xla did not hold (DID NOT HOLD: 9.80x slower)
+- numpy is faster than xla: did not hold here (DID NOT HOLD: 9.80x slower)
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Recommendation:
         if self.instead:
             return self.instead
         how = "did not hold" if self.claim.held is False else "could not be told apart from noise"
-        return f"Measured here, not advised: {self.claim.statement} {how}"
+        return f"{self.claim.statement}: {how} here"
 
     def to_dict(self) -> dict[str, str | bool]:
         return {

@@ -283,14 +283,15 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     median = statistics.median(ratios)
     low, high = stats.rerun_interval(median, ratios, calibration.current().ratio)
     held, reason = judge(median, low, high, factor)
+    # A factor of 1 claims a direction, which the statement says: nothing to add beside it.
+    target = "" if factor == 1 else f"at least {factor:g}x"
     evidence = (
         f"{three_figures(min(ratios))}x to {three_figures(max(ratios))}x {what} in "
-        f"{len(ratios)} processes; a rerun here: {three_figures(low)}x to {three_figures(high)}x "
-        f"(claimed: at least {factor:g}x)" + (f"; {reason}" if reason else "")
+        f"{len(ratios)} processes; a rerun here: {three_figures(low)}x to {three_figures(high)}x"
+        + (f" (claimed: {target})" if target else "")
+        + (f"; {reason}" if reason else "")
     )
-    return Claim(
-        statement, held, evidence, f"{three_figures(median)}x {what}", f"at least {factor:g}x"
-    )
+    return Claim(statement, held, evidence, f"{three_figures(median)}x {what}", target)
 
 
 def _interval_words(low: float, high: float) -> str:
