@@ -365,7 +365,7 @@ def _calibrate(args: argparse.Namespace) -> None:
     cpu = f"{env.get('cpu_model', 'an unknown CPU')} ({env.get('usable_cores', '?')} usable cores)"
     names = ", ".join(Path(run.name).name for run in runs)
     source = (
-        f"perfguide calibrate on {len(runs)} runs of the same code ({names}), "
+        f"perfguide calibrate on {len(runs)} runs of the same workloads ({names}), "
         f"{env.get('date', 'undated')[:10]}"
     )
     try:

@@ -215,7 +215,7 @@ def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp
     code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
     assert code == 0 and f"wrote {fitted}" in out
     written = calibration.load(fitted)
-    assert written.cpu_model == "CPU A (2 usable cores)" and "2 runs" in written.source
+    assert written.cpu_model == "CPU A (2 usable cores)" and "2 runs of the same" in written.source
     assert "(a.json, b.json)" in written.source
 
 

@@ -453,3 +453,17 @@ def test_only_held_claims_are_listed_as_recommendations():
     assert "<h2>Measured, not advised here</h2>" in page
     advised = json.loads(json.dumps(report.to_json(found)))["advice"][0]["advised"]
     assert advised is False
+
+
+def test_a_process_started_for_an_undecided_claim_is_set_up_like_the_others(monkeypatch):
+    from perfguide.processes import pool
+    from perfguide.report.claims import Faster
+
+    monkeypatch.setattr(pool, "SETTLE_PROCESSES", 2)
+    with pool.Workers(1) as workers:
+        spec = Target(f"{SLOW}:row_norms", (InputSpec.parse("float32[32,16]"),)).to_json()
+        workers.prepare("perfguide.diagnose.probe:register", spec=spec)
+        # A form against itself never settles: the second process must know the function.
+        never = Faster("eager", "eager", tolerance=0)
+        (eager,) = workers.run(WORKLOAD, ["eager"], quick=True, settle=[never])
+        assert eager.processes == 2 and len(set(eager.process_ids)) == 2

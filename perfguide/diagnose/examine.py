@@ -20,7 +20,7 @@ def _settle(forms: list[str], as_written: str) -> list[Faster]:
 def examine(target: Target, workers: Workers, *, quick: bool = False) -> Evidence:
     """What the workers measure of ``target``: its forms timed in one interleaved run per
     process (first calls apart), and each process's facts and retracing calls."""
-    registered = workers.call(f"{PROBE}:register", spec=target.to_json())[0]
+    registered = workers.prepare(f"{PROBE}:register", spec=target.to_json())[0]
     measurements = workers.run(
         WORKLOAD,
         quick=quick,

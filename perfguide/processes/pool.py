@@ -148,8 +148,10 @@ class Workers:
         self.limits_wanted, self.timeout_s, self.progress = limits, timeout_s, progress
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
         self._workers = [_Worker(*self._start) for _ in range(processes)]
-        # Started only when a comparison needs more processes, and kept for the next one.
+        # Started only when a comparison needs more processes, and kept for the next one; the
+        # calls that set the workers up, the last of each target, for those started later.
         self._extra: list[_Worker] = []
+        self._preparations: dict[str, dict[str, Any]] = {}
         self._finalizer = weakref.finalize(self, _stop_all, self._workers, self._extra)
         progress(f"starting {processes} fresh processes")
         for worker in self._workers:
@@ -192,6 +194,15 @@ class Workers:
     def _ready(self, worker: _Worker) -> None:
         worker.name = worker.receive(START_TIMEOUT_S, self.progress)["ready"]
 
+    def _start_extra(self) -> None:
+        """One more fresh worker for undecided comparisons, set up as the others were."""
+        self.progress("starting one more fresh process for an undecided comparison")
+        worker = _Worker(*self._start)
+        self._extra.append(worker)
+        self._ready(worker)
+        for target, kwargs in self._preparations.items():
+            self._call_on(worker, target, kwargs)
+
     def run(
         self,
         workload: Workload | str,
@@ -228,9 +239,7 @@ class Workers:
             if not labels:
                 break
             if extra == len(self._extra):
-                self.progress("starting one more fresh process for an undecided comparison")
-                self._extra.append(_Worker(*self._start))
-                self._ready(self._extra[extra])
+                self._start_extra()
             timed = [m.label for m in measured if m.label in labels and m.label != PEAK]
             more_job = job._replace(variants=tuple(timed), peak=PEAK in labels)
             more = self._run_on(self._extra[extra], len(self._workers) + extra, more_job)
@@ -248,7 +257,19 @@ class Workers:
 
     def call_in(self, index: int, target: str, **kwargs: Any) -> Any:
         """What ``target`` returns when called with ``kwargs`` in the ``index``-th worker."""
-        worker = self._workers[index]
+        return self._call_on(self._workers[index], target, kwargs)
+
+    def prepare(self, target: str, **kwargs: Any) -> list[Any]:
+        """:meth:`call` for a call that sets a process up (registers a workload, say, which a
+        later call of the same target replaces): made in every worker, and in each one started
+        later for an undecided comparison, so that every process a job runs in is set up alike;
+        one result per process of :meth:`call`."""
+        self._preparations[target] = kwargs
+        for worker in self._extra:
+            self._call_on(worker, target, kwargs)
+        return self.call(target, **kwargs)
+
+    def _call_on(self, worker: _Worker, target: str, kwargs: dict[str, Any]) -> Any:
         worker.send({"call": target, "kwargs": kwargs})
         return worker.receive(self.timeout_s, self.progress)["result"]
 
