@@ -296,13 +296,13 @@ for m in sorted(small, key=lambda m: m.median_s):
 # process. So both are timed in fresh processes started with it (Keras 3 imported as
 # ``keras``), interleaved, on the small model and data, through ``train_on_batch`` and ``fit``
 # per batch, and checked process by process as the grid is.
-with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as legacy:
-    print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
-    versions = legacy.run(tl.KERAS_VERSIONS, quick=True)
 keras_claims = [
     Faster("keras-3-train-on-batch", "keras-2-train-on-batch"),
     Faster("keras-3-fit-per-batch", "keras-2-fit-per-batch"),
 ]
+with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as legacy:
+    print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
+    versions = legacy.run(tl.KERAS_VERSIONS, quick=True, settle=keras_claims)
 Comparison(versions, baseline="keras-2-train-on-batch")
 
 # %%

@@ -2,9 +2,8 @@
 
 :class:`Interleaved` times several variants in one run: it times each first call on its own
 (where TensorFlow traces and compiles), calibrates how many calls make one timed block, then
-times blocks that take turns between the variants, so they meet the same machine. More blocks
-can be added later to the same run (to settle a close comparison). :func:`measure` does it for one
-callable.
+times blocks that take turns between the variants, so they meet the same machine.
+:func:`measure` does it for one callable.
 
 The timed loop calls the variant's own callable with its own arguments, nothing else: no wrapper,
 no copy of the result. Work that finishes after the call returns is waited for: JAX results per

@@ -40,8 +40,10 @@ if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the worke
 #: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
 #: slow process.
 PROCESSES = 3
-#: The most processes a workload gets while a comparison it must settle is undecided.
-SETTLE_PROCESSES = 6
+#: The most processes a workload gets while a comparison it must settle is undecided: three
+#: times the usual, where a rerun's interval is about half as wide (and its own spread counts
+#: for more than the machine's usual one).
+SETTLE_PROCESSES = 9
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 

@@ -125,9 +125,9 @@ class Faster:
 
     ``by`` below 1 claims that ``fast`` takes at most ``1/by`` times as long ("keeps up").
     ``tolerance`` is how close to ``by`` a ratio is too close to call (:data:`TOLERANCE` unless
-    a caller knows its ratios move by more). Pass it to :func:`~perfguide.measure.runner.run` as
-    ``settle=`` to let the run add blocks until it is decided, then :meth:`check` it against
-    the measurements.
+    a caller knows its ratios move by more). Pass it to
+    :meth:`~perfguide.processes.pool.Workers.run` as ``settle=`` to give its variants more
+    fresh processes while it is undecided, then :meth:`check` it against the measurements.
     """
 
     fast: str

@@ -48,9 +48,8 @@ def _whiskers(values: Sequence[float], measurements: Sequence[Measurement], scal
 
 
 def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axes:
-    """Median time per unit of each variant as a dot with whiskers spanning its 95 % interval on
-    a log axis, fastest at
-    the top; noisy results are drawn hollow."""
+    """Median time per unit of each variant as a dot with whiskers spanning where a rerun lands
+    (its 95 % interval) on a log axis, fastest at the top; noisy results are drawn hollow."""
     ax = _axes(ax)
     ordered = sorted(measurements, key=lambda m: m.median_s, reverse=True)
     medians = [m.median_s for m in ordered]
