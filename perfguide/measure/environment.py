@@ -225,11 +225,20 @@ _LABELS = {
 }
 
 
+def _cache_rate(limits: dict[str, Any]) -> str:
+    if limits.get("cache_bandwidth") is None:  # a record from before it was measured
+        return ""
+    how = limits["how"]["cache_bandwidth"]
+    return f"cache copy rate {limits['cache_bandwidth'] / 1e9:.1f} GB/s ({how}); "
+
+
 def _readable(key: str, value: Any) -> str:
     if key == "machine_limits":
         return (
             f"memory bandwidth {value['memory_bandwidth'] / 1e9:.1f} GB/s "
-            f"({value['how']['memory_bandwidth']}); peak float32 arithmetic "
+            f"({value['how']['memory_bandwidth']}); "
+            + _cache_rate(value)
+            + "peak float32 arithmetic "
             f"{value['peak_flops'] / 1e9:.0f} GFLOP/s ({value['how']['peak_flops']})"
         )
     if key == "calibration":

@@ -6,6 +6,9 @@ per process with the same harness as everything else:
 * **memory bandwidth**: bytes read plus bytes written per second by a NumPy copy of 40 MB (the
   size of the largest arrays the chapters use: ten million float32 values), split over all usable
   cores when that is faster;
+* **cache copy rate**: the same copy of 256 kB, which stays in the caches: the rate at which
+  work whose data fits in them can move it (a share of the memory bandwidth above 100 % means
+  the data came from the caches, and is set against this rate instead);
 * **peak float32 arithmetic**: floating-point operations per second of the fastest large square
   matrix product, TensorFlow's or NumPy's, of side 1024 or 2048 (2·n³ operations for n × n).
 
@@ -29,6 +32,9 @@ from perfguide.measure.timer import Timed, loop_floor_s, measure
 #: Bytes of the array the copy reads and of the one it writes: ten million float32 values, the
 #: chapters' largest arrays. Bandwidth depends on size (caches), so it is measured at theirs.
 COPY_BYTES = 4 * 10**7
+#: Bytes of the copy that stays in the caches: 128 kB read, 128 kB written, within a core's
+#: L2 cache on today's x86 CPUs.
+CACHE_COPY_BYTES = 2**17
 #: Sides of the square float32 matrices whose fastest product stands for the peak.
 MATMUL_SIDES = (1024, 2048)
 
@@ -41,6 +47,8 @@ class MachineLimits:
     peak_flops: float
     #: How each was measured, in words, for the environment record.
     how: dict[str, str]
+    #: Bytes/s (read + write) of a copy that stays in the caches (None in older records).
+    cache_bandwidth: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -114,13 +122,16 @@ def peak_reference() -> Timed:
 def measured() -> MachineLimits:
     """This machine's limits, measured on first use and kept for the rest of the process."""
     bandwidth, threads = copy_bandwidth()
+    cache, cache_threads = copy_bandwidth(CACHE_COPY_BYTES)
     flops, product = matmul_flops()
     how = {
         "memory_bandwidth": f"NumPy copy of {COPY_BYTES / 1e6:.0f} MB on {threads} thread(s), "
         "bytes read + written per second",
+        "cache_bandwidth": f"NumPy copy of {CACHE_COPY_BYTES / 1e3:.0f} kB on "
+        f"{cache_threads} thread(s)",
         "peak_flops": f"{product}, 2n^3 / time",
     }
-    return MachineLimits(bandwidth, flops, how)
+    return MachineLimits(bandwidth, flops, how, cache)
 
 
 def record() -> dict[str, Any]:
