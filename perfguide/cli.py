@@ -164,7 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FACTORY",
         help="file.py:function returning the arguments instead (for a model: x, or x and y)",
     )
-    diagnose.add_argument("--quick", action="store_true", help="shorter timed blocks")
+    diagnose.add_argument(
+        "--quick",
+        action="store_true",
+        help="shorter timed blocks, and no more processes for undecided comparisons",
+    )
     diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")
     diagnose.add_argument("--html", metavar="PATH", help="also write a one-page report to PATH")
     diagnose.add_argument(
@@ -394,7 +398,7 @@ def _diagnose(args: argparse.Namespace) -> None:
         _progress(what) as report,
         Workers(args.processes, limits=True, progress=report, echo_stderr=args.verbose) as workers,
     ):
-        diagnosis, evidence = diagnosis_of(target, workers, quick=args.quick)
+        diagnosis, evidence = diagnosis_of(target, workers, quick=args.quick, settle=not args.quick)
         record = workers.environment
     base = diagnose_report.docs_url(args.docs_url)
     print(diagnose_report.text(diagnosis, evidence, base))

@@ -1,6 +1,7 @@
 """``perfguide diagnose``: its input specs, what it finds in known slow functions, the logic of
 its verdicts (on made-up measurements: no speed is asserted), and its bad input."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -120,14 +121,14 @@ def test_one_large_product_counts_its_flops_and_cannot_be_varied(probe):
     assert probe.retracing()["varied"] == []  # a changed batch no longer fits the product
 
 
-def test_a_py_function_is_named_with_its_source_line_and_cannot_be_compiled(probe):
+def test_a_numpy_function_is_named_with_its_source_line_and_cannot_be_compiled(probe):
     registered = register(probe, "log_magnitude", "float32[16]")
     assert "jit-compile" in registered["problems"]
     (outside,) = probe.facts()["outside_graph"]
     line = next(
-        i for i, text in enumerate(SLOW.read_text().splitlines(), 1) if "tf.py_function(" in text
+        i for i, text in enumerate(SLOW.read_text().splitlines(), 1) if "tf.numpy_function(" in text
     )
-    assert outside["op"] == "EagerPyFunc" and outside["where"] == f"{SLOW}:{line}"
+    assert outside["op"] == "PyFunc" and outside["where"] == f"{probe.shown(str(SLOW))}:{line}"
 
 
 def test_results_agree_at_the_scale_of_the_result(probe):
@@ -442,17 +443,94 @@ def test_the_command_prints_a_diagnosis_and_writes_its_files(capsys, tmp_path):
     assert "diagnose at size 1 on cpu:" in capsys.readouterr().out
 
 
-def test_only_held_claims_are_listed_as_recommendations():
+def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     # tf.function 4x slower than the eager function: measured, never advised.
     measured = evidence({"eager": 100e-6, "tf-function": 400e-6}, facts={"ops": 3})
     found = findings.diagnose(measured)
+    assert found.best.kind == "keep" and found.best.gain == 1
+    assert "The best measured change is none: keep it as written (eager)" in found.short_answer()
     text = report.text(found, measured)
-    assert "Recommendations" not in text
+    recommended = text.split("Recommendations, each measured on this function:\n")[1]
+    assert recommended.startswith("- Keep it as written (eager): no other form was faster")
     assert "Measured, not advised here:\n- Wrap it in tf.function: 4.00x slower" in text
     page = report.html_page(found, measured)
     assert "<h2>Measured, not advised here</h2>" in page
-    advised = json.loads(json.dumps(report.to_json(found)))["advice"][0]["advised"]
-    assert advised is False
+    advice = json.loads(json.dumps(report.to_json(found)))["advice"]
+    assert [(a["kind"], a["advised"]) for a in advice] == [("keep", True), ("form", False)]
+
+
+def test_retracing_fix_is_no_advice_while_no_graph_form_pays():
+    measured = evidence({"eager": 1e-4, "tf-function": 1e-3}, retracing=[retraced(True, False)] * 3)
+    found = findings.diagnose(measured)
+    (finding,) = [f for f in found.findings if f.kind == "retracing"]
+    assert finding.measured.endswith("moot while no graph form is faster than the code as written")
+    assert not [a for a in found.advice if a.kind == "retracing"]
+
+
+def test_retracing_fix_follows_a_graph_form_that_pays_without_outranking_it():
+    measured = evidence({"eager": 1e-3, "tf-function": 1e-4}, retracing=[retraced(True, False)] * 3)
+    found = findings.diagnose(measured)
+    (fix,) = [a for a in found.advice if a.kind == "retracing"]
+    assert fix.advised and fix.gain == 0 and fix.advice.startswith("In the tf.function, pass")
+    assert found.best.advice == "Wrap it in tf.function"
+
+
+def test_a_fix_that_needs_unknown_shapes_says_so_and_advises_padding():
+    run = retraced(True, False) | {"fixed_calls": [], "fixed_error": "it needs a static shape"}
+    registered = {"variants": ["eager", "tf-function"], "problems": {}, "as_written": "tf-function"}
+    found = findings.diagnose(
+        evidence({"eager": 1e-3, "tf-function": 1e-4}, registered=registered, retracing=[run] * 3)
+    )
+    (static,) = [f for f in found.findings if f.kind == "static-shape"]
+    assert "it needs a static shape" in static.measured and "pad inputs" in static.measured
+    assert not [a for a in found.advice if a.kind == "retracing"]
+
+
+def test_a_function_that_cannot_be_traced_is_diagnosed_eagerly():
+    graph_error = "it calls .numpy(), which reads a value back to Python (at mine.py:3)"
+    facts = {"graph_error": graph_error, "ops": 40, "op_time_s": 0.2e-3, "flops": None}
+    registered = {
+        "variants": ["eager"],
+        "problems": {"tf-function": graph_error, "jit-compile": graph_error},
+        "as_written": "eager",
+    }
+    found = findings.diagnose(evidence({"eager": 1e-3}, facts=facts, registered=registered))
+    assert found.short_answer().startswith(f"f(float32[4]) cannot run as a graph: {graph_error}.")
+    kinds = [f.kind for f in found.findings]
+    assert kinds[0] == "not-a-graph" and "limits" not in kinds
+    (call,) = [f for f in found.findings if f.kind == "eager-call"]
+    assert "200 µs of a 1.00 ms call (20.0 %" in call.measured and "800 µs" in call.measured
+    assert found.best is None and found.advice == []
+
+
+def test_bytes_past_the_memory_bandwidth_are_set_against_the_cache_rate():
+    # 10 MB per call in 100 µs is 100 GB/s: past the 20 GB/s memory, within a 200 GB/s cache.
+    limits = dataclasses.replace(LIMITS, cache_bandwidth=200e9)
+    measured = dataclasses.replace(
+        evidence(
+            {"eager": 1e-3, "tf-function": 100e-6, "jit-compile": 50e-6},
+            facts={"bytes": 10_000_000, "io_bytes": 1_000_000, "flops": 1_000_000},
+        ),
+        limits=limits,
+    )
+    (share,) = [f for f in findings.diagnose(measured).findings if f.kind == "limits"]
+    assert "tf-function reaches" in share.measured
+    assert "moves 10,000,000 bytes at 50.0 % of the measured cache copy rate" in share.measured
+    # The fused kernel moves its arguments and results: 1 MB in 50 µs, 100 % of 20 GB/s.
+    assert "moves 1,000,000 bytes at 100 % of the measured memory bandwidth" in share.measured
+    assert "the data stays in the caches" in share.measured
+
+
+def test_python_in_a_graph_call_is_priced():
+    outside = [{"op": "PyFunc", "name": "PyFunc", "where": "mine.py:7"}]
+    found = findings.diagnose(
+        evidence(
+            {"eager": 1e-4, "tf-function": 4e-4},
+            facts={"outside_graph": outside, "outside_graph_s": 3e-4},
+        )
+    )
+    (share,) = [f for f in found.findings if f.kind == "python-share"]
+    assert share.measured.startswith("300 µs of a 400 µs call (75.0 %, from a profiler trace)")
 
 
 def test_a_process_started_for_an_undecided_claim_is_set_up_like_the_others(monkeypatch):

@@ -13,8 +13,14 @@ forms in turns, first calls apart, each form's result checked against the eager 
 the traced graph (ops per call, FLOPs, bytes, ops that leave the graph for Python, with their
 source lines), prices an eager op and profiles a graph call, calls the function with other
 typical inputs to count retraces, and sets the work against this machine's measured peak and
-memory bandwidth. Then it says what bounds the function here and which change pays, each
-recommendation a claim checked on your function, with the chapter that explains it.
+memory bandwidth. Then it says what bounds the function here and which change pays against
+your code as you wrote it (a plain function eagerly, a ``tf.function`` as one), each
+recommendation a claim checked on your function, with the chapter that explains it. A change
+that measured slower, or could not be told apart, is listed as measured, never as advice; where
+nothing beats your code, the answer is to keep it. A form that cannot be built (a function that
+reads ``.numpy()``, needs a static batch size or makes a variable at every call) is a finding
+with its reason and your source line, and the rest is still measured. The first line printed is
+the answer; ``--json`` also carries every finding with a kind a program can act on.
 
 Arguments are given in order, one ``--input`` each: a tensor as a dtype and a shape
 (``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with random values, or a
@@ -32,7 +38,8 @@ weights, and judges them against ``predict`` and ``fit``.
 
 To install the command on your machine, see :doc:`Run the guide on your machine
 </your_machine>`. Below, the command runs on three functions that are slow for three different
-reasons, while this page is built; what it prints is what you would see.
+reasons, then on two that meet a graph's limits (one cannot be traced, one calls Python from
+inside the graph), while this page is built; what it prints is what you would see.
 """
 
 # %%
@@ -60,7 +67,7 @@ print(f"TensorFlow {env['tensorflow']}")
 def diagnose(function: str, *inputs: str):
     """What ``perfguide diagnose FUNCTIONS:function --input … --quick`` prints, and its plot."""
     target = Target(f"{FUNCTIONS}:{function}", tuple(map(InputSpec.parse, inputs)))
-    found, evidence = diagnosis_of(target, workers, quick=True)
+    found, evidence = diagnosis_of(target, workers, quick=True, settle=False)
     print(report.text(found, evidence))
     report.dot_plot_of(evidence)
     plt.show()
@@ -100,9 +107,39 @@ diagnose("row_norms", "float32[32,16]")
 diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
 
 # %%
-# The file also holds ``log_magnitude``, which calls NumPy through ``tf.py_function``: try it
-# yourself, and the command names the op that leaves the graph and the line that made it.
+# A function that cannot be a graph
+# ---------------------------------
 #
+# .. literalinclude:: /../examples/diagnose/slow_functions.py
+#    :pyobject: clipped_mean
+#
+# ``.numpy()`` asks for a value, and a graph being traced has none yet, so ``tf.function`` and
+# XLA cannot run this function. The command says so with the line, times it eagerly all the
+# same, and reads a profile of eager calls for how much of a call is its ops: the rest is the
+# most a graph could save, were the ``.numpy()`` replaced by a tensor op.
+#
+# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:clipped_mean
+# --input float32[256,64] --quick``
+diagnose("clipped_mean", "float32[256,64]")
+
+# %%
+# A graph that waits for Python
+# -----------------------------
+#
+# .. literalinclude:: /../examples/diagnose/slow_functions.py
+#    :pyobject: log_magnitude
+#
+# NumPy inside the function through ``tf.numpy_function``: in a graph, the runtime stops at that op
+# and waits for the interpreter. Whether ``tf.function`` pays here is the first line of the
+# answer. The command names the op and its line, and prices the share of a graph call spent in
+# Python from a profiler trace: the part of the call no graph can speed up. Replacing the NumPy
+# with TensorFlow ops is what would let a graph or XLA pay.
+#
+# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:log_magnitude
+# --input float32[64] --quick``
+diagnose("log_magnitude", "float32[64]")
+
+# %%
 # Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
 # </auto_examples/tf_data/plot_tf_data>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.

@@ -17,19 +17,19 @@ def _settle(forms: list[str], as_written: str) -> list[Faster]:
     return [Faster(form, as_written) for form in forms if form != as_written]
 
 
-def examine(target: Target, workers: Workers, *, quick: bool = False) -> Evidence:
+def examine(
+    target: Target, workers: Workers, *, quick: bool = False, settle: bool = True
+) -> Evidence:
     """What the workers measure of ``target``: its forms timed in one interleaved run per
-    process (first calls apart), and each process's facts and retracing calls."""
+    process (first calls apart), and each process's facts and retracing calls. With
+    ``settle``, a comparison with the reader's own form still undecided gets more processes."""
     registered = workers.prepare(f"{PROBE}:register", spec=target.to_json())[0]
-    measurements = workers.run(
-        WORKLOAD,
-        quick=quick,
-        settle=_settle(registered["variants"], registered["as_written"]),
-        peak=True,
-    )
+    forms = _settle(registered["variants"], registered["as_written"]) if settle else []
+    measurements = workers.run(WORKLOAD, quick=quick, settle=forms, peak=True)
     if registered.get("training"):
-        settle = _settle(registered["training"], registered["training_as_written"])
-        measurements += workers.run(TRAINING_WORKLOAD, quick=quick, settle=settle)
+        steps = registered["training"], registered["training_as_written"]
+        forms = _settle(*steps) if settle else []
+        measurements += workers.run(TRAINING_WORKLOAD, quick=quick, settle=forms)
     return Evidence(
         target=target.describe(),
         measurements=measurements,
@@ -41,8 +41,8 @@ def examine(target: Target, workers: Workers, *, quick: bool = False) -> Evidenc
 
 
 def diagnosis_of(
-    target: Target, workers: Workers, *, quick: bool = False
+    target: Target, workers: Workers, *, quick: bool = False, settle: bool = True
 ) -> tuple[Diagnosis, Evidence]:
     """:func:`examine` ``target`` and judge what was measured."""
-    evidence = examine(target, workers, quick=quick)
+    evidence = examine(target, workers, quick=quick, settle=settle)
     return diagnose(evidence), evidence

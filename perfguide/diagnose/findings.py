@@ -2,11 +2,15 @@
 measured, and which changes pay, each a checked claim with the chapter that explains it.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
-numbers. The bound is read off the fastest form the reader can use:
+numbers. Every change is measured against the form the reader's code runs as written (a plain
+function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit``), and only a
+change whose claim held is advice. The bound is read off the fastest form the reader can use:
 
 - **compute** or **memory**: its arithmetic reaches at least :data:`NEAR_LIMIT` of the machine's
-  measured peak FLOP/s, or its ops' bytes that share of the measured bandwidth; how it is
-  called cannot buy much;
+  measured peak FLOP/s, or the bytes it moves that share of the measured bandwidth (the bytes
+  counted for the form as it runs: every op's inputs and outputs, or for a kernel XLA fused its
+  arguments and results; a share above 100 % means the data stayed in the caches, and is set
+  against the measured cache copy rate); how it is called cannot buy much;
 - **overhead**: the ops' own time in a profiler trace is under half of a graph call, or an eager
   call's ops, each at the price of a small eager op here, account for most of its time;
 - **ops**: the ops take the time, far below the machine's limits (small or poorly fed kernels).
@@ -25,6 +29,14 @@ from perfguide.report.format import format_count, format_percent, format_seconds
 
 #: A share of the machine's peak or bandwidth from which work counts as bound by it.
 NEAR_LIMIT = 0.5
+#: Why dispatching a call's ops can price above the whole call.
+OPS_DISPATCH_FASTER = (
+    ": more than the whole call, so its ops dispatch faster than tf.add, the small op priced here"
+)
+#: The limit a share of the memory bandwidth above 100 % is set against instead.
+CACHE = "cache copy rate"
+#: The forms that run the function as a graph (where retracing matters).
+GRAPH_FORMS = ("tf-function", "jit-compile")
 #: A retrace-free sequence must be this much faster for the fix to count.
 RETRACE_FIX = 1.1
 #: Chapter topic -> its title: where each recommendation is explained.
@@ -55,10 +67,28 @@ FORM_ADVICE = {
 }
 
 
+#: The kinds of finding, as the results file names them for an editor or CI to act on.
+KINDS = {
+    "not-a-graph": "the function cannot run as a tf.function: why, and the line",
+    "eager-call": "where an eager call's time goes, where no graph can be measured",
+    "form-not-timed": "a form that could not be built, or computed something else",
+    "leaves-graph": "an op that runs Python from inside the graph, and its line",
+    "python-share": "the share of a graph call spent in Python",
+    "prints-when-tracing": "print (a Python side effect) runs only while tracing",
+    "retracing": "calls with other typical inputs that trace anew, and what each costs",
+    "static-shape": "reduce_retracing cannot help: the function needs static shapes",
+    "eager-dispatch": "ops per call, and what dispatching them eagerly costs",
+    "graph-call": "where a tf.function call's time goes",
+    "limits": "each form's work against the machine's measured peak and bandwidth",
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    """One line of the findings table: what was looked at, and what it measured here."""
+    """One line of the findings table: its ``kind`` (one of :data:`KINDS`), what was looked
+    at, and what it measured here."""
 
+    kind: str
     what: str
     measured: str
 
@@ -66,12 +96,17 @@ class Finding:
 @dataclasses.dataclass(frozen=True)
 class Advice:
     """A change, the claim that measured it on the reader's code, the chapter topic that
-    explains it, and its measured ``gain`` (times faster; 0 where it is not a speed-up)."""
+    explains it, its measured ``gain`` over the code as written (times faster; 1 for keeping
+    the code as it is, 0 where it is no speed-up of the code as written) and its ``kind``:
+    "form" (call it another way), "keep", "retracing" or "peak"."""
 
     advice: str
     claim: Claim
     chapter: str
     gain: float = 0.0
+    kind: str = "form"
+    #: The form a "form" advice says to call it as.
+    form: str = ""
 
     @property
     def advised(self) -> bool:
@@ -99,15 +134,25 @@ class Evidence:
         return [m for m in self.measurements if m.label != PEAK]
 
     @property
+    def calls(self) -> list[Measurement]:
+        """The forms timed per call (a model's inference, not its training steps)."""
+        return [m for m in self.forms if m.unit == "call"]
+
+    @property
     def fastest(self) -> Measurement:
-        """The fastest form per call (a model's inference, not its training steps)."""
-        return min((m for m in self.forms if m.unit == "call"), key=lambda m: m.median_s)
+        """The fastest form per call."""
+        return min(self.calls, key=lambda m: m.median_s)
 
     @property
     def baselines(self) -> dict[str, str]:
         """The form the reader's code runs as written, per unit (call, training step)."""
         registered = self.registered
         return {"call": registered["as_written"], "step": registered.get("training_as_written")}
+
+    @property
+    def graph_error(self) -> str | None:
+        """Why the function cannot be traced, if it cannot."""
+        return next((f["graph_error"] for f in self.facts if f.get("graph_error")), None)
 
     def fact(self, key: str) -> Any:
         """A fact's median over the processes (the same in each where it is a count)."""
@@ -117,85 +162,148 @@ class Evidence:
 
 @dataclasses.dataclass(frozen=True)
 class Diagnosis:
-    """The bound, the findings and the advice, ordered by measured effect (held first)."""
+    """The bound, the findings and the advice, ordered by measured effect (held first), and
+    why the function cannot be traced, if it cannot."""
 
     target: str
     bound: str
     why: str
     findings: list[Finding]
     advice: list[Advice]
+    graph_error: str | None = None
 
     @property
     def best(self) -> Advice | None:
-        """The change worth most: the held speed-up with the largest gain, if any held."""
-        held = [a for a in self.advice if a.claim.held and a.gain > 1]
+        """The best measured change: the held speed-up with the largest gain, else keeping the
+        code as written where that held; None if neither did."""
+        held = [a for a in self.advice if a.advised and a.gain >= 1]
         return max(held, key=lambda a: a.gain) if held else None
 
     def short_answer(self) -> str:
         best = self.best
-        change = (
-            f"The change worth most: {best.advice[0].lower()}{best.advice[1:]}, "
-            f"{best.claim.effect} here."
-            if best
-            else "No change of how it is called made it clearly faster here."
-        )
-        return f"{self.target} is {self.bound}-bound on this machine: {self.why}. {change}"
+        if best is None:
+            change = "No change of how it is called made it clearly faster here."
+        elif best.kind == "keep":
+            change = (
+                f"The best measured change is none: {_lower(best.advice)}; {best.claim.evidence}."
+            )
+        else:
+            change = f"The change worth most: {_lower(best.advice)}, {best.claim.effect} here."
+        if self.graph_error:
+            start = f"{self.target} cannot run as a graph: {self.graph_error}. Eagerly it is"
+        else:
+            start = f"{self.target} is"
+        return f"{start} {self.bound}-bound on this machine: {self.why}. {change}"
 
 
-def _share_finding(evidence: Evidence, m: Measurement) -> tuple[Finding, float, float]:
-    """The work of a call of ``m`` as shares of the peak (the peak's product timed in turns
-    with it, where it was) and of the measured bandwidth."""
-    flops, moved = evidence.fact("flops"), evidence.fact("bytes")
+def _lower(text: str) -> str:
+    return text[0].lower() + text[1:]
+
+
+def _memory_share(limits: MachineLimits, moved: float, seconds: float) -> tuple[float, str]:
+    """The share of the measured bandwidth that moving ``moved`` bytes in ``seconds`` uses, and
+    the limit it is set against: past the memory bandwidth the data came from the caches, so
+    the cache copy rate is the limit (where it was measured)."""
+    share = limits.bandwidth_share(moved, seconds)
+    if share > 1 and limits.cache_bandwidth:
+        return moved / seconds / limits.cache_bandwidth, CACHE
+    return share, "memory bandwidth"
+
+
+def _limits_finding(evidence: Evidence) -> tuple[Finding | None, float, float, str]:
+    """Each form's work per call as shares of the peak (the peak's product timed in turns
+    with it, where it was) and of the bandwidth, counting the bytes the form moves as it runs;
+    the finding, and the fastest form's shares and the memory limit it is set against."""
+    flops, unfused, fused = (evidence.fact(key) for key in ("flops", "bytes", "io_bytes"))
+    if flops is None:
+        return None, 0.0, 0.0, ""
     peak = evidence.form(PEAK)
     peak_flops = PEAK_FLOPS / peak.median_s if peak else evidence.limits.peak_flops
-    compute = flops / m.median_s / peak_flops
-    memory = evidence.limits.bandwidth_share(moved, m.median_s)
+    parts, shares = [], {}
+    for m in evidence.calls:
+        moved = fused if m.label == "jit-compile" and fused is not None else unfused
+        memory, limit = _memory_share(evidence.limits, moved, m.median_s)
+        shares[m.label] = (flops / m.median_s / peak_flops, memory, limit)
+        parts.append(
+            f"{m.label} reaches {format_percent(shares[m.label][0])} of the peak and moves "
+            f"{format_count(int(moved))} bytes at {format_percent(memory)} of the measured "
+            f"{limit}"
+        )
     measured = (
-        f"{format_count(flops)} FLOPs and {format_count(moved)} bytes per call; {m.label} "
-        f"reaches {format_percent(compute)} of the measured peak and moves "
-        f"{format_percent(memory)} of the measured bandwidth"
+        f"{format_count(int(flops))} FLOPs per call; every op's inputs and outputs are "
+        f"{format_count(int(unfused))} bytes, a kernel XLA fuses moves its arguments and "
+        f"results ({format_count(int(fused or 0))} bytes); " + "; ".join(parts)
     )
-    return Finding("Work per call against the machine's limits", measured), compute, memory
+    if any(limit == CACHE for _, _, limit in shares.values()):
+        measured += (
+            "; more bytes a second than memory delivers means the data stays in the caches "
+            "(between ops, or from call to call), so it is set against the cache copy rate"
+        )
+    compute, memory, limit = shares[evidence.fastest.label]
+    finding = Finding("limits", "Work per call against the machine's limits", measured)
+    return finding, compute, memory, limit
 
 
 def _overhead_findings(evidence: Evidence) -> tuple[list[Finding], float | None, float | None]:
-    """Findings on per-call and per-op costs: the ops' share of a graph call (profile) and the
-    eager dispatch their count implies."""
+    """Findings on per-call and per-op costs: the ops' share of a call (profile: of a graph
+    call, or of an eager one where no graph can be made) and the eager dispatch their count
+    implies."""
     findings, op_share, dispatch_share = [], None, None
     ops, op_s = evidence.fact("ops"), evidence.fact("eager_op_s")
     eager = evidence.form("eager")
+    counted = "counted in a profile of eager calls" if evidence.graph_error else "in the graph"
     if eager is not None and ops:
         dispatch_share = ops * op_s / eager.median_s
         findings.append(
             Finding(
+                "eager-dispatch",
                 "Ops per call, and what dispatching them eagerly costs",
-                f"{format_count(ops)} op{'s' * (ops != 1)}; at {format_seconds(op_s)} per "
-                "small eager op here "
-                f"that is {format_seconds(ops * op_s)}, {format_percent(dispatch_share)} of an "
-                f"eager call ({format_seconds(eager.median_s)})",
+                f"{format_count(ops)} op{'s' * (ops != 1)} ({counted}); at "
+                f"{format_seconds(op_s)} per small eager op here that is "
+                f"{format_seconds(ops * op_s)}, {format_percent(dispatch_share)} of an eager "
+                f"call ({format_seconds(eager.median_s)})"
+                + (OPS_DISPATCH_FASTER if dispatch_share > 1 else ""),
             )
         )
-    graph, op_time = evidence.form("tf-function"), evidence.fact("op_time_s")
-    if graph is not None and op_time is not None:
-        op_share = op_time / graph.median_s
-        findings.append(
-            Finding(
-                "Where a tf.function call's time goes",
-                f"the ops run {format_seconds(op_time)} of a {format_seconds(graph.median_s)} "
-                f"call ({format_percent(min(op_share, 1))}, from a profiler trace); the rest is "
-                "Python before the runtime and the runtime's own work per call",
-            )
-        )
+    op_time = evidence.fact("op_time_s")
+    call = eager if evidence.graph_error else evidence.form("tf-function")
+    if call is not None and op_time is not None:
+        op_share = op_time / call.median_s
+        findings.append(_call_finding(call, op_time, bool(evidence.graph_error)))
     return findings, op_share, dispatch_share
 
 
+def _call_finding(call: Measurement, op_time: float, eager: bool) -> Finding:
+    where = (
+        f"the ops run {format_seconds(op_time)} of a {format_seconds(call.median_s)} call "
+        f"({format_percent(min(op_time / call.median_s, 1))}, from a profiler trace); the rest"
+    )
+    if eager:
+        rest = format_seconds(max(call.median_s - op_time, 0))
+        return Finding(
+            "eager-call",
+            "Where an eager call's time goes",
+            f"{where}, {rest}, is Python and dispatching ops one at a time: the most a graph "
+            "could save, were the function traceable",
+        )
+    return Finding(
+        "graph-call",
+        "Where a tf.function call's time goes",
+        f"{where} is Python before the runtime and the runtime's own work per call",
+    )
+
+
 def _bound(
-    compute: float, memory: float, op_share: float | None, dispatch_share: float | None
+    compute: float,
+    memory: float,
+    limit: str,
+    op_share: float | None,
+    dispatch_share: float | None,
 ) -> tuple[str, str]:
     if max(compute, memory) >= NEAR_LIMIT:
         kind, share = ("compute", compute) if compute >= memory else ("memory", memory)
-        limit = "peak FLOP/s" if kind == "compute" else "memory bandwidth"
-        return kind, f"its fastest form reaches {format_percent(share)} of the measured {limit}"
+        measured = "peak FLOP/s" if kind == "compute" else limit
+        return kind, f"its fastest form reaches {format_percent(share)} of the measured {measured}"
     if (op_share is not None and op_share < 0.5) or (dispatch_share or 0) >= 0.5:
         return "overhead", "most of its time is the cost of calls and op dispatches, not its ops"
     return "ops", "its ops take the time, well below the machine's peak and bandwidth"
@@ -211,32 +319,77 @@ def _form_advice(evidence: Evidence) -> list[Advice]:
             claim = Faster(m.label, baseline).check(evidence.measurements)
             gain = ratio_interval(evidence.form(baseline), m)[0]  # the claim's own ratio
             text, chapter = advice_for[m.label]
-            advice.append(Advice(text, claim, chapter, gain))
+            advice.append(Advice(text, claim, chapter, gain, form=m.label))
     return advice
 
 
-def _retrace_findings(evidence: Evidence) -> tuple[list[Finding], list[Advice]]:
-    runs = evidence.retracing
-    if not runs or not runs[0]["varied"]:
-        return [], []
-    traced = [sum(c["traced"] for c in run["calls"][1:]) for run in runs]
-    fixed = [sum(c["traced"] for c in run["fixed_calls"][1:]) for run in runs]
+def _keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
+    """Keeping the code as written, checked against the fastest other form per call, where
+    no other form was advised as faster."""
+    baseline = evidence.baselines["call"]
+    others = [m for m in evidence.calls if m.label != baseline]
+    if not others or any(a.advised and a.gain > 1 for a in advice):
+        return []
+    other = min(others, key=lambda m: m.median_s)
+    claim = Faster(baseline, other.label).check(evidence.measurements)
+    text = f"Keep it as written ({baseline}): no other form was faster"
+    chapter = "training_loop" if evidence.registered.get("kind") == "model" else "tf_function"
+    return [Advice(text, claim, chapter, 1.0, "keep")]
+
+
+def _traces(runs: list[dict[str, Any]], calls: str) -> tuple[float, int]:
+    """The median count of varied ``calls`` that traced anew, and how many were varied."""
+    traced = [sum(c["traced"] for c in run[calls][1:]) for run in runs]
+    return statistics.median(traced), len(runs[0]["varied"])
+
+
+def _retrace_measured(runs: list[dict[str, Any]]) -> str:
+    """How many varied calls traced anew, and what each retrace cost in steady calls."""
+    traced, varied = _traces(runs, "calls")
+    measured = f"{traced:g} of {varied} varied calls traced anew"
     costs = [c["s"] - run["steady_s"] for run in runs for c in run["calls"][1:] if c["traced"]]
-    varied = len(runs[0]["varied"])
-    measured = f"{statistics.median(traced):g} of {varied} varied calls traced anew"
     if costs:
         cost, steady = statistics.median(costs), statistics.median(r["steady_s"] for r in runs)
         measured += (
             f", each retrace costing {format_seconds(cost)} "
             f"({three_figures(cost / steady)} steady calls)"
         )
-    measured += (
-        f"; with reduce_retracing=True and numbers passed as tensors, "
-        f"{statistics.median(fixed):g} of {varied}"
+    return measured
+
+
+def _retrace_findings(
+    evidence: Evidence, graph_advised: bool
+) -> tuple[list[Finding], list[Advice]]:
+    """Retracing on other typical inputs, and its usual fix: advice where the code runs as a
+    graph as written, or a graph form is advised; a finding alone otherwise."""
+    runs = [run for run in evidence.retracing if run.get("varied")]
+    if not runs:
+        return [], []
+    what = f"Retracing on other inputs ({'; '.join(runs[0]['varied'])})"
+    measured = _retrace_measured(runs)
+    if failed := next((run["fixed_error"] for run in runs if run.get("fixed_error")), None):
+        static = Finding(
+            "static-shape",
+            "reduce_retracing=True cannot help",
+            f"with shapes relaxed it fails: {failed}; pad inputs to a few batch sizes instead, "
+            "so that each size traces once",
+        )
+        return [Finding("retracing", what, measured), static], []
+    measured += "; with reduce_retracing=True and numbers passed as tensors, {:g} of {}".format(
+        *_traces(runs, "fixed_calls")
     )
-    finding = Finding(f"Retracing on other inputs ({'; '.join(runs[0]['varied'])})", measured)
-    if not any(traced):
-        return [finding], []
+    as_graph = evidence.baselines["call"] == "tf-function"
+    retraces = _traces(runs, "calls")[0] > 0
+    if retraces and not (as_graph or graph_advised):
+        measured += "; moot while no graph form is faster than the code as written"
+    if not retraces or not (as_graph or graph_advised):
+        return [Finding("retracing", what, measured)], []
+    return [Finding("retracing", what, measured)], [_retrace_advice(runs, as_graph)]
+
+
+def _retrace_advice(runs: list[dict[str, Any]], as_graph: bool) -> Advice:
+    """The usual fix, measured over the varied calls: a speed-up of a ``tf.function`` as
+    written, or how to keep a graph form that is advised."""
     ratios = [
         sum(c["s"] for c in run["calls"]) / sum(c["s"] for c in run["fixed_calls"]) for run in runs
     ]
@@ -247,21 +400,25 @@ def _retrace_findings(evidence: Evidence) -> tuple[list[Finding], list[Advice]]:
         "faster over the varied calls",
     )
     numbers = any("Python number" in label for label in runs[0]["varied"])
-    advice = Advice(
-        "Pass tensors, not Python numbers, and use reduce_retracing=True or an input_signature"
+    text = (
+        "pass tensors, not Python numbers, and use reduce_retracing=True or an input_signature"
         if numbers
-        else "Use reduce_retracing=True or an input_signature with a None batch dimension",
-        claim,
-        "tf_function",
-        statistics.median(ratios),
+        else "use reduce_retracing=True or an input_signature with a None batch dimension"
     )
-    return [finding], [advice]
+    if as_graph:
+        return Advice(
+            text[0].upper() + text[1:], claim, "tf_function", statistics.median(ratios), "retracing"
+        )
+    return Advice(f"In the tf.function, {text}", claim, "tf_function", kind="retracing")
 
 
-def _outside_findings(evidence: Evidence) -> list[Finding]:
+def _python_findings(evidence: Evidence) -> list[Finding]:
+    """Ops that leave the graph for Python, the share of a graph call they take, and prints
+    that run only while tracing."""
     outside = evidence.facts[0]["outside_graph"] if evidence.facts else []
-    return [
+    found = [
         Finding(
+            "leaves-graph",
             f"{op['op']} leaves the graph for Python",
             f"{op['name']}, made at {op['where'] or 'a line TensorFlow does not record'}: the "
             "runtime waits for the interpreter (and the GIL) at every call, and XLA cannot "
@@ -269,11 +426,44 @@ def _outside_findings(evidence: Evidence) -> list[Finding]:
         )
         for op in outside
     ]
+    graph, in_python = evidence.form("tf-function"), evidence.fact("outside_graph_s")
+    if outside and graph is not None and in_python:
+        found.append(
+            Finding(
+                "python-share",
+                "Time in Python inside a tf.function call",
+                f"{format_seconds(in_python)} of a {format_seconds(graph.median_s)} call "
+                f"({format_percent(min(in_python / graph.median_s, 1))}, from a profiler "
+                "trace): replacing that Python with TensorFlow ops is what lets a graph or XLA "
+                "pay",
+            )
+        )
+    if any(f.get("prints_only_when_tracing") for f in evidence.facts):
+        found.append(
+            Finding(
+                "prints-when-tracing",
+                "print runs only while tracing",
+                "an eager call printed and a steady tf.function call did not: in a graph, "
+                "Python side effects (print, appending to a list) run once per trace; "
+                "tf.print prints at every call",
+            )
+        )
+    return found
+
+
+def _graph_findings(evidence: Evidence) -> list[Finding]:
+    """Why no graph could be made, if none could."""
+    if not evidence.graph_error:
+        return []
+    why = f"{evidence.graph_error}; so it runs eagerly, op by op"
+    return [Finding("not-a-graph", "It cannot run as a tf.function", why)]
 
 
 def _excluded_findings(evidence: Evidence) -> list[Finding]:
+    """The forms left out, and why."""
     return [
-        Finding(f"{form} not timed", why) for form, why in evidence.registered["problems"].items()
+        Finding("form-not-timed", f"{form} not timed", why)
+        for form, why in evidence.registered["problems"].items()
     ]
 
 
@@ -283,25 +473,28 @@ def _peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
     share = Share(evidence.fastest.label, PEAK, NEAR_LIMIT, evidence.fact("flops"), PEAK_FLOPS)
     claim = share.check(evidence.measurements)
     advice = "Do less arithmetic, or use narrower types (the calls already run near the peak)"
-    return [Advice(advice, claim, "vectorization")]
+    return [Advice(advice, claim, "vectorization", kind="peak")]
 
 
 def diagnose(evidence: Evidence) -> Diagnosis:
     """The diagnosis the measurements support."""
-    fastest = evidence.fastest
-    share, compute, memory = _share_finding(evidence, fastest)
+    limits, compute, memory, limit = _limits_finding(evidence)
     overhead, op_share, dispatch_share = _overhead_findings(evidence)
-    bound, why = _bound(compute, memory, op_share, dispatch_share)
-    retrace, retrace_advice = _retrace_findings(evidence)
+    bound, why = _bound(compute, memory, limit, op_share, dispatch_share)
+    forms = _form_advice(evidence)
+    graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
+    retrace, retrace_advice = _retrace_findings(evidence, graph_advised)
     findings = [
-        *_outside_findings(evidence),
+        *_graph_findings(evidence),
+        *_python_findings(evidence),
         *retrace,
         *overhead,
-        share,
+        *([limits] if limits else []),
         *_excluded_findings(evidence),
     ]
-    advice = [*_form_advice(evidence), *retrace_advice, *_peak_advice(evidence, compute)]
+    advice = [*forms, *_keep_advice(evidence, forms), *retrace_advice]
+    advice += _peak_advice(evidence, compute)
     # Held first, larger gains first: the reader acts on the top line.
     order = {True: 0, None: 1, False: 2}
     advice.sort(key=lambda a: (order[a.claim.held], -a.gain))
-    return Diagnosis(evidence.target, bound, why, findings, advice)
+    return Diagnosis(evidence.target, bound, why, findings, advice, evidence.graph_error)

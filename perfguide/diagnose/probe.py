@@ -12,12 +12,16 @@ Errors in what the reader gave raise :class:`~perfguide.processes.fresh.BadInput
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import importlib
 import importlib.util
+import io
+import re
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,8 +104,9 @@ def arguments(target: Target, seed: int = 0) -> tuple[Any, ...]:
 
 
 def materialize(result: Any) -> list[np.ndarray]:
-    """Every tensor of ``result`` as a NumPy array (the work is then surely done)."""
-    return [np.asarray(leaf) for leaf in tf.nest.flatten(result)]
+    """Every tensor of ``result`` (ragged and sparse ones as their parts) as a NumPy array:
+    the work is then surely done."""
+    return [np.asarray(leaf) for leaf in tf.nest.flatten(result, expand_composites=True)]
 
 
 def _one_line(error: BaseException) -> str:
@@ -110,6 +115,72 @@ def _one_line(error: BaseException) -> str:
     if not lines:
         return type(error).__name__
     return lines[-1] if lines[0] == "in user code:" else lines[0]
+
+
+#: What TensorFlow's errors mean for code that cannot be traced, compiled or relaxed, in a
+#: reader's words: a fragment of the message, and what it says of the reader's code.
+REASONS = (
+    (
+        "has no attribute 'numpy'",
+        "it calls .numpy(), which reads a value back to Python: a graph being traced has no "
+        "values yet, so this keeps the function eager",
+    ),
+    (
+        "cannot be interpreted as an integer",
+        "it needs a static shape: Python uses a dimension (a range over x.shape[0], say) that "
+        "is unknown (None) in a graph traced for any size",
+    ),
+    (
+        "singleton tf.Variables",
+        "it creates a tf.Variable at every call: create it once, outside the function",
+    ),
+    ("unsupported operations", "XLA cannot compile some of its ops"),
+    (
+        "as a Python `bool` is not allowed",
+        "Python branches on a tensor's value, which a graph does not have while it is traced",
+    ),
+)
+_FILE_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def reader_files(target: Target) -> set[str]:
+    """The reader's files: the function's (or model's inputs factory's) and the factory's."""
+    return {
+        str(Path(ref.rpartition(":")[0]).resolve())
+        for ref in (target.function, target.factory)
+        if ref and is_file_reference(ref.rpartition(":")[0])
+    }
+
+
+def shown(filename: str) -> str:
+    """A source file as a reader finds it: relative to where the command runs, if it is there."""
+    path = Path(filename).resolve()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+def _error_line(error: BaseException, files: set[str]) -> str | None:
+    """Where in the reader's files ``error`` arose: the last such line TensorFlow's message
+    quotes ("in user code:"), else the innermost such frame of its traceback."""
+    quoted = [
+        f"{shown(m['file'])}:{m['line']}"
+        for m in _FILE_LINE.finditer(str(error))
+        if str(Path(m["file"]).resolve()) in files
+    ]
+    frames = [
+        f"{shown(frame.filename)}:{frame.lineno}"
+        for frame in traceback.extract_tb(error.__traceback__)
+        if str(Path(frame.filename).resolve()) in files
+    ]
+    return (quoted or frames or [None])[-1]
+
+
+def why_not(error: BaseException, files: set[str]) -> str:
+    """Why a form or probe failed, in a reader's words where the error is a known one, with
+    the line of the reader's code it arose at."""
+    reason = next((why for fragment, why in REASONS if fragment in str(error)), None)
+    reason = reason or f"{type(error).__name__}: {_one_line(error)}"
+    where = _error_line(error, files)
+    return f"{reason} (at {where})" if where else reason
 
 
 def _reader_call(what: str, thunk: Callable[[], Any]) -> Any:
@@ -169,7 +240,7 @@ def _register(
         try:
             got = outcome(form)
         except Exception as error:  # e.g. an op XLA cannot compile: that form is out
-            problems[form] = f"{type(error).__name__}: {_one_line(error)}"
+            problems[form] = why_not(error, reader_files(target))
             continue
         if (why := difference(expected, got)) is not None:
             problems[form] = f"not the same result: {why}"
@@ -205,8 +276,17 @@ def _register_function(target: Target) -> dict[str, Any]:
     makers = {
         form: functools.partial(_function_call, make, args) for form, make in forms(python).items()
     }
+    # Never tried: TensorFlow 2.21 aborts the whole process when XLA is handed a string.
+    strings = [str(i + 1) for i, a in enumerate(args) if tf.is_tensor(a) and a.dtype == tf.string]
+    if strings:
+        del makers["jit-compile"]
 
     variants, problems = _register(WORKLOAD, "call", makers, target)
+    if strings:
+        problems["jit-compile"] = (
+            f"XLA takes no string tensors (argument {', '.join(strings)}); TensorFlow aborts "
+            "the process when a compiled function is called with one, so it was not tried"
+        )
     _state.update(target=target, python=python, args=args)
     # A tf.function runs as one as written, if that form computes the same result.
     as_written = "tf-function" if python is not function and "tf-function" in variants else "eager"
@@ -271,6 +351,8 @@ def _model_batch(target: Target, model: Any) -> tuple[Any, Any]:
 
 def _register_model(target: Target) -> dict[str, Any]:
     path = target.function
+    if target.factory is not None:
+        load(target.factory)  # its module may define (and register) the model's own layers
     model = _load_model(path)
     x, y = _reader_call(target.describe(), lambda: _model_batch(target, model))
     makers = {form: functools.partial(_inference_call, form, model, x) for form in INFERENCE_FORMS}
@@ -310,30 +392,43 @@ def _source_line(op: tf.Operation, files: set[str]) -> str | None:
     frames = list(op.traceback or ())
     for frame in reversed(frames):
         if str(Path(frame.filename).resolve()) in files:
-            return f"{frame.filename}:{frame.lineno}"
+            return f"{shown(frame.filename)}:{frame.lineno}"
     for frame in reversed(frames):
         if not any(part in frame.filename for part in ("tensorflow", "keras", "perfguide")):
-            return f"{frame.filename}:{frame.lineno}"
+            return f"{shown(frame.filename)}:{frame.lineno}"
     return None
 
 
-def _flops(graph: tf.Graph) -> int:
+def _flops(graph: tf.Graph) -> int | None:
     """FLOPs of one call, from TensorFlow's own op statistics (ops without static shapes or
-    without statistics count none)."""
+    without statistics count none); None where the statistics cannot be read."""
     options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
     options["output"] = "none"
-    return int(tf.compat.v1.profiler.profile(graph, options=options).total_float_ops)
+    try:
+        return int(tf.compat.v1.profiler.profile(graph, options=options).total_float_ops)
+    except Exception:  # TF1's profiler on a graph it cannot read: no count, not no diagnosis
+        return None
+
+
+def _size(tensor: tf.Tensor) -> int:
+    """Bytes of a tensor with a static shape (0 for one without, or a handle to a variable,
+    a list or a ragged part)."""
+    if not tensor.shape.is_fully_defined() or tensor.dtype in (tf.resource, tf.variant):
+        return 0
+    return tensor.shape.num_elements() * tensor.dtype.size
 
 
 def _bytes(ops: list[tf.Operation]) -> int:
     """Bytes the ops read and write, counting every input and output with a static shape once
-    per op: what a call moves if nothing stays in cache."""
-    total = 0
-    for op in ops:
-        for tensor in [*op.inputs, *op.outputs]:
-            if tensor.shape.is_fully_defined() and tensor.dtype.size:
-                total += tensor.shape.num_elements() * tensor.dtype.size
-    return total
+    per op: what a call moves if nothing stays in cache and no ops are fused."""
+    return sum(_size(tensor) for op in ops for tensor in [*op.inputs, *op.outputs])
+
+
+def _io_bytes(graph: tf.Graph) -> int:
+    """Bytes a call must move at least: its arguments, the variables it reads and its results,
+    once each. A kernel XLA fuses moves these, not the intermediates between its ops."""
+    read = [op.outputs[0] for op in graph.get_operations() if op.type == "ReadVariableOp"]
+    return sum(_size(tensor) for tensor in [*graph.inputs, *read, *graph.outputs])
 
 
 def _eager_op_s() -> float:
@@ -342,42 +437,63 @@ def _eager_op_s() -> float:
     return measure(tf.add, scalar, scalar, label="eager op", min_block_s=0.02, blocks=5).median_s
 
 
-def _op_time_s(function: Any, args: tuple[Any, ...]) -> float | None:
-    """Op time per call of the ``tf.function`` in a profiler trace (None: no trace)."""
+def _profiled(function: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+    """From a profiler trace of ``function``: the ops it ran per call (nested ones too), their
+    time per call, and the time per call of the ops that leave the graph for
+    Python (whole, with the ops they run); empty if no trace could be taken."""
     with tempfile.TemporaryDirectory() as logdir:
         try:
             trace = profile.capture(function, *args, logdir=logdir, calls=PROFILED_CALLS)
             events = profile.op_events(trace)
         except (profile.TraceError, tf.errors.OpError):
-            return None
-        return sum(event.self_ps for event in events) / 1e12 / PROFILED_CALLS
+            return {}
+    outside = [e for e in events if e.type in LEAVE_THE_GRAPH]
+    return {
+        "ops": round(len(events) / PROFILED_CALLS),
+        "op_time_s": sum(e.self_ps for e in events) / 1e12 / PROFILED_CALLS,
+        "outside_graph_s": sum(e.duration_ps for e in outside) / 1e12 / PROFILED_CALLS,
+    }
+
+
+def _prints_only_when_tracing(python: Any, function: Any, args: tuple[Any, ...]) -> bool:
+    """Whether an eager call prints and a steady graph call (after the tracing one) does not:
+    Python side effects run only while a ``tf.function`` traces."""
+    with contextlib.redirect_stdout(io.StringIO()) as eager:
+        materialize(python(*args))
+    materialize(function(*args))
+    with contextlib.redirect_stdout(io.StringIO()) as steady:
+        materialize(function(*args))
+    return bool(eager.getvalue()) and not steady.getvalue()
 
 
 def facts() -> dict[str, Any]:
     """What the registered function's graph does per call, and what an eager op and the
-    graph's ops cost here."""
-    spec, python, args = _state["target"], _state["python"], _state["args"]
-    function = tf.function(python)
-    graph = function.get_concrete_function(*args).graph
+    graph's ops cost here. A function that cannot be traced gets ``graph_error`` (why, in a
+    reader's words) and its eager calls' profile instead."""
+    target, python, args = _state["target"], _state["python"], _state["args"]
+    files = reader_files(target)
+    answer: dict[str, Any] = {"eager_op_s": _eager_op_s(), "outside_graph": []}
+    try:
+        function = tf.function(python)
+        graph = function.get_concrete_function(*args).graph
+        prints = _prints_only_when_tracing(python, function, args)
+    except Exception as error:  # the reader's code: a graph it cannot be is a finding
+        return answer | {"graph_error": why_not(error, files), **_profiled(python, args)}
     ops = anatomy.dispatched_ops(graph)
-    files = {
-        str(Path(ref.rpartition(":")[0]).resolve())
-        for ref in (spec.function, spec.factory)
-        if ref and is_file_reference(ref.rpartition(":")[0])
-    }
     outside = [
         {"op": op.type, "name": op.name, "where": _source_line(op, files)}
         for op in ops
         if op.type in LEAVE_THE_GRAPH
     ]
-    return {
+    return answer | {
+        **_profiled(function, args),
         "ops": len(ops),
         "op_types": dict(collections.Counter(op.type for op in ops).most_common()),
         "flops": _flops(graph),
         "bytes": _bytes(ops),
+        "io_bytes": _io_bytes(graph),
         "outside_graph": outside,
-        "eager_op_s": _eager_op_s(),
-        "op_time_s": _op_time_s(function, args),
+        "prints_only_when_tracing": prints,
     }
 
 
@@ -393,7 +509,8 @@ def _varied(args: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...]]]:
                 changed[i] = tf.concat([args[i]] * 2, axis=0)[: grow(args[i].shape[0])]
             calls.append((label, tuple(changed)))
     for i, a in enumerate(args):
-        scalar = isinstance(a, (int, float)) or (tf.is_tensor(a) and a.shape.rank == 0)
+        number = tf.is_tensor(a) and (a.dtype.is_floating or a.dtype.is_integer)
+        scalar = isinstance(a, (int, float)) or (number and a.shape.rank == 0)
         if scalar and not isinstance(a, bool):
             value = a if isinstance(a, (int, float)) else a.numpy().item()
             for step in (1, 2):
@@ -424,20 +541,25 @@ def retracing() -> dict[str, Any]:
     """The registered function as a ``tf.function`` called with the original arguments and then
     :func:`_varied` ones (each call's seconds and whether it traced), a steady call's seconds,
     and the same calls with ``reduce_retracing=True`` and Python numbers passed as tensors (the
-    usual fixes)."""
-    python, args = _state["python"], _state["args"]
+    usual fixes). Where the function cannot be traced, ``error`` says why; where only the fix
+    fails (a relaxed shape the function cannot take), ``fixed_error`` does."""
+    target, python, args = _state["target"], _state["python"], _state["args"]
     varied = [(label, a) for label, a in _varied(args) if _accepts(python, a)]
     calls = [args] + [a for _, a in varied]
-    function = tf.function(python)
-    as_written = _sequence(function, calls)
-    steady = measure(function, *args, label="steady", min_block_s=0.02, blocks=5).median_s
-    fixed = _sequence(tf.function(python, reduce_retracing=True), [_as_tensors(a) for a in calls])
-    return {
-        "varied": [label for label, _ in varied],
-        "calls": [{"s": s, "traced": traced} for s, traced in as_written],
-        "fixed_calls": [{"s": s, "traced": traced} for s, traced in fixed],
-        "steady_s": steady,
-    }
+    answer: dict[str, Any] = {"varied": [label for label, _ in varied]}
+    try:
+        function = tf.function(python)
+        as_written = _sequence(function, calls)
+        steady = measure(function, *args, label="steady", min_block_s=0.02, blocks=5).median_s
+    except Exception as error:  # not traceable, or not for some varied input: no finding here
+        return answer | {"varied": [], "error": why_not(error, reader_files(target))}
+    answer |= {"calls": [{"s": s, "traced": t} for s, t in as_written], "steady_s": steady}
+    relaxed = tf.function(python, reduce_retracing=True)
+    try:
+        fixed = _sequence(relaxed, [_as_tensors(a) for a in calls])
+    except Exception as error:  # e.g. Python that needs the batch size, now unknown
+        return answer | {"fixed_calls": [], "fixed_error": why_not(error, reader_files(target))}
+    return answer | {"fixed_calls": [{"s": s, "traced": t} for s, t in fixed]}
 
 
 def _accepts(python: Callable[..., Any], args: tuple[Any, ...]) -> bool:

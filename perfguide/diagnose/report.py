@@ -175,6 +175,8 @@ def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
         "advice": [
             {
                 "advice": a.advice,
+                "kind": a.kind,
+                "form": a.form,
                 "advised": a.advised,
                 "chapter": a.chapter,
                 **dataclasses.asdict(a.claim),

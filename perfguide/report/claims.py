@@ -287,7 +287,8 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     target = "" if factor == 1 else f"at least {factor:g}x"
     evidence = (
         f"{three_figures(min(ratios))}x to {three_figures(max(ratios))}x {what} in "
-        f"{len(ratios)} processes; a rerun here: {three_figures(low)}x to {three_figures(high)}x"
+        f"{len(ratios)} process{'es' * (len(ratios) != 1)}; a rerun here: "
+        f"{three_figures(low)}x to {three_figures(high)}x"
         + (f" (claimed: {target})" if target else "")
         + (f"; {reason}" if reason else "")
     )

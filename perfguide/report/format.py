@@ -65,11 +65,14 @@ def format_speedup(speedup: float) -> str:
 
 
 def format_percent(share: float) -> str:
-    """A share (0 to 1) as a percentage, to three figures.
+    """A share (0 to 1) as a percentage, to three figures; a share too small for that to be
+    read at a glance as "under 0.001 %".
 
-    >>> format_percent(0.9234), format_percent(0.004)
-    ('92.3 %', '0.400 %')
+    >>> format_percent(0.9234), format_percent(0.004), format_percent(2e-9)
+    ('92.3 %', '0.400 %', 'under 0.001 %')
     """
+    if 0 < share < 1e-5:
+        return "under 0.001 %"
     return f"{three_figures(share * 100)} %"
 
 
