@@ -205,8 +205,8 @@ def _memory_share(limits: MachineLimits, moved: float, seconds: float) -> tuple[
     the limit it is set against: past the memory bandwidth the data came from the caches, so
     the cache copy rate is the limit (where it was measured)."""
     share = limits.bandwidth_share(moved, seconds)
-    if share > 1 and limits.cache_bandwidth:
-        return moved / seconds / limits.cache_bandwidth, CACHE
+    if share > 1 and (cached := limits.cache_share(moved, seconds)) is not None:
+        return cached, CACHE
     return share, "memory bandwidth"
 
 

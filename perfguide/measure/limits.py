@@ -57,6 +57,11 @@ class MachineLimits:
         """The fraction of the bandwidth that moving ``bytes_moved`` in ``seconds`` uses."""
         return bytes_moved / seconds / self.memory_bandwidth
 
+    def cache_share(self, bytes_moved: float, seconds: float) -> float | None:
+        """The fraction of the cache copy rate that moving ``bytes_moved`` in ``seconds`` uses
+        (None where the rate was not measured)."""
+        return bytes_moved / seconds / self.cache_bandwidth if self.cache_bandwidth else None
+
     def compute_share(self, flops: float, seconds: float) -> float:
         """The fraction of the peak that ``flops`` operations in ``seconds`` reach."""
         return flops / seconds / self.peak_flops

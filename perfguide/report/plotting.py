@@ -66,7 +66,7 @@ def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axe
     ax.set_xscale("log")
     _one_format(ax.xaxis, EngFormatter(unit="s"))
     ax.grid(True, axis="x", which="major", alpha=0.3)
-    note = "\nhollow: noisy (interval reaches > 10 % from the median)" * any(
+    note = "\nhollow: noisy (its processes spread more than this machine's usually do)" * any(
         m.noisy for m in ordered
     )
     ax.set_xlabel(
