@@ -120,7 +120,11 @@ tf1_claim = Faster("tf1-session", "train-on-batch", by=1.47)
 xla_claim = Faster("jit-compile", "train-on-batch")
 data_claim = Faster("tf-data-no-autotune", "fit")
 execution_claim = Faster("steps-per-execution", "tf-data-no-autotune")
-custom_claim = Faster("custom-step", "train-on-batch")
+# The hand-written step is the reference of the answer's rules below, so it should cost about what
+# Keras's own train_on_batch costs. The two differ by about as much as their ratio moves
+# between builds here, so "faster" could not be decided: the claim asks for the guide's "about as
+# fast", at most 1.25x the time, as the tf.data chapter's settings do.
+custom_claim = Faster("custom-step", "train-on-batch", by=1 / 1.25)
 small_claims = [
     graph_vs_eager,
     per_batch_fit,
