@@ -76,14 +76,14 @@ def install(
 
 
 def run_tests(session: nox.Session, device: str) -> None:
-    env = install(session, device, "tests")
+    env = install(session, device, "tests,serving")
     session.run("pytest", *session.posargs, env=env)
 
 
 def build_docs(
     session: nox.Session, device: str, extras: str = "", pins: list[str] | None = None
 ) -> None:
-    env = install(session, device, ",".join(filter(None, ["docs", extras])), pins)
+    env = install(session, device, ",".join(filter(None, ["docs", "serving", extras])), pins)
     for path in DOCS_OUTPUTS:
         if path.is_dir():
             shutil.rmtree(path)

@@ -121,6 +121,7 @@ CHAPTER_ORDER = [
     "timing",
     "mixed_precision",
     "tf_data",
+    "serving",
     "diagnose",
 ]
 

@@ -90,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     commands.add_parser("list", help="list workloads and their variants")
     run = commands.add_parser("run", help="measure a workload's variants and print a table")
-    run.add_argument("workload", nargs="?", help="workload name (see `list`)")
+    run.add_argument(
+        "workload", nargs="?", help="workload name, or a chapter's topic for all its workloads"
+    )
     run.add_argument("--all", action="store_true", help="run every workload, at its own size")
     run.add_argument("--variant", action="append", help="variant to run (repeatable; default all)")
     run.add_argument("--size", type=_positive_int, help="problem size (default: the chapter's)")
@@ -206,6 +208,11 @@ def _list(args: argparse.Namespace) -> None:
     for workload in _workloads().values():
         print(f"{workload.name}: {workload.question}")
         print(f"  variants: {', '.join(workload.variants)} (baseline {workload.baseline})")
+        for variant, why in workload.missing.items():
+            print(f"  not installed: {variant} ({why})")
+    from perfguide.workloads import TOPICS
+
+    print(f"chapters (`run TOPIC` runs all of one's workloads): {', '.join(TOPICS)}")
 
 
 def _check_writable(path: str) -> None:
@@ -248,6 +255,15 @@ def _chosen(args: argparse.Namespace) -> list[Workload]:
         return list(workloads.values())
     if args.workload is None:
         raise UsageError("name a workload (see `perfguide list`) or give --all")
+    from perfguide.workloads import TOPICS
+
+    if args.workload in TOPICS:
+        if args.variant or args.size:
+            raise UsageError(
+                f"{args.workload} names a chapter, whose workloads run at their own sizes: "
+                "name one workload to choose variants or a size"
+            )
+        return list(TOPICS[args.workload])
     if args.workload not in workloads:
         raise UsageError(f"unknown workload {args.workload!r}; choose from {', '.join(workloads)}")
     workload = workloads[args.workload]
@@ -270,6 +286,8 @@ def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, lis
         if reason := workload.requires():
             print(f"skipped {workload.name}: {reason}", file=sys.stderr)
             continue
+        for variant, why in workload.missing.items():
+            print(f"skipped {workload.name} {variant}: {why}", file=sys.stderr)
         settings = {**workload.process_settings, **dict(args.env or ())}
         key = (topic_of[workload.name], tuple(sorted(settings.items())))
         groups.setdefault(key, []).append(workload)
@@ -291,13 +309,13 @@ def _run(args: argparse.Namespace) -> None:
             for workload in workloads:
                 size = workload.default_size if args.size is None else args.size
                 measurements = workers.run(workload.name, args.variant, size=size, quick=args.quick)
-                if args.all:
+                if len(chosen) > 1:
                     print(f"{workload.name}: {workload.question}")
                 has_baseline = any(m.label == workload.baseline for m in measurements)
                 table = Comparison(
                     measurements, baseline=workload.baseline if has_baseline else None
                 )
-                print(table, end="\n\n" if args.all else "\n")
+                print(table, end="\n\n" if len(chosen) > 1 else "\n")
                 measured += measurements
     if args.json is not None:
         _save(args, record, measured)

@@ -230,6 +230,7 @@ def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp
         (["compare", "a.json", "not-results.json"], ["not a JSON results file"]),
         (["run"], ["name a workload", "--all"]),
         (["run", "--all", "--variant", "numpy"], ["--all runs every workload"]),
+        (["run", "eager", "--size", "4"], ["eager names a chapter"]),
     ],
 )
 def test_compare_and_run_refuse_bad_input_in_one_line(capsys, tmp_path, argv, fragments):
@@ -241,12 +242,16 @@ def test_compare_and_run_refuse_bad_input_in_one_line(capsys, tmp_path, argv, fr
     assert_usage_error(code, err, *fragments)
 
 
-def test_run_all_runs_every_workload_and_says_which_it_skipped(capsys, monkeypatch, tmp_path):
+@pytest.mark.parametrize("which", [["--all"], ["eager"]])
+def test_run_all_or_a_chapter_runs_its_workloads_and_says_what_it_skipped(
+    capsys, monkeypatch, tmp_path, which
+):
     from perfguide import workloads
     from perfguide.workloads import eager
 
     unavailable = dataclasses.replace(eager.ADD, name="needs-more", requires=lambda: "why")
-    chosen = {w.name: w for w in (unavailable, eager.ADD, eager.CALL_OVERHEAD)}
+    lacking = dataclasses.replace(eager.CALL_OVERHEAD, missing={"other-runtime": "needs it"})
+    chosen = {w.name: w for w in (unavailable, eager.ADD, lacking)}
     monkeypatch.setattr(workloads, "WORKLOADS", chosen)
     monkeypatch.setattr(workloads, "TOPICS", {"eager": tuple(chosen.values())})
     started = []
@@ -258,11 +263,12 @@ def test_run_all_runs_every_workload_and_says_which_it_skipped(capsys, monkeypat
 
     monkeypatch.setattr(cli, "Workers", Spy)
     path = tmp_path / "all.json"
-    argv = ["run", "--all", "--quick", "--processes", "2", "--json", str(path)]
+    argv = ["run", *which, "--quick", "--processes", "2", "--json", str(path)]
     code, out, err = run_cli(capsys, *argv)
     assert code == 0
     assert out.startswith(f"{eager.ADD.name}: {eager.ADD.question}")
     assert "skipped needs-more: why" in err
+    assert f"skipped {lacking.name} other-runtime: needs it" in err
     # One chapter's workloads share one set of fresh processes.
     assert started == [2]
     saved = json.loads(path.read_text())

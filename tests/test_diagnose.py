@@ -207,12 +207,31 @@ def test_a_saved_model_is_timed_predicting_and_training_each_way(probe, saved_mo
         Target(str(saved_model), (InputSpec.parse("float32[8,4]"),)).to_json()
     )
     assert registered["kind"] == "model" and registered["as_written"] == "predict"
-    assert registered["variants"] == list(probe.INFERENCE_FORMS)
+    from perfguide.workloads import serving
+
+    served = [form for form in probe.SERVING_FORMS if form not in serving.UNAVAILABLE]
+    assert registered["variants"] == [*probe.INFERENCE_FORMS, *served], registered["problems"]
     # From the same weights, one step of each path trains the same weights.
     assert registered["training"] == list(probe.TRAINING_FORMS), registered["problems"]
     facts = probe.facts()
     assert facts["flops"] >= 2 * 8 * (4 * 16 + 16 * 3)  # the two products of the forward pass
     assert probe.retracing()["varied"] == ["batch doubled", "batch plus one"]
+
+
+def test_a_conversion_that_fails_is_one_line_and_the_rest_is_timed(probe, saved_model, monkeypatch):
+    from perfguide.workloads import serving
+
+    def rejected(model, way, folder):
+        raise RuntimeError(f"{way} converter: op Foo\nis not supported\n(long trace)")
+
+    monkeypatch.setattr(serving, "converted", rejected)
+    registered = probe.register(
+        Target(str(saved_model), (InputSpec.parse("float32[8,4]"),)).to_json()
+    )
+    assert registered["variants"] == list(probe.INFERENCE_FORMS)
+    for form in probe.SERVING_FORMS:
+        reason = registered["problems"][form]
+        assert "converter: op Foo" in reason and "\n" not in reason
 
 
 def test_a_file_that_is_not_a_model_cannot_be_loaded(probe, tmp_path):

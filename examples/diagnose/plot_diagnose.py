@@ -32,9 +32,13 @@ you read this guide.
 
 Pointed at a saved Keras model instead (``python -m perfguide diagnose model.keras --input
 float32[32,140,30]``), it times ``predict``, ``model(x)``, ``predict_on_batch`` and ``model(x)``
-inside a ``tf.function`` on that batch and, for a compiled model, one training step through
-``fit``, ``train_on_batch`` and a custom ``tf.function`` step, each checked to train the same
-weights, and judges them against ``predict`` and ``fit``.
+inside a ``tf.function`` on that batch, and the model converted for serving (its SavedModel,
+LiteRT and ONNX Runtime, where installed; see :doc:`How should I serve my model on a CPU?
+</auto_examples/serving/plot_serving>`), each checked to answer as ``predict`` does; for a
+compiled model, one training step through ``fit``, ``train_on_batch`` and a custom
+``tf.function`` step, each checked to train the same weights; and judges them against
+``predict`` and ``fit``. A conversion that fails is reported in one line with its reason, and
+the rest of the report still comes.
 
 To install the command on your machine, see :doc:`Run the guide on your machine
 </your_machine>`. Below, the command runs on three functions that are slow for three different
@@ -140,7 +144,7 @@ diagnose("clipped_mean", "float32[256,64]")
 diagnose("log_magnitude", "float32[64]")
 
 # %%
-# Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
-# </auto_examples/tf_data/plot_tf_data>` All recommendations of the guide, measured:
+# Previous question: :doc:`How should I serve my model on a CPU?
+# </auto_examples/serving/plot_serving>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 workers.close()

@@ -479,9 +479,8 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 #
 # Previous question: :doc:`Why did mixed precision make my model slower?
-# </auto_examples/mixed_precision/plot_mixed_precision>` Next: :doc:`Diagnose your own code
-# </auto_examples/diagnose/plot_diagnose>`, which times your own function the way this guide
-# does; all recommendations of the guide, measured: :doc:`the checklist </checklist>`.
+# </auto_examples/mixed_precision/plot_mixed_precision>` Next question: :doc:`How should I serve
+# my model on a CPU? </auto_examples/serving/plot_serving>`
 published = overlap + pipelines + inputs + remote + python + wide
 results.save(results.measurements_dir() / "tf_data.json", env, published)
 print(f"published {len(published)} measurements")

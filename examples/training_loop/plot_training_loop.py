@@ -375,7 +375,9 @@ ClaimReport([retrace_claim])
 # ``predict`` is built for large inputs: it splits them into batches, runs a loop with callbacks
 # and gathers the results into a NumPy array. ``model(x)`` runs the layers eagerly;
 # ``predict_on_batch`` runs one compiled call; a ``tf.function`` around the model compiles the
-# forward pass once per input shape. The small model on batches of 1 to 1,024 samples:
+# forward pass once per input shape. The small model on batches of 1 to 1,024 samples (serving
+# requests, by these and by LiteRT and ONNX Runtime, has a chapter of its own: :doc:`How should I
+# serve my model on a CPU? </auto_examples/serving/plot_serving>`):
 BATCHES = [1, 32, 1024]
 inference = [
     m

@@ -25,7 +25,13 @@ from typing import Any
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import Claim, Faster, Share, per_process, ratio_interval
-from perfguide.report.format import format_count, format_percent, format_seconds, three_figures
+from perfguide.report.format import (
+    format_count,
+    format_percent,
+    format_seconds,
+    format_speedup,
+    three_figures,
+)
 
 #: A share of the machine's peak or bandwidth from which work counts as bound by it.
 NEAR_LIMIT = 0.5
@@ -48,6 +54,7 @@ CHAPTERS = {
     "training_loop": "Why is TF2 much slower than TF1? Training loops measured on today's "
     "TensorFlow",
     "timing": "Why do my TensorFlow timings disagree?",
+    "serving": "How should I serve my model on a CPU?",
 }
 #: What to do where a form beat the reader's own, and the chapter that explains it: for a
 #: function, and for a model.
@@ -61,6 +68,9 @@ FORM_ADVICE = {
         "model-call": ("Call model(x) on a batch instead of predict", "training_loop"),
         "predict-on-batch": ("Use predict_on_batch for a batch in memory", "training_loop"),
         "tf-function": ("Call model(x) inside a tf.function", "training_loop"),
+        "saved-model": ("Serve its SavedModel (model.export, tf.saved_model.load)", "serving"),
+        "litert": ("Serve it with LiteRT's interpreter (converted to .tflite)", "serving"),
+        "onnxruntime": ("Serve it with ONNX Runtime (converted with tf2onnx)", "serving"),
         "train-on-batch": ("Train with train_on_batch per batch, not fit", "training_loop"),
         "custom-step": ("Train with a custom tf.function step", "training_loop"),
     },
@@ -80,6 +90,7 @@ KINDS = {
     "eager-dispatch": "ops per call, and what dispatching them eagerly costs",
     "graph-call": "where a tf.function call's time goes",
     "limits": "each form's work against the machine's measured peak and bandwidth",
+    "serving": "a serving runtime's speed beside predict's, and how far its answers move",
 }
 
 
@@ -467,6 +478,29 @@ def _excluded_findings(evidence: Evidence) -> list[Finding]:
     ]
 
 
+def _serving_findings(evidence: Evidence) -> list[Finding]:
+    """Each serving runtime the reader's model was converted for: its speed against the model's
+    own way at the reader's batch, and how far its answers lie from that way's."""
+    baseline = evidence.form(evidence.registered["as_written"])
+    found = []
+    for form, share in evidence.registered.get("differences", {}).items():
+        ratio = baseline.median_s / evidence.form(form).median_s
+        answers = (
+            f"the same answers as {baseline.label}"
+            if share == 0
+            else f"answers within {share:.1e} of {baseline.label}'s, as a share of the largest"
+        )
+        found.append(
+            Finding(
+                "serving",
+                f"Served by {form}",
+                f"{format_speedup(ratio)} than {baseline.label} at this batch (medians), "
+                f"{answers} (chapter: {CHAPTERS['serving']})",
+            )
+        )
+    return found
+
+
 def _peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
     if evidence.form(PEAK) is None or compute < NEAR_LIMIT / 2:
         return []
@@ -490,6 +524,7 @@ def diagnose(evidence: Evidence) -> Diagnosis:
         *retrace,
         *overhead,
         *([limits] if limits else []),
+        *_serving_findings(evidence),
         *_excluded_findings(evidence),
     ]
     advice = [*forms, *_keep_advice(evidence, forms), *retrace_advice]

@@ -39,7 +39,7 @@ from perfguide.diagnose.target import (
 from perfguide.measure import anatomy, profile
 from perfguide.measure.timer import Timed, measure
 from perfguide.processes.fresh import BadInput
-from perfguide.workloads import WORKLOADS
+from perfguide.workloads import WORKLOADS, serving
 from perfguide.workloads.base import Workload, call_of
 from perfguide.workloads.training_loop import custom_train_step, inference_function
 
@@ -302,8 +302,10 @@ def _function_call(make: Callable[[], Any], args: tuple[Any, ...]) -> Timed:
     return call_of(make(), *args)
 
 
-#: How a Keras model predicts a batch, and how it trains on one: the reader's usual way first.
+#: How a Keras model predicts a batch, and how it trains on one: the reader's usual way first;
+#: then the model converted for the serving runtimes (see the serving chapter).
 INFERENCE_FORMS = ("predict", "model-call", "predict-on-batch", "tf-function")
+SERVING_FORMS = ("saved-model", "litert", "onnxruntime")
 TRAINING_FORMS = ("fit", "train-on-batch", "custom-step")
 
 
@@ -318,7 +320,22 @@ def _load_model(path: str) -> Any:
         raise BadInput(f"cannot load {path}: {type(error).__name__}: {_one_line(error)}") from None
 
 
+def _conversions() -> Path:
+    """A folder for this process's conversions of the reader's model, removed at exit."""
+    if "conversions" not in _state:
+        _state["conversions"] = tempfile.TemporaryDirectory(prefix="perfguide-diagnose-")
+    return Path(_state["conversions"].name)
+
+
+def _served_call(form: str, model: Any, x: Any) -> Timed:
+    if isinstance(x, (list, tuple)):
+        raise RuntimeError("the serving runtimes are tried on models of one input only")
+    return Timed(serving.converted(model, form, _conversions()), (np.asarray(x),))
+
+
 def _inference_call(form: str, model: Any, x: Any) -> Timed:
+    if form in SERVING_FORMS:
+        return _served_call(form, model, x)
     if form == "predict":
         return Timed(functools.partial(model.predict, verbose=0), (x,))
     if form == "model-call":
@@ -355,7 +372,10 @@ def _register_model(target: Target) -> dict[str, Any]:
         load(target.factory)  # its module may define (and register) the model's own layers
     model = _load_model(path)
     x, y = _reader_call(target.describe(), lambda: _model_batch(target, model))
-    makers = {form: functools.partial(_inference_call, form, model, x) for form in INFERENCE_FORMS}
+    makers = {
+        form: functools.partial(_inference_call, form, model, x)
+        for form in INFERENCE_FORMS + SERVING_FORMS
+    }
 
     variants, problems = _register(WORKLOAD, "call", makers, target)
     answer = {
@@ -363,6 +383,7 @@ def _register_model(target: Target) -> dict[str, Any]:
         "problems": problems,
         "as_written": INFERENCE_FORMS[0],
         "kind": "model",
+        "differences": _differences(makers, [f for f in variants if f in SERVING_FORMS]),
     }
     if getattr(model, "optimizer", None) is not None and getattr(model, "loss", None):
         training = {
@@ -380,6 +401,19 @@ def _register_model(target: Target) -> dict[str, Any]:
         problems |= stepped
     _state.update(target=target, python=functools.partial(_infer, model), args=(x,))
     return answer
+
+
+def _differences(makers: dict[str, Callable[[], Timed]], forms: list[str]) -> dict[str, float]:
+    """How far each of ``forms`` answers from the reader's own way (the first maker's), as a
+    share of its largest answer."""
+    first = next(iter(makers))
+    expected = np.concatenate([a.ravel() for a in materialize(makers[first]()())]).astype(float)
+    scale = float(np.max(np.abs(expected), initial=0.0)) or 1.0
+    shares = {}
+    for form in forms:
+        got = np.concatenate([a.ravel() for a in materialize(makers[form]()())]).astype(float)
+        shares[form] = float(np.max(np.abs(got - expected), initial=0.0)) / scale
+    return shares
 
 
 def _infer(model: Any, x: Any) -> Any:

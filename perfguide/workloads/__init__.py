@@ -4,6 +4,7 @@ from perfguide.workloads import (
     eager,
     linear_regression,
     mixed_precision,
+    serving,
     tf_data,
     tf_function,
     timing,
@@ -22,6 +23,7 @@ TOPICS: dict[str, tuple[Workload, ...]] = {
     "timing": timing.WORKLOADS,
     "mixed_precision": mixed_precision.WORKLOADS,
     "tf_data": tf_data.WORKLOADS,
+    "serving": serving.WORKLOADS,
 }
 #: Workload name -> :class:`~perfguide.workloads.base.Workload`.
 WORKLOADS: dict[str, Workload] = {w.name: w for ws in TOPICS.values() for w in ws}

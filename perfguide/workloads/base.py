@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,6 +13,17 @@ from perfguide.measure.timer import Timed
 def watched(*functions: Any) -> tuple[Any, ...]:
     """Those of ``functions`` that are ``tf.function`` objects, whose retracing can be counted."""
     return tuple(f for f in functions if hasattr(f, "experimental_get_tracing_count"))
+
+
+def forward_flops(model: Any) -> int:
+    """Floating-point operations of a Keras model's forward pass for one sample: two per
+    multiply-add of each layer with a kernel (dense, convolution, depthwise convolution) at each
+    position of its output; the rest (activations, pooling, normalization) is a rounding error."""
+    return sum(
+        2 * math.prod(layer.output.shape[1:-1]) * math.prod(layer.kernel.shape)
+        for layer in model.layers
+        if getattr(layer, "kernel", None) is not None
+    )
 
 
 def call_of(fn: Callable[..., Any], *args: Any) -> Timed:
@@ -31,7 +43,8 @@ class Workload:
     ahead in the background), so each is timed in a run of its own; taking turns with others,
     it would take the cores from their blocks and start its own blocks ahead.
     ``requires()`` says why this installation cannot run it (a package or an API it lacks), or
-    returns None when it can.
+    returns None when it can; ``missing`` are the variants it cannot run, and why (left out of
+    ``variants``, and said wherever the workload runs).
     """
 
     name: str
@@ -45,3 +58,4 @@ class Workload:
     process_settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
     timed_alone: bool = False
     requires: Callable[[], str | None] = lambda: None
+    missing: Mapping[str, str] = dataclasses.field(default_factory=dict)

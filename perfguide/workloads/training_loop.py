@@ -34,7 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.measure.timer import Timed
-from perfguide.workloads.base import Workload, call_of, watched
+from perfguide.workloads.base import Workload, call_of, forward_flops, watched
 
 #: Samples per batch and features per time step: the self-answer's batch shape (32, steps, 30).
 BATCH, FEATURES = 32, 30
@@ -111,17 +111,10 @@ MODELS = {"small": small_model, "medium": medium_model, "large": large_model}
 
 
 def step_flops(model: Any) -> int:
-    """Floating-point operations of one training step of a batch: two per multiply-add of the
-    model's Conv1D and Dense layers per sample (the rest is a rounding error), times three for
-    the forward pass and a backward pass that costs about twice as much."""
-    forward = 0
-    for layer in model.layers:
-        kernel = getattr(layer, "kernel", None)
-        if kernel is None:
-            continue
-        positions = layer.output.shape[1] if len(kernel.shape) == 3 else 1
-        forward += 2 * positions * math.prod(kernel.shape)
-    return 3 * BATCH * forward
+    """Floating-point operations of one training step of a batch: the forward pass of each
+    sample (:func:`~perfguide.workloads.base.forward_flops`), times three for the forward pass
+    and a backward pass that costs about twice as much."""
+    return 3 * BATCH * forward_flops(model)
 
 
 def initial_weights(shapes: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
