@@ -62,6 +62,11 @@ def test_a_way_without_its_package_says_what_to_install(monkeypatch):
     assert serving._missing("litert") is None
 
 
-def test_request_latencies_time_each_request():
+def test_request_latencies_time_each_request_and_give_their_tail(monkeypatch):
     latencies = serving.request_latencies("mlp", "onnxruntime", count=20)
     assert len(latencies) == 20 and min(latencies) > 0
+    # A fake clock: 99 requests of 1 s and one of 101 s.
+    ticks = iter([0, 1] * 99 + [0, 101])
+    monkeypatch.setattr(serving.time, "perf_counter", lambda: next(ticks))
+    percentiles = serving.latency_percentiles("mlp", "onnxruntime", count=100)
+    assert percentiles["p50"] == 1 and percentiles["p99"] == pytest.approx(2, abs=1e-9)

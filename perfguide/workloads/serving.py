@@ -314,6 +314,13 @@ def request_latencies(model: str, way: str, count: int, batch: int = 1) -> list[
     return times
 
 
+def latency_percentiles(model: str, way: str, count: int) -> dict[str, float]:
+    """The median (p50) and 99th percentile (p99) of :func:`request_latencies` of one request
+    each, in seconds."""
+    p50, p99 = np.percentile(request_latencies(model, way, count), [50, 99])
+    return {"p50": float(p50), "p99": float(p99)}
+
+
 def _litert_ops(path: Path) -> list[dict[str, Any]]:
     from ai_edge_litert.interpreter import Interpreter
 
