@@ -150,17 +150,19 @@ PACKAGES = {
 }
 
 
-def _fingerprint(model: Any) -> str:
-    """What a converted file depends on: the weights and every package that wrote or reads it."""
+@functools.cache
+def _folder(name: str) -> Path:
+    """Where model ``name``'s files live: named by what they depend on, the weights and every
+    package that writes or reads them."""
     digest = hashlib.sha256()
-    for weight in model.get_weights():
+    for weight in built(name).get_weights():
         digest.update(np.ascontiguousarray(weight).tobytes())
     for package in ("tensorflow-cpu", "keras", "ai-edge-litert", "tf2onnx", "onnxruntime"):
         try:
             digest.update(importlib.metadata.version(package).encode())
         except importlib.metadata.PackageNotFoundError:
             digest.update(b"-")
-    return digest.hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / "perfguide-serving" / f"{name}-{digest.hexdigest()[:16]}"
 
 
 def saved_file(name: str, kind: str) -> Path:
@@ -168,8 +170,7 @@ def saved_file(name: str, kind: str) -> Path:
     temporary directory; written beside its place and moved in whole, so that a process never
     reads a half-written file."""
     filename, write = WRITERS[kind]
-    folder = f"{name}-{_fingerprint(built(name))}"
-    path = Path(tempfile.gettempdir()) / "perfguide-serving" / folder / filename
+    path = _folder(name) / filename
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
