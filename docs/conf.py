@@ -19,6 +19,7 @@ if str(DOCS) not in sys.path:
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 import perfguide  # noqa: E402  (the installed package under documentation)
+from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
 from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
 from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 
@@ -41,6 +42,8 @@ except (OSError, subprocess.CalledProcessError) as error:
     raise RuntimeError(
         f"the site publishes its source from git; git archive failed: {reason}"
     ) from None
+# The machine's limits, measured by the first page that needs them and read by the others.
+os.environ[SHARED_FILE_ENV] = str(DOCS / "_generated" / "machine_limits.json")
 # Chapters write their short answers here: each chapter page includes its own, and the checklist
 # page reads them all.
 os.environ[ANSWERS_DIR_ENV] = str(DOCS / "_generated" / "answers")

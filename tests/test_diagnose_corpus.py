@@ -4,6 +4,7 @@ as written, and no share of a limit above 100 % without its reason. One worker f
 and without settling: the logic is under test, not the speed."""
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from perfguide.cli import main
 from perfguide.diagnose import findings, report
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target
+from perfguide.measure import limits
 from perfguide.processes.pool import Workers
 
 CORPUS = Path(diagnose_corpus.__file__)
@@ -26,9 +28,19 @@ def target_of(reference, inputs):
 
 
 @pytest.fixture(scope="module")
-def workers():
-    with Workers(1, limits=True) as started:
-        yield started
+def workers(tmp_path_factory):
+    # As in a docs build: the first workers to measure the limits share them in a file.
+    shared = tmp_path_factory.mktemp("build") / "machine_limits.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(limits.SHARED_FILE_ENV, str(shared))
+        with Workers(1, limits=True) as started:
+            yield started
+
+
+def test_the_first_workers_to_measure_the_limits_share_them(workers):
+    measured = workers.machine_limits
+    shared = json.loads(Path(os.environ[limits.SHARED_FILE_ENV]).read_text())
+    assert limits.MachineLimits(**shared) == measured
 
 
 @pytest.fixture(scope="module")

@@ -248,6 +248,17 @@ def test_a_function_that_raises_in_a_worker_is_reported_and_the_worker_serves_on
     assert two.call_in(0, "json:loads", s="[1]") == [1]
 
 
+def test_workers_read_the_limits_a_build_shares_instead_of_measuring(tmp_path, monkeypatch):
+    # Values no machine measures, so that reading them cannot pass for measuring.
+    shared = limits.MachineLimits(memory_bandwidth=1.0, peak_flops=2.0, how={"peak_flops": "x"})
+    path = tmp_path / "machine_limits.json"
+    path.write_text(json.dumps(shared.to_dict()))
+    monkeypatch.setenv(limits.SHARED_FILE_ENV, str(path))
+    with pool.Workers(1, limits=True) as workers:
+        assert workers.machine_limits == shared
+        assert workers.environment["timer_floor_s"] > 0
+
+
 def test_the_peak_can_be_timed_in_turns_with_the_variants(two):
     numpy, peak = two.run("eager-add", ["numpy"], size=10, quick=True, peak=True)
     assert peak.label == limits.PEAK and peak.process_ids == numpy.process_ids

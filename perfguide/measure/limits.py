@@ -15,6 +15,10 @@ per process with the same harness as everything else:
 A limit is what the machine *can* do, so each is taken from the fastest of the timed blocks, not
 their median. A bandwidth-bound variant is judged by its share of the first, a compute-bound one
 by its share of the second.
+
+The limits are the machine's, not a page's: a docs build names a file in
+:data:`SHARED_FILE_ENV`, its first page's workers measure the limits and write them there, and
+the pages after it read them (measuring them costs a page seconds).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ COPY_BYTES = 4 * 10**7
 #: Bytes of the copy that stays in the caches: 128 kB read, 128 kB written, within a core's
 #: L2 cache on today's x86 CPUs.
 CACHE_COPY_BYTES = 2**17
+#: The variable naming the file where the limits measured first are kept for later processes.
+SHARED_FILE_ENV = "PERFGUIDE_LIMITS_FILE"
 #: Sides of the square float32 matrices whose fastest product stands for the peak.
 MATMUL_SIDES = (1024, 2048)
 
@@ -139,6 +145,8 @@ def measured() -> MachineLimits:
     return MachineLimits(bandwidth, flops, how, cache)
 
 
-def record() -> dict[str, Any]:
-    """The machine's limits and the timer's own cost per call, for an environment record."""
-    return {"machine_limits": measured().to_dict(), "timer_floor_s": loop_floor_s()}
+def record(known: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The machine's limits (``known``: as an earlier process measured them, see
+    :data:`SHARED_FILE_ENV`) and the timer's own cost per call, for an environment record."""
+    limits = known if known is not None else measured().to_dict()
+    return {"machine_limits": limits, "timer_floor_s": loop_floor_s()}

@@ -26,13 +26,15 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfguide.measure.limits import PEAK, MachineLimits
+from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
 from perfguide.processes.worker import Job, trace_variant
 from perfguide.report.claims import Faster
+from perfguide.report.results import write_atomically
 
 if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the workers load
     from perfguide.workloads.base import Workload
@@ -114,6 +116,13 @@ class _Worker:
             self.stderr.close()
 
 
+def _shared_limits() -> tuple[Path | None, dict[str, Any] | None]:
+    """The file where a build keeps the machine's limits, if it names one, and what it holds."""
+    name = os.environ.get(SHARED_FILE_ENV)
+    path = Path(name) if name else None
+    return path, json.loads(path.read_text()) if path and path.is_file() else None
+
+
 def _stop_all(*groups: list[_Worker]) -> None:
     for workers in groups:
         for worker in workers:
@@ -179,11 +188,18 @@ class Workers:
     @property
     def environment(self) -> dict[str, Any]:
         """The first worker's environment record (what it saw, settings included), with the
-        machine's limits if the workers were started with ``limits``."""
+        machine's limits if the workers were started with ``limits``: measured there, or read
+        from the file :data:`~perfguide.measure.limits.SHARED_FILE_ENV` names, where the first
+        workers of a build to measure them write them."""
         if self._environment is None:
-            worker = self._workers[0]
-            worker.send({"environment": True, "limits": self.limits_wanted})
-            self._environment = worker.receive(self.timeout_s, self.progress)["environment"]
+            shared, known = _shared_limits()
+            request = {"environment": True, "limits": self.limits_wanted, "known_limits": known}
+            self._workers[0].send(request)
+            self._environment = self._workers[0].receive(self.timeout_s, self.progress)[
+                "environment"
+            ]
+            if self.limits_wanted and shared and known is None:
+                write_atomically(shared, json.dumps(self._environment["machine_limits"]))
         return self._environment
 
     @property

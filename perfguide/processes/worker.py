@@ -4,8 +4,9 @@ Started by :class:`perfguide.processes.pool.Workers` as ``python -m
 perfguide.processes.worker``, it sizes its thread pools, imports TensorFlow and the workloads
 once, says it is ready, then answers requests read from stdin, one JSON object a line:
 
-* ``{"environment": true, "limits": bool}``: its environment record, with the machine's
-  limits if asked (measured on the first such request, then kept);
+* ``{"environment": true, "limits": bool, "known_limits": {...} | null}``: its environment
+  record, with the machine's limits if asked (the known ones, or measured on the first such
+  request, then kept);
 * ``{"job": {...}}``: a :class:`Job`'s measurements, stamped with this process's name;
 * ``{"call": "package.module:function", "kwargs": {...}}``: what that function returns (plain
   JSON data): a measurement a workload's harness cannot take, such as what a naive timer
@@ -95,7 +96,7 @@ def _serve(channel: TextIO, device: str) -> None:
         request = json.loads(line)
         if "environment" in request:
             if request["limits"] and "machine_limits" not in record:
-                record |= machine.record()
+                record |= machine.record(request.get("known_limits"))
             _answer(channel, {"environment": record})
             continue
         if "call" in request:
