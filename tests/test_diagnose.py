@@ -10,7 +10,7 @@ import pytest
 
 from perfguide.cli import main
 from perfguide.diagnose import findings, report
-from perfguide.diagnose.target import WORKLOAD, InputSpec, Target, TargetError
+from perfguide.diagnose.target import BATCH_WORKLOAD, WORKLOAD, InputSpec, Target, TargetError
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.timer import Measurement
 from perfguide.processes.fresh import BadInput
@@ -83,7 +83,8 @@ def probe():
     from perfguide.workloads import WORKLOADS
 
     yield probe
-    WORKLOADS.pop(WORKLOAD, None)  # register() adds the function to this process's registry
+    for name in (WORKLOAD, BATCH_WORKLOAD):  # register() adds them to this process's registry
+        WORKLOADS.pop(name, None)
 
 
 def register(probe, function, *inputs):
@@ -213,6 +214,10 @@ def test_a_saved_model_is_timed_predicting_and_training_each_way(probe, saved_mo
     assert registered["variants"] == [*probe.INFERENCE_FORMS, *served], registered["problems"]
     # From the same weights, one step of each path trains the same weights.
     assert registered["training"] == list(probe.TRAINING_FORMS), registered["problems"]
+    # Beside the reader's batch of 8, the same forms answer one request at a time.
+    assert registered["batch"] == 8 and registered["other_batch"] == 1
+    one = probe.WORKLOADS[BATCH_WORKLOAD].make_call("model-call", 1)
+    assert one.units_per_call == 1 and np.asarray(one()).shape == (1, 3)
     facts = probe.facts()
     assert facts["flops"] >= 2 * 8 * (4 * 16 + 16 * 3)  # the two products of the forward pass
     assert probe.retracing()["varied"] == ["batch doubled", "batch plus one"]
@@ -410,6 +415,42 @@ def test_a_model_is_judged_per_call_and_per_training_step_against_predict_and_fi
     text = report.text(found, measured)
     assert "time per call" in text and "time per step" in text and "vs fit" in text
     assert "Recommendations, each measured on this model:" in text
+
+
+@pytest.mark.parametrize(("batch", "other"), [(8, 1), (1, 32)])
+def test_a_model_is_also_timed_at_one_request_or_at_predicts_batch(probe, batch, other):
+    assert probe.other_batch(batch) == other
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    np.testing.assert_array_equal(probe.rebatched(x, 4), x[[0, 1, 2, 0]])
+
+
+def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
+    registered = {
+        "kind": "model",
+        "variants": ["predict", "model-call", "litert"],
+        "as_written": "predict",
+        "problems": {},
+        "differences": {"litert": 2e-7},
+        "batch": 64,
+        "other_batch": 1,
+    }
+    measured = evidence(
+        {"predict": 30e-3, "model-call": 5e-3, "litert": 8e-3}, registered=registered
+    )
+    one_request = {"predict": 20e-3, "model-call": 1e-3, "litert": 10e-6}
+    measured = dataclasses.replace(
+        measured,
+        other_batch=[timed(label, s, unit="request") for label, s in one_request.items()],
+    )
+    found = findings.diagnose(measured)
+    fastest = {f.what: f.measured for f in found.findings if f.what.startswith("Served fastest")}
+    assert list(fastest) == ["Served fastest at a batch of 1", "Served fastest at your batch of 64"]
+    assert fastest["Served fastest at a batch of 1"].startswith(
+        "litert, 2,000x faster than predict (10.0 µs against 20.0 ms a request, medians); "
+        "its answers within 2.0e-07 of predict's"
+    )
+    assert fastest["Served fastest at your batch of 64"].startswith("model-call, 6.00x faster")
+    assert "time per request" in report.text(found, measured)
 
 
 def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):

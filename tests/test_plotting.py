@@ -3,7 +3,7 @@
 import pytest
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.plotting import heatmap, rate_bars, timeline_plot
+from perfguide.report.plotting import heatmap, rate_bars, rate_plot, timeline_plot
 
 
 def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
@@ -17,6 +17,20 @@ def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
     assert ax.get_xlim()[0] == 0
     assert sorted(text.get_text() for text in ax.texts) == ["25%", "50%"]
     assert [tick.get_text() for tick in ax.get_yticklabels()] == ["slow", "fast"]
+
+
+def test_a_rate_plot_within_a_decade_labels_more_than_one_tick():
+    ms = [
+        Measurement("way", "request", size, size, 0.0, (seconds,) * 5, size=size)
+        for size, seconds in ((1, 4e-4), (16, 1e-4), (256, 6e-5))
+    ]
+    ax = rate_plot(ms, "batch", lambda m: 1, limit=2e4, limit_label="peak", rate_unit="req/s")
+    ax.figure.canvas.draw()
+    low, high = ax.get_ylim()
+    labelled = [
+        t for t in ax.get_yticklabels() if t.get_text() and low <= t.get_position()[1] <= high
+    ]
+    assert len(labelled) >= 2
 
 
 def test_heatmap_writes_each_cell_against_its_columns_fastest_and_leaves_gaps_blank():

@@ -11,7 +11,7 @@ from perfguide.workloads import serving
 pytestmark = pytest.mark.skipif(
     bool(serving.UNAVAILABLE), reason=f"serving packages missing: {serving.UNAVAILABLE}"
 )
-SMALL_MODELS = ("mlp", "conv1d")
+SMALL_MODELS = ("identity", "mlp", "conv1d")
 
 
 @pytest.mark.parametrize("way", list(serving.WAYS))
@@ -25,6 +25,11 @@ def test_mobilenet_ways_answer_as_keras_does(way):
     assert serving.output_difference("mobilenet", way, batch=2) <= serving.tolerance(way)
 
 
+def test_the_identity_model_answers_its_request_unchanged():
+    x = serving.requests("identity", 4)
+    np.testing.assert_array_equal(serving.answer("identity", "litert", x), x)
+
+
 def test_quantized_answers_move_but_stay_within_their_tolerance():
     moved = serving.output_difference("conv1d", "litert-int8")
     assert 0 < moved <= serving.QUANTIZED_TOLERANCE
@@ -32,7 +37,8 @@ def test_quantized_answers_move_but_stay_within_their_tolerance():
 
 @pytest.mark.parametrize("batch", [1, 3, 16])
 def test_timed_call_answers_a_batch_and_counts_its_requests(batch):
-    timed = serving.WORKLOADS[0].make_call("litert", batch)
+    (mlp,) = (w for w in serving.WORKLOADS if w.name == "serving-mlp")
+    timed = mlp.make_call("litert", batch)
     assert timed.units_per_call == batch
     assert np.asarray(timed()).shape == (batch, serving.CLASSES)
 
@@ -70,3 +76,4 @@ def test_request_latencies_time_each_request_and_give_their_tail(monkeypatch):
     monkeypatch.setattr(serving.time, "perf_counter", lambda: next(ticks))
     percentiles = serving.latency_percentiles("mlp", "onnxruntime", count=100)
     assert percentiles["p50"] == 1 and percentiles["p99"] == pytest.approx(2, abs=1e-9)
+    assert percentiles["slowest"] == 101 and percentiles["stalls"] == 1

@@ -34,8 +34,9 @@ Pointed at a saved Keras model instead (``python -m perfguide diagnose model.ker
 float32[32,140,30]``), it times ``predict``, ``model(x)``, ``predict_on_batch`` and ``model(x)``
 inside a ``tf.function`` on that batch, and the model converted for serving (its SavedModel,
 LiteRT and ONNX Runtime, where installed; see :doc:`How should I serve my model on a CPU?
-</auto_examples/serving/plot_serving>`), each checked to answer as ``predict`` does; for a
-compiled model, one training step through ``fit``, ``train_on_batch`` and a custom
+</auto_examples/serving/plot_serving>`), each checked to answer as ``predict`` does, and
+says which answered fastest at that batch and at one request a call (from a batch of one, at
+a batch of 32, ``predict``'s default); for a compiled model, one training step through ``fit``, ``train_on_batch`` and a custom
 ``tf.function`` step, each checked to train the same weights; and judges them against
 ``predict`` and ``fit``. A conversion that fails is reported in one line with its reason, and
 the rest of the report still comes.

@@ -31,11 +31,13 @@ import numpy as np
 
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
+from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster
 from perfguide.report.compare import Comparison
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
+from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
 from perfguide.workloads import serving
 
@@ -93,12 +95,18 @@ Scenario(
 #
 # A request of one sample, answered by each way, in three fresh processes taking turns. The tiny
 # model shows what a call costs; the MobileNet what its arithmetic does. To keep this page's
-# build short, ``predict`` is timed on the tiny model only, and Keras's other calls on the two
-# smaller models only. A way whose verdict below is undecided after three processes is timed in
-# more.
-SLOW_ON_MOBILENET = ("predict", "model-call", "predict-on-batch")
+# build short, ``predict`` is timed on the tiny model only, and Keras's other calls, XLA and the
+# SavedModel (which runs the ``tf.function``'s graph) on the two smaller models only. A way
+# whose verdict below is undecided after three processes is timed in more.
+SMALLER_MODELS_ONLY = (
+    "predict",
+    "model-call",
+    "predict-on-batch",
+    "tf-function-xla",
+    "saved-model",
+)
 ways = serving.WORKLOADS[0].variants
-MLP, CONV1D, MOBILENET = serving.WORKLOADS
+IDENTITY, MLP, CONV1D, MOBILENET = serving.WORKLOADS
 # ONNX Runtime against TensorFlow on every model (onnxruntime#10989). The tiny model: impsy#48's
 # 29x on a small network; Keras's "predict is for batches". The others: int8 weights, once
 # slower on x86 CPUs (tensorflow#24665); tensorflow#37989's "LiteRT 2x slower on a desktop";
@@ -120,11 +128,11 @@ model_claims = {
     for name, claims in model_claims.items()
 }
 served = {}
-for workload in serving.WORKLOADS:
+for workload in (MLP, CONV1D, MOBILENET):
     variants = {
         MLP.name: ways,
         CONV1D.name: [w for w in ways if w != "predict"],
-        MOBILENET.name: [w for w in ways if w not in SLOW_ON_MOBILENET],
+        MOBILENET.name: [w for w in ways if w not in SMALLER_MODELS_ONLY],
     }[workload.name]
     served[workload.name] = workers.run(
         workload, variants, quick=True, settle=model_claims[workload.name]
@@ -157,33 +165,52 @@ ClaimReport(list(checked.values()))
 # Calls or arithmetic
 # -------------------
 #
-# The arithmetic of one request at the machine's measured peak (of float32 products), against
-# each way's time: where a way takes many times what the arithmetic needs, what it pays for is
-# the call (Python, the runtime's dispatch, copying the request in and the answer out), not the
-# model. A share above 100 % is not float32 arithmetic: int8 weights multiply on the CPU's
-# integer units, which the float32 peak does not measure.
+# What a call costs with nothing to compute: each way (but ``predict``, priced on the tiny model
+# above) answering a model that returns its request unchanged, ``identity``:
+calls = workers.run(IDENTITY, [w for w in ways if w != "predict"], quick=True)
+call_s = {m.label: m.median_s for m in calls}
+Comparison(calls, baseline="model-call")
+
+# %%
+# Each model's time per request set against the call alone (the identity model's time, the
+# same way) and against its arithmetic at the machine's measured peak (of float32 products);
+# what is left over is the work a way does around each op. A share of the peak above 100 % is
+# not float32 arithmetic: int8 weights multiply on the CPU's integer units, which the float32
+# peak does not measure.
 flops = {
-    w.name: workers.call_in(
-        0, f"{serving.__name__}:request_flops", name=w.name.split("-")[1]
+    name: workers.call_in(
+        0, f"{serving.__name__}:request_flops", name=name.removeprefix("serving-")
     )
-    for w in serving.WORKLOADS
+    for name in served
 }
-for name, measurements in served.items():
-    at_peak = flops[name] / machine.peak_flops
-    print(
-        f"{name}: {flops[name] / 1e6:.3g} MFLOP a request, {format_seconds(at_peak)} at the peak"
-    )
-    for m in sorted(measurements, key=lambda m: m.median_s):
-        beyond = m.median_s - at_peak
-        print(
-            f"  {m.label:16s} {format_seconds(m.median_s):>9s}  "
-            f"{machine.compute_share(flops[name], m.median_s):7.2%} of the peak, "
-            + (
-                f"{format_seconds(beyond)} beyond the arithmetic"
-                if beyond > 0
-                else "faster than float32 arithmetic at the peak"
-            )
-        )
+
+
+def time_split(name, m):
+    call = call_s.get(m.label)
+    left = m.median_s - (call or 0) - flops[name] / machine.peak_flops
+    return [
+        name.removeprefix("serving-"),
+        m.label,
+        format_seconds(m.median_s),
+        format_seconds(call) if call else "not timed",
+        f"{machine.compute_share(flops[name], m.median_s):.2%}",
+        format_seconds(left) if left > 0 else "none",
+    ]
+
+
+at_peak = ", ".join(
+    f"{name.removeprefix('serving-')} {format_seconds(flops[name] / machine.peak_flops)}"
+    for name in served
+)
+Scenario(
+    f"Where a request's time goes (its arithmetic at the peak: {at_peak})",
+    ["model", "way", "a request", "the call alone", "share of the peak", "left over"],
+    [
+        time_split(name, m)
+        for name, measurements in served.items()
+        for m in sorted(measurements, key=lambda m: m.median_s)
+    ],
+)
 
 # %%
 # The tail: what a user waits for
@@ -217,17 +244,35 @@ def across(way, key):
 
 Scenario(
     f"{REQUESTS} requests of the small model, one after another, per process",
-    ["way", "p50", "p99", "p99 / p50"],
+    ["way", "p50", "p99", "p99 / p50", "slowest", "stalls"],
     [
         [
             way,
             across(way, "p50"),
             across(way, "p99"),
             f"{np.median([t['p99'] / t['p50'] for t in tails[way]]):.2f}x",
+            across(way, "slowest"),
+            f"{sum(t['stalls'] for t in tails[way])} of {REQUESTS * len(tails[way])}",
         ]
         for way in TAIL_WAYS
     ],
 )
+
+# %%
+# A stall is a request that took :data:`~perfguide.workloads.serving.STALL_FACTOR` times its
+# process's median or more: a few stalls in a process make its slowest answers, and its p99 once
+# they are 1 % of its requests, while its median stays put. Where the stalls were:
+for way in TAIL_WAYS:
+    stalled = [t for t in tails[way] if t["stalls"]]
+    if stalled:
+        worst = max(stalled, key=lambda t: t["slowest"])
+        print(
+            f"{way}: {sum(t['stalls'] for t in stalled)} stalls in {len(stalled)} of "
+            f"{len(tails[way])} processes; the slowest {format_seconds(worst['slowest'])}, "
+            f"against that process's median of {format_seconds(worst['p50'])}"
+        )
+    else:
+        print(f"{way}: no stalls")
 
 # %%
 # Batches: throughput against latency
@@ -347,12 +392,53 @@ if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
     print(f"ONNX Runtime: {', '.join(report['onnxruntime_providers'])}")
 
 # %%
-# Where tensorflow#37989 found LiteRT 2x slower than TensorFlow on a desktop, here it answered
-# the MobileNet many times faster than the same model in a ``tf.function``: the interpreter
-# hands its graph to XNNPACK, while each TensorFlow call pays far more than its arithmetic (the
-# shares of the peak above). int8 weights have a price per op too: each op of the int8 model
-# that takes them quantizes its float input at every call. The int8 model's time over the
-# float one's, per such op:
+# Why TensorFlow takes milliseconds on the MobileNet
+# --------------------------------------------------
+#
+# tensorflow#37989 found LiteRT 2x slower than TensorFlow on a desktop; here the interpreter
+# answered the MobileNet many times faster than the same model in a ``tf.function``, and in the
+# table above neither the call alone nor the arithmetic at the peak accounts for the
+# ``tf.function``'s time. TensorFlow's profiler says where it goes: three calls traced in one of
+# the page's processes after its timing, by op type, most time first (self time leaves out
+# nested ops; the share is of all op time in the trace).
+logdir = results.measurements_dir() / "serving.profile"
+trace = workers.trace(0, MOBILENET, "tf-function", 1, str(logdir))
+op_table = OpTable.from_trace(trace, top=6)
+op_table
+
+# %%
+# Per request, against LiteRT's interpreter on the same model:
+tf_ops = sum(t.count for t in op_table.times) / TRACED_CALLS
+convolutions = [t for t in op_table.times if "Conv" in t.op]
+conv_count = sum(t.count for t in convolutions) / TRACED_CALLS
+conv_s = sum(t.self_s for t in convolutions) / TRACED_CALLS
+conv_at_peak = flops[MOBILENET.name] / conv_count / machine.peak_flops
+litert_s = by_label[MOBILENET.name]["litert"].median_s
+print(
+    f"TensorFlow: {tf_ops:.0f} ops a request; {conv_count:.0f} convolutions took "
+    f"{format_seconds(conv_s)}, {format_seconds(conv_s / conv_count)} each, "
+    f"{conv_s / conv_count / conv_at_peak:.0f}x the {format_seconds(conv_at_peak)} their "
+    "arithmetic needs on average at the peak"
+)
+print(
+    f"LiteRT's whole request ({format_seconds(litert_s)}) took the time of "
+    f"{litert_s / (conv_s / conv_count):.1f} of TensorFlow's convolutions"
+)
+if reports:
+    litert_ops = reports[MOBILENET.name]["litert_ops"]
+    elementwise = sum(t.count for t in op_table.times if t.op in ("Mul", "AddV2"))
+    print(
+        f"LiteRT: {sum(litert_ops.values())} ops a request; "
+        f"TensorFlow ran {elementwise / TRACED_CALLS:.0f} Mul and AddV2 ops a request, LiteRT "
+        f"{litert_ops.get('MUL', 0) + litert_ops.get('ADD', 0)} MUL and ADD (its converter "
+        "folds batch normalization into the convolutions' weights)"
+    )
+
+# %%
+# On a request this small, what TensorFlow pays is each convolution kernel's cost beyond its
+# arithmetic, times the dozens of them, and the ops LiteRT's converter removed. int8 weights have a price per op too: each op of the int8 model that takes
+# them quantizes its float input at every call. The int8 model's time over the float one's, per
+# such op:
 for name, report in reports.items():
     float_s, int8_s = (by_label[name][w].median_s for w in ("litert", "litert-int8"))
     per_op = (int8_s - float_s) / report["int8_weight_ops"]
@@ -391,7 +477,9 @@ answer = ShortAnswer(
     )
     + f". Keras's predict took {format_seconds(by_label[MLP.name]['predict'].median_s)} a "
     "request on the tiny model: it is built for batches. On a small model the call is the "
-    "cost, which the LiteRT interpreter and ONNX Runtime keep small; on a convolutional one "
+    f"cost (LiteRT's call with nothing to compute took {format_seconds(call_s['litert'])}, "
+    f"its answer from the tiny model {format_seconds(mlp_litert.median_s)}), which the LiteRT "
+    "interpreter and ONNX Runtime keep small; on a convolutional one "
     "the kernels are, and the runtimes' kernels decide. A server that loads a .tflite or an "
     ".onnx file never imports TensorFlow; importing Keras and TensorFlow was "
     f"{import_share['keras']:.0%} of a Keras server's cold start. These figures are from "

@@ -5,7 +5,7 @@ retracing answers. Needs workers started with ``limits=True``."""
 from __future__ import annotations
 
 from perfguide.diagnose.findings import Diagnosis, Evidence, diagnose
-from perfguide.diagnose.target import TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 
@@ -21,8 +21,9 @@ def examine(
     target: Target, workers: Workers, *, quick: bool = False, settle: bool = True
 ) -> Evidence:
     """What the workers measure of ``target``: its forms timed in one interleaved run per
-    process (first calls apart), and each process's facts and retracing calls. With
-    ``settle``, a comparison with the reader's own form still undecided gets more processes."""
+    process (first calls apart; a model's also at another batch size), and each process's
+    facts and retracing calls. With ``settle``, a comparison with the reader's own form still
+    undecided gets more processes."""
     registered = workers.prepare(f"{PROBE}:register", spec=target.to_json())[0]
     forms = _settle(registered["variants"], registered["as_written"]) if settle else []
     measurements = workers.run(WORKLOAD, quick=quick, settle=forms, peak=True)
@@ -30,9 +31,11 @@ def examine(
         steps = registered["training"], registered["training_as_written"]
         forms = _settle(*steps) if settle else []
         measurements += workers.run(TRAINING_WORKLOAD, quick=quick, settle=forms)
+    other_batch = workers.run(BATCH_WORKLOAD, quick=quick) if "other_batch" in registered else []
     return Evidence(
         target=target.describe(),
         measurements=measurements,
+        other_batch=other_batch,
         registered=registered,
         facts=workers.call(f"{PROBE}:facts"),
         retracing=workers.call(f"{PROBE}:retracing"),

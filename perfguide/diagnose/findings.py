@@ -136,6 +136,9 @@ class Evidence:
     facts: list[dict[str, Any]]
     retracing: list[dict[str, Any]]
     limits: MachineLimits
+    #: A model's inference forms timed per request at another batch size than the reader's
+    #: (kept apart: their labels are the forms' own).
+    other_batch: list[Measurement] = dataclasses.field(default_factory=list)
 
     def form(self, label: str) -> Measurement | None:
         return next((m for m in self.measurements if m.label == label), None)
@@ -478,11 +481,45 @@ def _excluded_findings(evidence: Evidence) -> list[Finding]:
     ]
 
 
+def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch: str) -> Finding:
+    """Which form answered fastest at ``batch``, against the reader's own way, with how far
+    its answers lie from that way's."""
+    as_written = evidence.registered["as_written"]
+    base = next(m for m in measurements if m.label == as_written)
+    fastest = min(measurements, key=lambda m: m.median_s)
+    share = evidence.registered.get("differences", {}).get(fastest.label)
+    answers = "" if share is None else f"; its answers within {share:.1e} of {as_written}'s"
+    if fastest is base:
+        measured = f"{as_written} as written ({format_seconds(base.median_s)} a {base.unit})"
+    else:
+        measured = (
+            f"{fastest.label}, {format_speedup(base.median_s / fastest.median_s)} than "
+            f"{as_written} ({format_seconds(fastest.median_s)} against "
+            f"{format_seconds(base.median_s)} a {base.unit}, medians){answers}"
+        )
+    return Finding(
+        "serving",
+        f"Served fastest at {batch}",
+        f"{measured} (chapter: {CHAPTERS['serving']})",
+    )
+
+
 def _serving_findings(evidence: Evidence) -> list[Finding]:
-    """Each serving runtime the reader's model was converted for: its speed against the model's
-    own way at the reader's batch, and how far its answers lie from that way's."""
+    """Which form served the reader's model fastest at its batch and at another batch size,
+    and each serving runtime it was converted for: its speed against the model's own way at
+    the reader's batch, and how far its answers lie from that way's."""
     baseline = evidence.form(evidence.registered["as_written"])
     found = []
+    if evidence.other_batch:
+        registered = evidence.registered
+        batches = [
+            (registered["batch"], "your batch", evidence.calls),
+            (registered["other_batch"], "a batch", evidence.other_batch),
+        ]
+        found = [
+            _fastest_finding(ms, evidence, f"{how} of {size}")
+            for size, how, ms in sorted(batches, key=lambda batch: batch[0])
+        ]
     for form, share in evidence.registered.get("differences", {}).items():
         ratio = baseline.median_s / evidence.form(form).median_s
         answers = (

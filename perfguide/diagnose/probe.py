@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import functools
 import importlib
 import importlib.util
@@ -30,6 +31,7 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.diagnose.target import (
+    BATCH_WORKLOAD,
     TRAINING_WORKLOAD,
     WORKLOAD,
     InputSpec,
@@ -354,6 +356,43 @@ def _training_call(form: str, model: Any, x: Any, y: Any) -> Timed:
     return call_of(custom_train_step(model), x, y)
 
 
+#: Where a model is also timed beside the reader's batch: one request, or where the reader's
+#: batch is one, a batch of Keras's predict's default size.
+ONE_REQUEST, PREDICT_BATCH = 1, 32
+
+
+def other_batch(batch: int) -> int:
+    """The batch size a model is timed at beside the reader's ``batch``."""
+    return ONE_REQUEST if batch > ONE_REQUEST else PREDICT_BATCH
+
+
+def rebatched(x: Any, size: int) -> np.ndarray:
+    """A batch of ``size`` requests: the reader's, repeated as often as it takes."""
+    x = np.asarray(x)
+    return np.resize(x, (size, *x.shape[1:]))
+
+
+def _register_other_batch(model: Any, x: Any, variants: list[str]) -> int:
+    """Register the inference forms at :func:`other_batch` as :data:`BATCH_WORKLOAD`, timed
+    per request; the batch size."""
+    size = other_batch(len(x))
+
+    def make_call(form: str, n: int) -> Timed:
+        timed = _inference_call(form, model, rebatched(x, n))
+        return dataclasses.replace(timed, units_per_call=n)
+
+    WORKLOADS[BATCH_WORKLOAD] = dataclasses.replace(
+        WORKLOADS[WORKLOAD],
+        name=BATCH_WORKLOAD,
+        unit="request",
+        size_name="requests per batch",
+        default_size=size,
+        variants=tuple(variants),
+        make_call=make_call,
+    )
+    return size
+
+
 def _model_batch(target: Target, model: Any) -> tuple[Any, Any]:
     """The batch (``--input`` specs: one per model input) and targets: the factory's, or the
     model's own predictions (sparse losses: their classes), which train like any targets."""
@@ -385,6 +424,8 @@ def _register_model(target: Target) -> dict[str, Any]:
         "kind": "model",
         "differences": _differences(makers, [f for f in variants if f in SERVING_FORMS]),
     }
+    if not isinstance(x, (list, tuple)):  # a batch of one input can be cut and repeated
+        answer |= {"batch": len(x), "other_batch": _register_other_batch(model, x, variants)}
     if getattr(model, "optimizer", None) is not None and getattr(model, "loss", None):
         training = {
             form: lambda form=form: _training_call(form, _load_model(path), x, y)

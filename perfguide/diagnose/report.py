@@ -47,13 +47,16 @@ def chapter_link(topic: str, base: str = "") -> str:
 
 
 def _tables(evidence: Evidence) -> list[Comparison]:
-    """The forms timed, per unit (a call; a model's training step), each against the form the
-    reader's code runs as written."""
+    """The forms timed, per unit (a call; a model's training step; a request at another batch
+    size), each against the form the reader's code runs as written."""
     units = dict.fromkeys(m.unit for m in evidence.forms)
-    return [
+    tables = [
         Comparison([m for m in evidence.forms if m.unit == unit], evidence.baselines[unit])
         for unit in units
     ]
+    if evidence.other_batch:
+        tables.append(Comparison(evidence.other_batch, evidence.baselines["call"]))
+    return tables
 
 
 def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
@@ -190,5 +193,5 @@ def save(
     path: str | Path, environment: dict[str, Any], diagnosis: Diagnosis, evidence: Evidence
 ) -> None:
     """A results file of the forms' measurements (the peak's left out), with the diagnosis."""
-    measured = [m for m in evidence.measurements if m.label != PEAK]
+    measured = [m for m in evidence.measurements if m.label != PEAK] + evidence.other_batch
     results.save(Path(path), environment, measured, extra={"diagnosis": to_json(diagnosis)})

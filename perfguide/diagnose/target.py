@@ -28,9 +28,9 @@ DTYPES = (
     "float16", "bfloat16", "float32", "float64",
     "int8", "int16", "int32", "int64", "uint8", "bool",
 )  # fmt: skip
-#: The reader's function (or model's inference calls), and a model's training steps, as
-#: workloads in the worker that times them.
-WORKLOAD, TRAINING_WORKLOAD = "diagnose", "diagnose-training"
+#: The reader's function (or model's inference calls), a model's training steps, and its
+#: inference calls at another batch size, as workloads in the worker that times them.
+WORKLOAD, TRAINING_WORKLOAD, BATCH_WORKLOAD = "diagnose", "diagnose-training", "diagnose-batch"
 #: Saved Keras models.
 MODEL_SUFFIXES = (".keras",)
 #: Elements one input may hold: more is a typo, not a diagnosis (4 GB of float32).

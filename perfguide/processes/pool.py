@@ -103,9 +103,14 @@ class _Worker:
             sys.stderr.write(text)
         return ChildError(f"a fresh worker process {how}: {last_line(text)}")
 
+    def let_go(self) -> None:
+        """Close its stdin: it stops once its job is done."""
+        if self.process.poll() is None and not self.process.stdin.closed:
+            self.process.stdin.close()
+
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.stdin.close()
+            self.let_go()
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -124,9 +129,12 @@ def _shared_limits() -> tuple[Path | None, dict[str, Any] | None]:
 
 
 def _stop_all(*groups: list[_Worker]) -> None:
-    for workers in groups:
-        for worker in workers:
-            worker.stop()
+    # All are told first, so that they shut TensorFlow down side by side (nothing is timed).
+    workers = [worker for group in groups for worker in group]
+    for worker in workers:
+        worker.let_go()
+    for worker in workers:
+        worker.stop()
 
 
 class Workers:
@@ -292,9 +300,9 @@ class Workers:
         return worker.receive(self.timeout_s, self.progress)["result"]
 
     def trace(self, index: int, workload: Workload, variant: str, size: int, logdir: str) -> str:
-        """A profiler trace of three calls of ``variant`` of ``workload`` at ``size``, taken in
-        the ``index``-th worker; the trace file's path (see
-        :func:`perfguide.processes.worker.trace_variant`)."""
+        """A profiler trace of :data:`~perfguide.processes.worker.TRACED_CALLS` calls of
+        ``variant`` of ``workload`` at ``size``, taken in the ``index``-th worker; the trace
+        file's path (see :func:`perfguide.processes.worker.trace_variant`)."""
         target = f"{trace_variant.__module__}:{trace_variant.__name__}"
         return self.call_in(
             index, target, workload=workload.name, variant=variant, size=size, logdir=logdir

@@ -52,7 +52,13 @@ class Job(NamedTuple):
         return cls(**{**fields, "variants": tuple(fields["variants"])})
 
 
-def trace_variant(workload: str, variant: str, size: int, logdir: str, calls: int = 3) -> str:
+#: Calls of a variant a profiler trace holds (:func:`trace_variant`).
+TRACED_CALLS = 3
+
+
+def trace_variant(
+    workload: str, variant: str, size: int, logdir: str, calls: int = TRACED_CALLS
+) -> str:
     """A ``call`` target: ``calls`` calls of one variant of a registered workload traced with
     TensorFlow's profiler into ``logdir`` (after a warm-up call); the trace file's path."""
     from perfguide.measure import profile

@@ -15,7 +15,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
-from matplotlib.ticker import EngFormatter, FuncFormatter, MaxNLocator, NullFormatter
+from matplotlib.ticker import (
+    EngFormatter,
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+)
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.format import format_factor, format_seconds
@@ -29,6 +35,14 @@ def _one_format(axis, formatter) -> None:
     """Label major ticks with ``formatter`` and leave minor ticks unlabelled."""
     axis.set_major_formatter(formatter)
     axis.set_minor_formatter(NullFormatter())
+
+
+def _short_log_y(ax: Axes) -> None:
+    """Label 1, 2 and 5 of each decade of a log y axis that spans under two decades, where one
+    decade's label alone would leave it unreadable."""
+    low, high = ax.get_ylim()
+    if high / low < 100:
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
 
 
 def _legend_below(ax: Axes) -> None:
@@ -148,6 +162,7 @@ def rate_plot(
     ax.set_yscale("log")
     _one_format(ax.xaxis, EngFormatter())
     _one_format(ax.yaxis, EngFormatter(unit=rate_unit))
+    _short_log_y(ax)
     ax.set_xlabel(f"problem size ({size_name}, log scale)")
     ax.set_ylabel(f"{rate_unit} achieved (median, log scale)")
     ax.grid(True, which="major", alpha=0.3)

@@ -4,7 +4,8 @@ Once a model is trained, it answers requests. Users report LiteRT both 29x faste
 than Keras, ONNX Runtime faster on some models and slower on others, and ``predict`` called per
 request although Keras documents it as a batch API. Every way a user would serve a model,
 timed per request on three models built in code (:data:`MODELS`): a tiny MLP, the training-loop
-chapter's small Conv1D model, and a MobileNetV2 at a small resolution.
+chapter's small Conv1D model, and a MobileNetV2 at a small resolution; and on a model that
+answers its request unchanged, which prices the call alone.
 
 The ways (:data:`WAYS`): Keras's own calls (``predict``, ``model(x, training=False)``,
 ``predict_on_batch``); the forward pass as a ``tf.function`` with an input signature, and
@@ -54,6 +55,14 @@ from perfguide.workloads.base import Workload, forward_flops, watched
 CLASSES, IMAGE_SIDE, MOBILENET_ALPHA = 10, 96, 0.35
 
 
+def identity() -> Any:
+    """A model that answers its request unchanged (32 features): what serving costs with no
+    arithmetic at all, the call alone."""
+    keras = training_loop.keras_module()
+    inputs = keras.Input((32,))
+    return keras.Model(inputs, keras.layers.Identity()(inputs))
+
+
 def mlp() -> Any:
     """A tiny MLP, 32 features to 64 to :data:`CLASSES`."""
     keras = training_loop.keras_module()
@@ -79,7 +88,12 @@ def mobilenet() -> Any:
     )
 
 
-MODELS: dict[str, Callable[[], Any]] = {"mlp": mlp, "conv1d": conv1d, "mobilenet": mobilenet}
+MODELS: dict[str, Callable[[], Any]] = {
+    "identity": identity,
+    "mlp": mlp,
+    "conv1d": conv1d,
+    "mobilenet": mobilenet,
+}
 
 
 @functools.cache
@@ -111,16 +125,13 @@ def export_saved_model(model: Any, path: Path) -> None:
     model.export(str(path), verbose=False)
 
 
-def convert_litert(model: Any, path: Path, quantize: bool = False) -> None:
-    """TensorFlow's LiteRT converter on the model's SavedModel; ``quantize``: dynamic-range
-    quantization (int8 weights, float activations)."""
-    with tempfile.TemporaryDirectory() as folder:
-        exported = Path(folder) / "saved_model"
-        export_saved_model(model, exported)
-        converter = tf.lite.TFLiteConverter.from_saved_model(str(exported))
-        if quantize:
-            converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        path.write_bytes(converter.convert())
+def convert_litert(saved_model: Path, path: Path, quantize: bool = False) -> None:
+    """TensorFlow's LiteRT converter on the model's exported SavedModel; ``quantize``:
+    dynamic-range quantization (int8 weights, float activations)."""
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model))
+    if quantize:
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    path.write_bytes(converter.convert())
 
 
 def convert_onnx(model: Any, path: Path) -> None:
@@ -134,13 +145,18 @@ def convert_onnx(model: Any, path: Path) -> None:
     path.write_bytes(proto.SerializeToString())
 
 
-#: File kind -> its name and how a Keras model is written as it.
-WRITERS: dict[str, tuple[str, Callable[[Any, Path], None]]] = {
-    "keras": ("model.keras", save_keras),
-    "saved-model": ("saved_model", export_saved_model),
-    "litert": ("model.tflite", convert_litert),
-    "litert-int8": ("model-int8.tflite", functools.partial(convert_litert, quantize=True)),
-    "onnx": ("model.onnx", convert_onnx),
+#: File kind -> its name, how it is written, and the kind of file it is written from (None: the
+#: Keras model itself). LiteRT's converter reads the exported SavedModel, written once for both.
+WRITERS: dict[str, tuple[str, Callable[[Any, Path], None], str | None]] = {
+    "keras": ("model.keras", save_keras, None),
+    "saved-model": ("saved_model", export_saved_model, None),
+    "litert": ("model.tflite", convert_litert, "saved-model"),
+    "litert-int8": (
+        "model-int8.tflite",
+        functools.partial(convert_litert, quantize=True),
+        "saved-model",
+    ),
+    "onnx": ("model.onnx", convert_onnx, None),
 }
 #: Packages a file kind needs, by import name and distribution name.
 PACKAGES = {
@@ -169,14 +185,15 @@ def saved_file(name: str, kind: str) -> Path:
     """Model ``name`` written as ``kind`` (see :data:`WRITERS`), converted once and kept in the
     temporary directory; written beside its place and moved in whole, so that a process never
     reads a half-written file."""
-    filename, write = WRITERS[kind]
+    filename, write, source = WRITERS[kind]
     path = _folder(name) / filename
     if path.exists():
         return path
+    written_from = saved_file(name, source) if source else built(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=path.parent))
     try:
-        write(built(name), scratch / filename)
+        write(written_from, scratch / filename)
         os.replace(scratch / filename, path)
     except OSError:
         if not path.exists():  # another process may have moved its copy in first
@@ -243,10 +260,15 @@ def converted(model: Any, way: str, folder: Path) -> Callable[[np.ndarray], Any]
     ``folder``; RuntimeError saying what to install where the way's package is missing."""
     if way in UNAVAILABLE:
         raise RuntimeError(UNAVAILABLE[way])
-    filename, write = WRITERS[WAYS[way]]
+    return load_way(way, _written(model, WAYS[way], folder))
+
+
+def _written(model: Any, kind: str, folder: Path) -> Path:
+    """``model`` written as ``kind`` into ``folder``, with the file it is written from first."""
+    filename, write, source = WRITERS[kind]
     if not (folder / filename).exists():
-        write(model, folder / filename)
-    return load_way(way, folder / filename)
+        write(_written(model, source, folder) if source else model, folder / filename)
+    return folder / filename
 
 
 @functools.cache
@@ -315,11 +337,23 @@ def request_latencies(model: str, way: str, count: int, batch: int = 1) -> list[
     return times
 
 
+#: A request this many times the median's time counts as a stall.
+STALL_FACTOR = 10
+
+
 def latency_percentiles(model: str, way: str, count: int) -> dict[str, float]:
-    """The median (p50) and 99th percentile (p99) of :func:`request_latencies` of one request
-    each, in seconds."""
-    p50, p99 = np.percentile(request_latencies(model, way, count), [50, 99])
-    return {"p50": float(p50), "p99": float(p99)}
+    """The median (p50), 99th percentile (p99) and slowest of :func:`request_latencies` of one
+    request each, in seconds, and how many requests stalled (took :data:`STALL_FACTOR` times
+    the median or more)."""
+    latencies = np.asarray(request_latencies(model, way, count))
+    p50, p99 = np.percentile(latencies, [50, 99])
+    stalls = int(np.sum(latencies >= STALL_FACTOR * p50))
+    return {
+        "p50": float(p50),
+        "p99": float(p99),
+        "slowest": float(latencies.max()),
+        "stalls": stalls,
+    }
 
 
 def _litert_ops(path: Path) -> list[dict[str, Any]]:
@@ -396,6 +430,7 @@ def _workload(name: str, question: str) -> Workload:
 
 
 WORKLOADS = (
+    _workload("identity", "What does each way of serving cost a request with no arithmetic?"),
     _workload("mlp", "How fast can a tiny MLP answer a request, each way it can be served?"),
     _workload("conv1d", "How fast can a small Conv1D model answer, each way it can be served?"),
     _workload("mobilenet", "How fast can a MobileNet answer, each way it can be served?"),
