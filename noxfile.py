@@ -169,8 +169,7 @@ def noise(session: nox.Session) -> None:
     two runs also give a new calibration of those intervals, `results/calibration.json` (ship it
     as perfguide/measure/calibration.json to build the guide with it). A benchmark, not a test:
     run it alone on the machine."""
-    session.install("-e", ".[cpu]")
-    session.install("--no-deps", LEGACY_KERAS)
+    install(session, "cpu", "serving")
     RESULTS.mkdir(exist_ok=True)
     files = [str(RESULTS / f"noise-{run}.json") for run in (1, 2)]
     for path in files:
