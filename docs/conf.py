@@ -125,6 +125,7 @@ CHAPTER_ORDER = [
     "mixed_precision",
     "tf_data",
     "serving",
+    "memory",
     "diagnose",
 ]
 

@@ -212,7 +212,7 @@ def _list(args: argparse.Namespace) -> None:
             print(f"  not installed: {variant} ({why})")
     from perfguide.workloads import TOPICS
 
-    print(f"chapters (`run TOPIC` runs all of one's workloads): {', '.join(TOPICS)}")
+    print(f"chapters (`run TOPIC` runs all of one's workloads): {', '.join([*TOPICS, MEMORY])}")
 
 
 def _check_writable(path: str) -> None:
@@ -295,6 +295,9 @@ def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, lis
 
 
 def _run(args: argparse.Namespace) -> None:
+    if args.workload == MEMORY:
+        _run_memory(args)
+        return
     chosen = _chosen(args)
     if args.json is not None:
         _check_writable(args.json)
@@ -319,6 +322,36 @@ def _run(args: argparse.Namespace) -> None:
                 measured += measurements
     if args.json is not None:
         _save(args, record, measured)
+
+
+#: The chapter whose experiments measure memory, not time: ``run memory`` runs them all.
+MEMORY = "memory"
+
+
+def _run_memory(args: argparse.Namespace) -> None:
+    """``run memory``: the memory chapter's experiments, each in its own fresh processes, with a
+    table of growth rates each; ``--quick`` calls each way half as often."""
+    if args.all or args.variant or args.size or args.env or args.device != "cpu":
+        raise UsageError(
+            "memory runs the chapter's experiments as they are: no --variant, --size, --env "
+            "or --device"
+        )
+    if args.json is not None:
+        _check_writable(args.json)
+    from perfguide.measure.environment import collect
+    from perfguide.report import growth
+    from perfguide.workloads import memory
+
+    measured = {}
+    for name, spec in memory.experiments().items():
+        scale = spec.pop("scale", 1) * (0.5 if args.quick else 1)
+        with _progress(f"memory: {name} in {args.processes} fresh processes"):
+            measured[name] = memory.experiment(**spec, processes=args.processes, scale=scale)
+        print(growth.growth_table(name, measured[name].growth, traces=measured[name].traces))
+        print()
+    if args.json is not None:
+        growth.save(args.json, collect(), measured)
+        print(f"wrote {args.json}")
 
 
 def _workers(

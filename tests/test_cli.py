@@ -82,6 +82,8 @@ def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
         (["run", "eager-matmul", "--env", "HOME=/tmp"], ["--env", "cannot pass 'HOME'"]),
         (["run", "eager-matmul", "--env", "TF_CLI_ARGS=x"], ["cannot pass 'TF_CLI_ARGS'"]),
         (["frobnicate"], ["invalid choice"]),
+        (["run", "memory", "--variant", "predict"], ["memory runs the chapter's experiments"]),
+        (["run", "memory", "--json", "/no/such/dir/m.json"], ["does not exist"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):

@@ -220,7 +220,12 @@ def test_a_saved_model_is_timed_predicting_and_training_each_way(probe, saved_mo
     assert one.units_per_call == 1 and np.asarray(one()).shape == (1, 3)
     facts = probe.facts()
     assert facts["flops"] >= 2 * 8 * (4 * 16 + 16 * 3)  # the two products of the forward pass
-    assert probe.retracing()["varied"] == ["batch doubled", "batch plus one"]
+    retraced = probe.retracing()
+    assert retraced["varied"] == ["batch doubled", "batch plus one"]
+    assert all(isinstance(call["bytes"], int) for call in retraced["calls"])
+    held = probe.memory({"model-call": 40, "predict-on-batch": 20})
+    assert [len(held[form]["series"]) for form in held] == [21, 21]
+    assert [held[form]["every"] for form in held] == [2, 1]
 
 
 def test_a_conversion_that_fails_is_one_line_and_the_rest_is_timed(probe, saved_model, monkeypatch):
@@ -451,6 +456,28 @@ def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
     )
     assert fastest["Served fastest at your batch of 64"].startswith("model-call, 6.00x faster")
     assert "time per request" in report.text(found, measured)
+
+
+def test_memory_that_grows_is_a_finding_with_the_chapters_fix():
+    registered = {
+        "kind": "model",
+        "variants": ["predict", "model-call"],
+        "as_written": "predict",
+        "problems": {},
+    }
+    measured = evidence({"predict": 30e-3, "model-call": 1e-3}, registered=registered)
+
+    def series(rate):  # bytes held every 10 calls, growing ``rate`` bytes a call
+        return {"series": [int(rate * 10 * i) for i in range(21)], "every": 10}
+
+    runs = [{"predict": series(20e3 + k), "model-call": series(k)} for k in range(3)]
+    found = findings.diagnose(dataclasses.replace(measured, memory=runs))
+    memory = [f for f in found.findings if f.kind == "memory"]
+    assert memory[0].what == "Memory per call, after warm-up"
+    assert memory[0].measured.startswith("predict 20.0 kB a call")
+    assert [f.what for f in memory[1:]] == ["Memory grows with predict"]
+    assert "fix: call model(x) or predict_on_batch" in memory[1].measured
+    assert "Why does my TensorFlow process keep growing?" in memory[1].measured
 
 
 def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):

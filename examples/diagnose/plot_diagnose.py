@@ -12,8 +12,9 @@ It measures your function the way the chapters measure their workloads: eagerly,
 forms in turns, first calls apart, each form's result checked against the eager one. It reads
 the traced graph (ops per call, FLOPs, bytes, ops that leave the graph for Python, with their
 source lines), prices an eager op and profiles a graph call, calls the function with other
-typical inputs to count retraces, and sets the work against this machine's measured peak and
-memory bandwidth. Then it says what bounds the function here and which change pays against
+typical inputs to count retraces (and the memory each keeps), calls each form many times to
+see whether the process's memory grows per call, and sets the work against this machine's
+measured peak and memory bandwidth. Then it says what bounds the function here and which change pays against
 your code as you wrote it (a plain function eagerly, a ``tf.function`` as one), each
 recommendation a claim checked on your function, with the chapter that explains it. A change
 that measured slower, or could not be told apart, is listed as measured, never as advice; where
@@ -145,7 +146,7 @@ diagnose("clipped_mean", "float32[256,64]")
 diagnose("log_magnitude", "float32[64]")
 
 # %%
-# Previous question: :doc:`How should I serve my model on a CPU?
-# </auto_examples/serving/plot_serving>` All recommendations of the guide, measured:
+# Previous question: :doc:`Why does my TensorFlow process keep growing?
+# </auto_examples/memory/plot_memory>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
 workers.close()

@@ -527,9 +527,8 @@ print(answer)
 # times these ways on a model of your own.
 #
 # Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
-# </auto_examples/tf_data/plot_tf_data>` Next: :doc:`Diagnose your own code
-# </auto_examples/diagnose/plot_diagnose>`, which times your own function the way this guide
-# does; all recommendations of the guide, measured: :doc:`the checklist </checklist>`.
+# </auto_examples/tf_data/plot_tf_data>` Next: :doc:`Why does my TensorFlow process keep
+# growing? </auto_examples/memory/plot_memory>`; all recommendations of the guide, measured: :doc:`the checklist </checklist>`.
 published = [m for ms in served.values() for m in ms] + batched
 results.save(results.measurements_dir() / "serving.json", env, published)
 print(f"published {len(published)} measurements")

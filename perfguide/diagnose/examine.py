@@ -6,10 +6,25 @@ from __future__ import annotations
 
 from perfguide.diagnose.findings import Diagnosis, Evidence, diagnose
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 
 PROBE = "perfguide.diagnose.probe"
+#: Seconds of calls each form's memory series may take in each process: enough calls for a
+#: slope, never more than a few seconds in all.
+MEMORY_BUDGET_S = 0.2
+
+
+def memory_calls(seconds_per_call: float) -> int:
+    """Calls of a form for its memory series: about :data:`MEMORY_BUDGET_S` of them, from one
+    call a sample to twenty, in whole samples.
+
+    >>> memory_calls(0.05), memory_calls(2e-3), memory_calls(1e-6)
+    (20, 100, 400)
+    """
+    per_sample = round(MEMORY_BUDGET_S / seconds_per_call / SAMPLES)
+    return min(max(per_sample, 1), 20) * SAMPLES
 
 
 def _settle(forms: list[str], as_written: str) -> list[Faster]:
@@ -32,6 +47,11 @@ def examine(
         forms = _settle(*steps) if settle else []
         measurements += workers.run(TRAINING_WORKLOAD, quick=quick, settle=forms)
     other_batch = workers.run(BATCH_WORKLOAD, quick=quick) if "other_batch" in registered else []
+    calls = {
+        m.label: memory_calls(m.median_s)
+        for m in measurements
+        if m.label in registered["variants"] and m.unit == "call"
+    }
     return Evidence(
         target=target.describe(),
         measurements=measurements,
@@ -39,6 +59,7 @@ def examine(
         registered=registered,
         facts=workers.call(f"{PROBE}:facts"),
         retracing=workers.call(f"{PROBE}:retracing"),
+        memory=workers.call(f"{PROBE}:memory", calls=calls),
         limits=workers.machine_limits,
     )
 

@@ -23,9 +23,11 @@ import statistics
 from typing import Any
 
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
+from perfguide.measure.memory import growth
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, Faster, Share, per_process, ratio_interval
+from perfguide.report.claims import Claim, Faster, Share, grows, per_process, ratio_interval
 from perfguide.report.format import (
+    format_bytes,
     format_count,
     format_percent,
     format_seconds,
@@ -55,6 +57,15 @@ CHAPTERS = {
     "TensorFlow",
     "timing": "Why do my TensorFlow timings disagree?",
     "serving": "How should I serve my model on a CPU?",
+    "memory": "Why does my TensorFlow process keep growing?",
+}
+#: Bytes a call from which a form counts as growing the process.
+GROWS = 1e3
+#: What stops a form's growth, where the memory chapter measured a fix.
+MEMORY_FIXES = {
+    "predict": "call model(x) or predict_on_batch per batch instead",
+    "tf-function": "if its inputs change shape, use reduce_retracing=True or an input_signature, "
+    "and pad them to a few sizes (oneDNN keeps a kernel per shape)",
 }
 #: What to do where a form beat the reader's own, and the chapter that explains it: for a
 #: function, and for a model.
@@ -91,6 +102,7 @@ KINDS = {
     "graph-call": "where a tf.function call's time goes",
     "limits": "each form's work against the machine's measured peak and bandwidth",
     "serving": "a serving runtime's speed beside predict's, and how far its answers move",
+    "memory": "each form's memory growth per call after warm-up, and a fix where it grows",
 }
 
 
@@ -139,6 +151,8 @@ class Evidence:
     #: A model's inference forms timed per request at another batch size than the reader's
     #: (kept apart: their labels are the forms' own).
     other_batch: list[Measurement] = dataclasses.field(default_factory=list)
+    #: Each process's resident series of each form called many times after its timing.
+    memory: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def form(self, label: str) -> Measurement | None:
         return next((m for m in self.measurements if m.label == label), None)
@@ -358,7 +372,8 @@ def _traces(runs: list[dict[str, Any]], calls: str) -> tuple[float, int]:
 
 
 def _retrace_measured(runs: list[dict[str, Any]]) -> str:
-    """How many varied calls traced anew, and what each retrace cost in steady calls."""
+    """How many varied calls traced anew, and what each retrace cost in steady calls and kept
+    in memory."""
     traced, varied = _traces(runs, "calls")
     measured = f"{traced:g} of {varied} varied calls traced anew"
     costs = [c["s"] - run["steady_s"] for run in runs for c in run["calls"][1:] if c["traced"]]
@@ -368,6 +383,9 @@ def _retrace_measured(runs: list[dict[str, Any]]) -> str:
             f", each retrace costing {format_seconds(cost)} "
             f"({three_figures(cost / steady)} steady calls)"
         )
+    kept = [c["bytes"] for run in runs for c in run["calls"][1:] if c["traced"] and "bytes" in c]
+    if kept:
+        measured += f" and keeping {format_bytes(statistics.median(kept))} of memory"
     return measured
 
 
@@ -538,6 +556,36 @@ def _serving_findings(evidence: Evidence) -> list[Finding]:
     return found
 
 
+def _memory_findings(evidence: Evidence) -> list[Finding]:
+    """Each form's growth per call after warm-up, over the processes; and for each form whose
+    growth holds above :data:`GROWS` a call, that it grows, with the fix the memory chapter
+    measured."""
+    runs = [run for run in evidence.memory if run]
+    if not runs:
+        return []
+    grown = {
+        form: growth(form, [run[form]["series"] for run in runs], runs[0][form]["every"])
+        for form in runs[0]
+    }
+    rates = "; ".join(
+        f"{form} {format_bytes(g.rate)} a call ({format_bytes(g.interval[0])} to "
+        f"{format_bytes(g.interval[1])} in the next process)"
+        for form, g in grown.items()
+    )
+    found = [Finding("memory", "Memory per call, after warm-up", rates)]
+    for form, g in grown.items():
+        if grows(g, GROWS).held:
+            fix = MEMORY_FIXES.get(form, "see the chapter")
+            found.append(
+                Finding(
+                    "memory",
+                    f"Memory grows with {form}",
+                    f"{format_bytes(g.rate)} a call; fix: {fix} (chapter: {CHAPTERS['memory']})",
+                )
+            )
+    return found
+
+
 def _peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
     if evidence.form(PEAK) is None or compute < NEAR_LIMIT / 2:
         return []
@@ -562,6 +610,7 @@ def diagnose(evidence: Evidence) -> Diagnosis:
         *overhead,
         *([limits] if limits else []),
         *_serving_findings(evidence),
+        *_memory_findings(evidence),
         *_excluded_findings(evidence),
     ]
     advice = [*forms, *_keep_advice(evidence, forms), *retrace_advice]

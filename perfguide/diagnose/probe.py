@@ -39,6 +39,7 @@ from perfguide.diagnose.target import (
     is_file_reference,
 )
 from perfguide.measure import anatomy, profile
+from perfguide.measure.memory import SAMPLES, resident_bytes, resident_series
 from perfguide.measure.timer import Timed, measure
 from perfguide.processes.fresh import BadInput
 from perfguide.workloads import WORKLOADS, serving
@@ -600,15 +601,17 @@ def _as_tensors(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(tf.constant(a) if isinstance(a, (int, float)) else a for a in args)
 
 
-def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> list[tuple[float, bool]]:
-    """Each of ``calls`` of a fresh ``function``: its seconds, and whether it traced."""
+def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Each of ``calls`` of a fresh ``function``: its seconds, whether it traced, and the bytes
+    the process held after it beyond before it (what a trace keeps)."""
     timed = []
     for args in calls:
-        before = function.experimental_get_tracing_count()
+        before, held = function.experimental_get_tracing_count(), resident_bytes()
         start = time.perf_counter()
         materialize(function(*args))
         seconds = time.perf_counter() - start
-        timed.append((seconds, function.experimental_get_tracing_count() > before))
+        traced = function.experimental_get_tracing_count() > before
+        timed.append({"s": seconds, "traced": traced, "bytes": resident_bytes() - held})
     return timed
 
 
@@ -628,13 +631,13 @@ def retracing() -> dict[str, Any]:
         steady = measure(function, *args, label="steady", min_block_s=0.02, blocks=5).median_s
     except Exception as error:  # not traceable, or not for some varied input: no finding here
         return answer | {"varied": [], "error": why_not(error, reader_files(target))}
-    answer |= {"calls": [{"s": s, "traced": t} for s, t in as_written], "steady_s": steady}
+    answer |= {"calls": as_written, "steady_s": steady}
     relaxed = tf.function(python, reduce_retracing=True)
     try:
         fixed = _sequence(relaxed, [_as_tensors(a) for a in calls])
     except Exception as error:  # e.g. Python that needs the batch size, now unknown
         return answer | {"fixed_calls": [], "fixed_error": why_not(error, reader_files(target))}
-    return answer | {"fixed_calls": [{"s": s, "traced": t} for s, t in fixed]}
+    return answer | {"fixed_calls": fixed}
 
 
 def _accepts(python: Callable[..., Any], args: tuple[Any, ...]) -> bool:
@@ -643,3 +646,18 @@ def _accepts(python: Callable[..., Any], args: tuple[Any, ...]) -> bool:
     except Exception:  # a variation the function cannot take (fixed shapes) is not typical
         return False
     return True
+
+
+def memory(calls: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """Each registered form called ``calls[form]`` times in a row in this process (after its
+    timing, so its caches have filled), the resident set sampled :data:`SAMPLES` times: the
+    series and the calls between samples, per form."""
+    workload = WORKLOADS[WORKLOAD]
+    found = {}
+    for form, count in calls.items():
+        timed = workload.make_call(form, 1)
+        series = resident_series(
+            lambda i, timed=timed: materialize(timed()), count, count // SAMPLES
+        )
+        found[form] = {"series": series, "every": count // SAMPLES}
+    return found

@@ -34,9 +34,11 @@ import statistics
 from collections.abc import Sequence
 
 from perfguide.measure import calibration, stats
+from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
+    format_bytes,
     format_factor,
     format_seconds,
     format_speedup,
@@ -307,6 +309,46 @@ def _interval_words(low: float, high: float) -> str:
 def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: float = 1) -> Claim:
     """:class:`Faster` ``(fast, slow, by)`` checked against ``measurements``."""
     return Faster(fast, slow, by).check(measurements)
+
+
+def _growth_evidence(grown: Growth) -> str:
+    low, high = grown.interval
+    return (
+        f"{grown.label} grew {format_bytes(grown.rate)} a call (median of "
+        f"{len(grown.rates)} fresh processes: {format_bytes(min(grown.rates))} to "
+        f"{format_bytes(max(grown.rates))}); the next process: "
+        f"{format_bytes(low)} to {format_bytes(high)}"
+    )
+
+
+def grows(grown: Growth, at_least: float) -> Claim:
+    """The claim that ``grown.label`` grows the process by at least ``at_least`` bytes a call,
+    judged on where the next fresh process's rate should land: held if all of that interval
+    lies at or above, did not hold if all of it lies below, inconclusive otherwise.
+
+    >>> claim = grows(Growth("predict", (20e3, 21e3, 22e3), (0.0,) * 3), at_least=1e3)
+    >>> claim.verdict, claim.effect
+    ('HELD', '21.0 kB a call')
+    """
+    low, high = grown.interval
+    held = True if low >= at_least else False if high < at_least else None
+    statement = f"{grown.label} grows the process by at least {format_bytes(at_least)} a call"
+    return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
+
+
+def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
+    """The claim that ``grown.label`` grows the process by under ``at_most`` bytes a call
+    (``what`` that bound is, where another rate sets it): held if all of the next process's
+    interval lies below, did not hold if all of it lies at or above.
+
+    >>> stays_flat(Growth("model-call", (10.0, -20.0, 5.0), (0.0,) * 3), at_most=1e3).verdict
+    'HELD'
+    """
+    low, high = grown.interval
+    held = True if high < at_most else False if low >= at_most else None
+    statement = f"{grown.label} grows the process by under {format_bytes(at_most)} a call"
+    statement += f" ({what})" if what else ""
+    return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
 
 
 class ClaimReport:

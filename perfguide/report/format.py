@@ -85,13 +85,17 @@ def format_count(count: int) -> str:
     return f"{count:,}"
 
 
-def format_bytes(count: int) -> str:
-    """A size in bytes with a decimal unit, to three figures.
+def format_bytes(count: float) -> str:
+    """A size in bytes with a decimal unit, to three figures; a change of size may be negative.
 
     >>> format_bytes(84_648), format_bytes(16_853_504), format_bytes(512)
     ('84.6 kB', '16.9 MB', '512 B')
+    >>> format_bytes(-2_500.0), format_bytes(12.25)
+    ('-2.50 kB', '12.2 B')
     """
+    if count < 0:
+        return f"-{format_bytes(-count)}"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if count >= scale:
             return f"{three_figures(count / scale)} {unit}"
-    return f"{count} B"
+    return f"{count} B" if isinstance(count, int) else f"{three_figures(count)} B"

@@ -302,3 +302,17 @@ def timeline_plot(
     ax.set_xlabel("time from the start of the recording")
     ax.grid(True, axis="x", alpha=0.3)
     return ax
+
+
+def resident_plot(series: Mapping[str, tuple[Sequence[int], int]], ax: Axes | None = None) -> Axes:
+    """Memory a process holds beyond what it held before the first call, against calls, one
+    line per label (``series``: label -> resident bytes sampled every so many calls)."""
+    ax = _axes(ax)
+    for label, (resident, every) in series.items():
+        calls = np.arange(len(resident)) * every
+        ax.plot(calls, (np.asarray(resident) - resident[0]) / 1e6, marker=".", label=label)
+    ax.set_xlabel("calls")
+    ax.set_ylabel("memory held beyond the start (MB)")
+    ax.grid(True, alpha=0.3)
+    _legend_below(ax)
+    return ax

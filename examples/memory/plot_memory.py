@@ -1,0 +1,336 @@
+"""
+Why does my TensorFlow process keep growing?
+============================================
+
+Memory that grows call after call is one of the most reported TensorFlow problems:
+``model.predict`` in a loop grows the process (`tensorflow#33009
+<https://github.com/tensorflow/tensorflow/issues/33009>`_, `#35835
+<https://github.com/tensorflow/tensorflow/issues/35835>`_, `#44711
+<https://github.com/tensorflow/tensorflow/issues/44711>`_, `keras#13118
+<https://github.com/keras-team/keras/issues/13118>`_), more so when the input's shape changes
+from call to call (`tensorflow#38598 <https://github.com/tensorflow/tensorflow/issues/38598>`_),
+and the answers in those threads contradict each other: call ``keras.backend.clear_session()``,
+call ``gc.collect()``, call ``model(x)`` instead, use another ``malloc``.
+
+This page calls one small model hundreds of times, each way a user would, in fresh processes
+that record how much memory they hold (their resident set, what ``top`` and a container's limit
+see) every few calls, and works out how fast it grows per call, with where the next process's
+rate should land. Every number is measured by this page on the machine that built it; the
+workloads are in :mod:`perfguide.workloads.memory`.
+
+.. raw:: html
+   :file: ../../_generated/answers/memory.answer.html
+"""
+
+# %%
+# Where this page was measured
+# ----------------------------
+import matplotlib.pyplot as plt
+import psutil
+
+from perfguide.measure.environment import collect
+from perfguide.report import results
+from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.claims import ClaimReport, grows, stays_flat
+from perfguide.report.format import format_bytes
+from perfguide.report.growth import growth_table, save
+from perfguide.report.plotting import resident_plot
+from perfguide.workloads import memory
+
+env = collect()
+print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
+print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}")
+print(f"memory: {format_bytes(psutil.virtual_memory().total)} in all")
+specs = memory.experiments()
+for name, why in memory.allocators()[1].items():
+    print(f"not measured here: {name} ({why})")
+
+# %%
+# One shape, call after call
+# --------------------------
+#
+# The serving chapter's tiny MLP (32 features to 64 to 10) answers a batch of 8 requests, the
+# same shape every time, by ``predict``, by ``model(x, training=False)``, by
+# ``predict_on_batch`` and by a ``tf.function`` with an input signature: each way hundreds of
+# times (``predict``, which costs tens of milliseconds a call here, fewer), one way after
+# another, in three fresh processes, two side by side (memory, unlike time, is not changed by a
+# process on the other core). The growth per call is the slope of the memory held over the
+# second half of the calls, once the first calls' caches have filled.
+#
+# .. dropdown:: The code being measured
+#
+#    .. literalinclude:: /../perfguide/workloads/memory.py
+#       :pyobject: caller
+#
+#    .. literalinclude:: /../perfguide/measure/memory.py
+#       :pyobject: resident_series
+GROWS = 1e3  # bytes a call from which a way counts as growing the process
+one_shape = memory.experiment(**specs["one shape"])
+growth_table(
+    "One shape of batch: growth per call (median of 3 processes)",
+    one_shape.growth,
+    memory.WAYS,
+    one_shape.traces,
+)
+
+# %%
+ax = resident_plot(one_shape.series)
+ax.set_title("One shape: memory held, first process")
+plt.show()
+
+# %%
+predict_grows = grows(one_shape.growth["predict"], GROWS)
+flat_one_shape = {
+    way: stays_flat(one_shape.growth[way], GROWS)
+    for way in ("model-call", "predict-on-batch", "input-signature")
+}
+ClaimReport([predict_grows, *flat_one_shape.values()])
+
+# %%
+# What a growth rate means for a server that answers every request the same way: how many calls
+# until it has used this machine's memory (the process and the system need some of it first).
+total = psutil.virtual_memory().total
+
+
+def calls_to_fill(experiment):
+    for way, grown in experiment.growth.items():
+        if grown.rate >= GROWS:
+            calls = total / grown.rate
+            print(
+                f"{way}: {format_bytes(grown.rate)} a call fills {format_bytes(total)} in {calls:,.0f} calls"
+            )
+
+
+calls_to_fill(one_shape)
+
+# %%
+# A new shape at every call
+# -------------------------
+#
+# Now every call brings a batch of a size never seen before (each way its own run of sizes), as
+# a server answering whatever arrives does. A ``tf.function`` traces a new graph for each new
+# shape and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch
+# size, with ``reduce_retracing=True`` or an input signature whose batch dimension is ``None``,
+# or to pad each batch to one of a few sizes (here the next power of two) and cut the answer
+# back (``buckets``). ``traces`` counts the graphs each traced.
+new_shapes = memory.experiment(**specs["new shapes"])
+growth_table(
+    "A new shape every call: growth per call (median of 3 processes)",
+    new_shapes.growth,
+    memory.WAYS,
+    new_shapes.traces,
+)
+
+# %%
+ax = resident_plot(new_shapes.series)
+ax.set_title("A new shape every call: memory held, first process")
+plt.show()
+
+# %%
+retracing = new_shapes.growth["tf-function"]
+retrace_grows = grows(retracing, 10 * GROWS)
+reduce_fixes = stays_flat(
+    new_shapes.growth["reduce-retracing"],
+    retracing.rate / 10,
+    "a tenth of tf-function's",
+)
+signature_grows = grows(new_shapes.growth["input-signature"], 10 * GROWS)
+ClaimReport([retrace_grows, reduce_fixes, signature_grows])
+
+# %%
+calls_to_fill(new_shapes)
+
+# %%
+# Why one graph can still grow
+# ----------------------------
+#
+# The ``tf.function`` with an input signature traces one graph, and with
+# ``reduce_retracing=True`` two, yet both grew with every new shape. The same calls in processes
+# started with ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of
+# oneDNN's:
+onednn_off = memory.experiment(**specs["oneDNN off"])
+onednn_claims = []
+for way, without in onednn_off.growth.items():
+    with_onednn = new_shapes.growth[way]
+    print(
+        f"{way}: {format_bytes(with_onednn.rate)} a call with oneDNN, "
+        f"{format_bytes(without.rate)} without"
+    )
+    onednn_claims.append(
+        stays_flat(
+            without, with_onednn.rate / 10, "a tenth of its growth with oneDNN on"
+        )
+    )
+signature_rate = new_shapes.growth["input-signature"].rate
+buckets_fix = stays_flat(
+    new_shapes.growth["buckets"], signature_rate / 10, "a tenth of input-signature's"
+)
+ClaimReport([*onednn_claims, buckets_fix])
+
+# %%
+# Where the growth stops with oneDNN off, it was oneDNN's: TensorFlow keeps the oneDNN kernel
+# (a *primitive*) it built for each shape, so that the next call of that shape skips building
+# it (reported in 2018 as `tensorflow#23455
+# <https://github.com/tensorflow/tensorflow/issues/23455>`_; the cache is bounded since
+# `tensorflow#24482 <https://github.com/tensorflow/tensorflow/pull/24482>`_ by a count of
+# kernels, not of bytes). Batches padded to a few sizes need a few kernels.
+#
+# What gives memory back
+# ----------------------
+#
+# After the calls above, each process tried what the threads suggest, one after another, and
+# recorded what it held after each (median over the processes; the change is from the step
+# before):
+
+
+def held_after(experiment):
+    steps = list(experiment.released[0])
+    held = {step: sorted(r[step] for r in experiment.released) for step in steps}
+    return {step: values[len(values) // 2] for step, values in held.items()}
+
+
+def changes(held):
+    steps = list(held)
+    return {
+        step: held[step] - held[before]
+        for before, step in zip(steps, steps[1:], strict=False)
+    }
+
+
+new_shapes_held = held_after(new_shapes)
+new_shapes_change = changes(new_shapes_held)
+Scenario(
+    "Memory held after each step, in the order tried",
+    ["step", "held", "change"],
+    [
+        [step, format_bytes(held), format_bytes(new_shapes_change.get(step, 0))]
+        for step, held in new_shapes_held.items()
+    ],
+)
+
+# %%
+# The allocator
+# -------------
+#
+# Memory a program frees goes back to its allocator, which may keep it for later rather than
+# return it to the system: what the last step above asks glibc's to do. The loop that grew with
+# one shape, ``predict``, then the same steps, in fresh processes started with each other
+# allocator this machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``), beside glibc's
+# as it comes (the first experiment's ``predict``, which ran first in its processes too):
+by_allocator = {"glibc malloc": one_shape} | {
+    name.removeprefix("predict, "): memory.experiment(**spec)
+    for name, spec in specs.items()
+    if name.startswith("predict, ")
+}
+growth_table(
+    "predict, one shape: growth per call by allocator (median of 3 processes)",
+    {name: measured.growth["predict"] for name, measured in by_allocator.items()},
+    objects={name: m.objects_per_call["predict"] for name, m in by_allocator.items()},
+)
+
+# %%
+# What the calls added and what the steps then gave back, by allocator (the glibc row's
+# processes had called the other three ways as well):
+given_back = {
+    name: changes(held_after(measured)) for name, measured in by_allocator.items()
+}
+Scenario(
+    "What the processes held, by allocator: the change at each step (median of 3 processes)",
+    ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
+    [
+        [
+            name,
+            format_bytes(change["after the calls"]),
+            format_bytes(sum(change[step] for step in list(change)[1:-1])),
+            format_bytes(change[list(change)[-1]]),
+        ]
+        for name, change in given_back.items()
+    ],
+)
+
+# %%
+glibc_predict = one_shape.growth["predict"]
+allocator_claims = {
+    name: stays_flat(
+        measured.growth["predict"], glibc_predict.rate / 10, "a tenth of glibc's"
+    )
+    for name, measured in by_allocator.items()
+    if name != "glibc malloc"
+}
+ClaimReport(list(allocator_claims.values()))
+
+# %%
+# An allocator can only give back memory the program has freed. What ``predict`` keeps is in
+# use: the Python objects each way left behind per call (more tracked by the garbage collector
+# after its calls than before), under every allocator:
+for way, objects in one_shape.objects_per_call.items():
+    print(f"{way}: {objects:.3g} objects a call")
+
+# %%
+# The short answer
+# ----------------
+#
+# The box at the top of this page, built from the checks above.
+freed = sum(new_shapes_change[step] for step in list(new_shapes_change)[1:-1])
+answer = ShortAnswer(
+    "Measure the way you call the model: on this machine predict grew the process by "
+    f"{format_bytes(one_shape.growth['predict'].rate)} a call with one shape of input, "
+    f"model(x) by {format_bytes(one_shape.growth['model-call'].rate)}. With a new shape at "
+    "every call, a plain tf.function grew it by "
+    f"{format_bytes(new_shapes.growth['tf-function'].rate)} a call (a graph a shape), one with "
+    f"an input signature by {format_bytes(signature_rate)} (oneDNN's kernel for each shape). "
+    "gc.collect(), clear_session() and deleting the model then changed what it held by "
+    f"{format_bytes(freed)}, glibc's malloc_trim by "
+    f"{format_bytes(new_shapes_change[list(new_shapes_change)[-1]])}. These figures are from "
+    "this page's 2-core virtual machine.",
+    [
+        Recommendation(
+            "Don't call predict in a loop: it grows the process", predict_grows
+        ),
+        Recommendation(
+            "Call model(x) per batch in a loop instead", flat_one_shape["model-call"]
+        ),
+        Recommendation(
+            "Where shapes vary, give the tf.function reduce_retracing=True or an input "
+            "signature with a None dimension",
+            reduce_fixes,
+        ),
+        Recommendation(
+            "Where shapes vary, pad batches to a few sizes: oneDNN keeps a kernel per shape",
+            buckets_fix,
+        ),
+        *(
+            Recommendation(
+                f"Start the process with {name} to stop predict's growth", claim
+            )
+            for name, claim in allocator_claims.items()
+        ),
+    ],
+)
+answer.publish("memory", "Why does my TensorFlow process keep growing?")
+print(answer)
+
+# %%
+# Take the numbers with you
+# -------------------------
+#
+# Every growth rate on this page is published as `memory.json
+# <../../measurements/memory.json>`_. To measure them on your own machine, run
+# ``python -m perfguide run memory``, or the script downloaded below.
+#
+# Previous question: :doc:`How should I serve my model on a CPU?
+# </auto_examples/serving/plot_serving>` Next: :doc:`Diagnose your own code
+# </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`.
+experiments = {
+    "one shape": one_shape,
+    "new shapes": new_shapes,
+    "oneDNN off": onednn_off,
+}
+experiments |= {
+    f"predict, {name}": measured
+    for name, measured in by_allocator.items()
+    if name != "glibc malloc"
+}
+save(results.measurements_dir() / "memory.json", env, experiments)
+print(f"published {sum(len(e.growth) for e in experiments.values())} growth rates")

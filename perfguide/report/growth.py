@@ -1,0 +1,90 @@
+"""Memory growth as a reader gets it: a table of rates with where the next process's rate should
+land, and the results file that publishes them.
+
+Shape of the file: ``{"environment": {...}, "growth": {experiment: {label: {"label", "rates",
+"added"}}}}``: each rate in bytes per call, one per fresh process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from perfguide.measure.memory import Experiment, Growth
+from perfguide.report.compare import Table
+from perfguide.report.format import format_bytes
+from perfguide.report.results import write_atomically
+
+
+def growth_table(
+    title: str,
+    growth: Mapping[str, Growth],
+    described: Mapping[str, str] | None = None,
+    traces: Mapping[str, int | None] | None = None,
+    objects: Mapping[str, float] | None = None,
+) -> Table:
+    """One row per label: its median growth per call, where the next process's rate should
+    land, and the most any process held after its calls; with ``described``, the code each
+    label stands for; with ``traces``, the graphs each traced; with ``objects``, the Python
+    objects each left behind per call."""
+
+    def row(label: str) -> list[str]:
+        grown = growth[label]
+        low, high = grown.interval
+        cells = [label, *([described[label]] if described else [])]
+        cells += [
+            format_bytes(grown.rate),
+            f"{format_bytes(low)} to {format_bytes(high)}",
+            format_bytes(max(grown.added)),
+        ]
+        if traces is not None:
+            cells.append("" if traces[label] is None else str(traces[label]))
+        if objects is not None:
+            cells.append(f"{objects[label]:.3g}")
+        return cells
+
+    header = ["", *(["as written"] if described else [])]
+    header += ["grows a call", "next process, 95 %", "held, at most"]
+    header += ["traces"] if traces is not None else []
+    header += ["objects left a call"] if objects is not None else []
+    return Table(title, header, [row(label) for label in growth])
+
+
+def save(path: str | Path, environment: dict[str, Any], experiments: dict[str, Experiment]) -> None:
+    """Publish every experiment's growth rates, written whole."""
+    growth = {
+        name: {label: grown.to_dict() for label, grown in experiment.growth.items()}
+        for name, experiment in experiments.items()
+    }
+    document = {"environment": environment, "growth": growth}
+    write_atomically(Path(path), json.dumps(document, indent=1) + "\n")
+
+
+def load(path: str | Path) -> dict[str, dict[str, Growth]]:
+    """The growth rates of a file :func:`save` wrote, per experiment and label."""
+    document = json.loads(Path(path).read_text())
+    return {
+        name: {
+            label: Growth(g["label"], tuple(g["rates"]), tuple(g["added"]))
+            for label, g in rows.items()
+        }
+        for name, rows in document["growth"].items()
+    }
+
+
+def inside(
+    published: Mapping[str, Mapping[str, Growth]], measured: Mapping[str, Experiment]
+) -> tuple[int, int]:
+    """How many of ``measured``'s rates fall inside the intervals ``published`` gave for the
+    same experiment and label, of how many both have."""
+    pairs = [
+        (published[name][label], grown)
+        for name, experiment in measured.items()
+        for label, grown in experiment.growth.items()
+        if label in published.get(name, {})
+    ]
+    return sum(low <= grown.rate <= high for p, grown in pairs for low, high in [p.interval]), len(
+        pairs
+    )
