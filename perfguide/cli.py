@@ -330,7 +330,8 @@ MEMORY = "memory"
 
 def _run_memory(args: argparse.Namespace) -> None:
     """``run memory``: the memory chapter's experiments, each in its own fresh processes, with a
-    table of growth rates each; ``--quick`` calls each way half as often."""
+    table of growth rates each; ``--quick`` runs them as they are (their rates depend on how
+    many calls, and which shapes, each way makes) in two processes each unless told how many."""
     if args.all or args.variant or args.size or args.env or args.device != "cpu":
         raise UsageError(
             "memory runs the chapter's experiments as they are: no --variant, --size, --env "
@@ -343,10 +344,10 @@ def _run_memory(args: argparse.Namespace) -> None:
     from perfguide.workloads import memory
 
     measured = {}
+    processes = 2 if args.quick and args.processes == PROCESSES else args.processes
     for name, spec in memory.experiments().items():
-        scale = spec.pop("scale", 1) * (0.5 if args.quick else 1)
-        with _progress(f"memory: {name} in {args.processes} fresh processes"):
-            measured[name] = memory.experiment(**spec, processes=args.processes, scale=scale)
+        with _progress(f"memory: {name} in {processes} fresh processes"):
+            measured[name] = memory.experiment(**spec, processes=processes)
         print(growth.growth_table(name, measured[name].growth, traces=measured[name].traces))
         print()
     if args.json is not None:

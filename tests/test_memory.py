@@ -2,6 +2,8 @@
 from the series as stated, every way answers as the model does, and a fresh process reports its
 series, traces and releases. No memory or time thresholds: counts and known sizes only."""
 
+import resource
+
 import numpy as np
 import pytest
 
@@ -40,6 +42,13 @@ def test_growth_is_fitted_per_process_after_settling():
     series = [[0, 500, 600, 700, 800], [0, 100, 300, 500, 700]]
     grown = probe.growth("way", series, every=10)
     assert grown.rates == pytest.approx((10.0, 20.0)) and grown.added == (800.0, 700.0)
+    # The slope spans 20 calls: one page over them is the least growth it can show.
+    assert grown.resolution == resource.getpagesize() / 20
+
+
+def test_an_interval_is_never_narrower_than_the_series_resolution():
+    grown = probe.Growth("way", rates=(15.0, 15.0, 15.0), added=(0.0,) * 3, resolution=14.0)
+    assert grown.interval == (1.0, 29.0)
 
 
 @pytest.mark.parametrize("way", list(memory.WAYS))

@@ -95,3 +95,10 @@ def test_environment_comes_back_with_the_measurements_and_cores_busy_is_optional
     path.write_text(json.dumps(document))
     environment, measurements = results.load_results(path)
     assert environment == {"onednn_enabled": False} and measurements == [MEASUREMENT]
+
+
+def test_a_measurement_taken_twice_is_refused_and_nothing_written(tmp_path):
+    path = tmp_path / "out.json"
+    with pytest.raises(ValueError, match="measured twice, so not saved: .*numpy"):
+        results.save(path, {}, [MEASUREMENT, MEASUREMENT])
+    assert not path.exists()

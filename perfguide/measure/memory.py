@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import resource
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -71,6 +72,9 @@ class Growth:
     label: str
     rates: tuple[float, ...]
     added: tuple[float, ...]
+    #: The smallest rate the series can show: one memory page over the calls the slope spans
+    #: (the resident set moves in pages).
+    resolution: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -80,12 +84,14 @@ class Growth:
     @property
     def interval(self) -> tuple[float, float]:
         """Where the next fresh process's rate should land, 95 %: a prediction interval from the
-        processes' mean and spread (Student's t); a single process has none."""
+        processes' mean and spread (Student's t), never narrower than the series' resolution
+        either side; a single process has none."""
         n = len(self.rates)
         if n < 2:
             return (-math.inf, math.inf)
         mean, spread = statistics.fmean(self.rates), statistics.stdev(self.rates)
         half = scipy_stats.t.ppf((1 + CONFIDENCE) / 2, n - 1) * spread * math.sqrt(1 + 1 / n)
+        half = max(half, self.resolution)
         return (mean - half, mean + half)
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,10 +100,12 @@ class Growth:
 
 def growth(label: str, series: Sequence[Sequence[int]], every: int) -> Growth:
     """:class:`Growth` of ``label`` from one resident series per fresh process."""
+    fitted_calls = (len(series[0]) - int(len(series[0]) * SETTLING) - 1) * every
     return Growth(
         label,
         tuple(growth_per_call(s, every) for s in series),
         tuple(float(s[-1] - s[0]) for s in series),
+        resource.getpagesize() / fitted_calls,
     )
 
 

@@ -67,7 +67,9 @@ def load(path: str | Path) -> dict[str, dict[str, Growth]]:
     document = json.loads(Path(path).read_text())
     return {
         name: {
-            label: Growth(g["label"], tuple(g["rates"]), tuple(g["added"]))
+            label: Growth(
+                g["label"], tuple(g["rates"]), tuple(g["added"]), g.get("resolution", 0.0)
+            )
             for label, g in rows.items()
         }
         for name, rows in document["growth"].items()

@@ -68,7 +68,11 @@ def save(
     extra: dict[str, Any] | None = None,
 ) -> None:
     """Write a results file; ``extra`` keys (a diagnosis, say) ride along, ignored by readers
-    that do not know them."""
+    that do not know them. ValueError, and nothing written, where two measurements are of the
+    same workload, variant, size and device (a reader could not tell which to compare)."""
+    keys = [(m.workload, m.label, m.size, m.device) for m in measurements]
+    if twice := sorted({key for key in keys if keys.count(key) > 1}):
+        raise ValueError(f"measured twice, so not saved: {' '.join(map(str, twice[0]))}")
     document = {
         "environment": environment,
         "measurements": [m.to_dict() for m in measurements],
