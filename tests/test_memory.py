@@ -123,3 +123,14 @@ def test_growth_is_published_whole_and_read_back_for_the_next_run(tmp_path):
     assert report.inside(published, {"one shape": experiment(90e3, 90e3)}) == (0, 1)
     table = str(report.growth_table("one shape", published["one shape"], traces={"predict": None}))
     assert "21.0 kB" in table and "next process, 95 %" in table
+
+
+def test_what_was_held_after_each_step_is_the_median_over_the_processes():
+    released = [
+        {"before": 100, "after": 300},
+        {"before": 120, "after": 260},
+        {"before": 90, "after": 280},
+    ]
+    experiment = probe.Experiment({}, {}, {}, released, {})
+    assert experiment.held() == {"before": 100, "after": 280}
+    assert probe.changes(experiment.held()) == {"after": 180}

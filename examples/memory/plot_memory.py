@@ -29,11 +29,12 @@ import matplotlib.pyplot as plt
 import psutil
 
 from perfguide.measure.environment import collect
+from perfguide.measure.memory import changes
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, grows, stays_flat
 from perfguide.report.format import format_bytes
-from perfguide.report.growth import growth_table, save
+from perfguide.report.growth import calls_to_fill, growth_table, save
 from perfguide.report.plotting import resident_plot
 from perfguide.workloads import memory
 
@@ -90,25 +91,17 @@ ClaimReport([predict_grows, *flat_one_shape.values()])
 # What a growth rate means for a server that answers every request the same way: how many calls
 # until it has used this machine's memory (the process and the system need some of it first).
 total = psutil.virtual_memory().total
+for line in calls_to_fill(one_shape.growth, total, GROWS):
+    print(line)
 
-
-def calls_to_fill(experiment):
-    for way, grown in experiment.growth.items():
-        if grown.rate >= GROWS:
-            calls = total / grown.rate
-            print(
-                f"{way}: {format_bytes(grown.rate)} a call fills {format_bytes(total)} in {calls:,.0f} calls"
-            )
-
-
-calls_to_fill(one_shape)
 
 # %%
 # A new shape at every call
 # -------------------------
 #
-# Now every call brings a batch of a size never seen before (each way its own run of sizes), as
-# a server answering whatever arrives does. A ``tf.function`` traces a new graph for each new
+# Now every call brings a batch of a size never seen before, one row more than the last, as a
+# server answering whatever arrives does; each way in three fresh processes of its own, so that
+# no way finds kernels another built. A ``tf.function`` traces a new graph for each new
 # shape and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch
 # size, with ``reduce_retracing=True`` or an input signature whose batch dimension is ``None``,
 # or to pad each batch to one of a few sizes (here the next power of two) and cut the answer
@@ -138,7 +131,8 @@ signature_grows = grows(new_shapes.growth["input-signature"], 10 * GROWS)
 ClaimReport([retrace_grows, reduce_fixes, signature_grows])
 
 # %%
-calls_to_fill(new_shapes)
+for line in calls_to_fill(new_shapes.growth, total, GROWS):
+    print(line)
 
 # %%
 # Why one graph can still grow
@@ -178,26 +172,12 @@ ClaimReport([*onednn_claims, buckets_fix])
 # What gives memory back
 # ----------------------
 #
-# After the calls above, each process tried what the threads suggest, one after another, and
-# recorded what it held after each (median over the processes; the change is from the step
-# before):
+# After the plain ``tf.function``'s calls above, its processes tried what the threads suggest,
+# one after another, and recorded what they held after each (median over the processes; the
+# change is from the step before):
 
 
-def held_after(experiment):
-    steps = list(experiment.released[0])
-    held = {step: sorted(r[step] for r in experiment.released) for step in steps}
-    return {step: values[len(values) // 2] for step, values in held.items()}
-
-
-def changes(held):
-    steps = list(held)
-    return {
-        step: held[step] - held[before]
-        for before, step in zip(steps, steps[1:], strict=False)
-    }
-
-
-new_shapes_held = held_after(new_shapes)
+new_shapes_held = new_shapes.held()
 new_shapes_change = changes(new_shapes_held)
 Scenario(
     "Memory held after each step, in the order tried",
@@ -231,9 +211,7 @@ growth_table(
 # %%
 # What the calls added and what the steps then gave back, by allocator (the glibc row's
 # processes had called the other three ways as well):
-given_back = {
-    name: changes(held_after(measured)) for name, measured in by_allocator.items()
-}
+given_back = {name: changes(measured.held()) for name, measured in by_allocator.items()}
 Scenario(
     "What the processes held, by allocator: the change at each step (median of 3 processes)",
     ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],

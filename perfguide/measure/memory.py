@@ -123,3 +123,19 @@ class Experiment:
     released: list[dict[str, int]]
     #: Each way's resident series in the first process, and the calls between its samples.
     series: dict[str, tuple[list[int], int]]
+
+    def held(self) -> dict[str, float]:
+        """What the processes held after each step that was to give memory back, in the order
+        tried: the median over the processes."""
+        steps = list(self.released[0]) if self.released else []
+        return {step: statistics.median(r[step] for r in self.released) for step in steps}
+
+
+def changes(held: dict[str, float]) -> dict[str, float]:
+    """Each step's change of what was held, from the step before it (the first has none).
+
+    >>> changes({"before": 100.0, "after the calls": 180.0, "gc.collect()": 170.0})
+    {'after the calls': 80.0, 'gc.collect()': -10.0}
+    """
+    steps = list(held)
+    return {step: held[step] - held[before] for before, step in zip(steps, steps[1:], strict=False)}

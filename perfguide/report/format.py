@@ -90,12 +90,17 @@ def format_bytes(count: float) -> str:
 
     >>> format_bytes(84_648), format_bytes(16_853_504), format_bytes(512)
     ('84.6 kB', '16.9 MB', '512 B')
-    >>> format_bytes(-2_500.0), format_bytes(12.25)
-    ('-2.50 kB', '12.2 B')
+    >>> format_bytes(-2_500.0), format_bytes(12.25), format_bytes(3.7e-10), format_bytes(0.26)
+    ('-2.50 kB', '12 B', '0 B', '0.3 B')
     """
     if count < 0:
-        return f"-{format_bytes(-count)}"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        size = format_bytes(-count)
+        return size if size == "0 B" else f"-{size}"
+    # Under a kilobyte, whole bytes; under ten, tenths (a rate per call can be a fraction).
+    small = round(count, 1) if count < 10 else round(count)
+    if small < 1000:
+        return f"{small:g} B"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6)):
         if count >= scale:
             return f"{three_figures(count / scale)} {unit}"
-    return f"{count} B" if isinstance(count, int) else f"{three_figures(count)} B"
+    return f"{three_figures(count / 1e3)} kB"

@@ -33,8 +33,8 @@ def growth_table(
     def row(label: str) -> list[str]:
         grown = growth[label]
         low, high = grown.interval
-        cells = [label, *([described[label]] if described else [])]
-        cells += [
+        cells = [
+            label,
             format_bytes(grown.rate),
             f"{format_bytes(low)} to {format_bytes(high)}",
             format_bytes(max(grown.added)),
@@ -43,13 +43,28 @@ def growth_table(
             cells.append("" if traces[label] is None else str(traces[label]))
         if objects is not None:
             cells.append(f"{objects[label]:.3g}")
-        return cells
+        return cells + ([described[label]] if described else [])
 
-    header = ["", *(["as written"] if described else [])]
-    header += ["grows a call", "next process, 95 %", "held, at most"]
+    header = ["", "grows a call", "next process, 95 %", "held, at most"]
     header += ["traces"] if traces is not None else []
     header += ["objects left a call"] if objects is not None else []
+    header += ["as written"] if described else []
     return Table(title, header, [row(label) for label in growth])
+
+
+def calls_to_fill(growth: Mapping[str, Growth], total: float, at_least: float) -> list[str]:
+    """For each label growing by ``at_least`` bytes a call or more, how many calls at its rate
+    hold ``total`` bytes (a machine's memory, say).
+
+    >>> calls_to_fill({"predict": Growth("predict", (2e4,), (0.0,))}, 2e10, at_least=1e3)
+    ['predict: 20.0 kB a call fills 20.0 GB in 1,000,000 calls']
+    """
+    return [
+        f"{label}: {format_bytes(grown.rate)} a call fills {format_bytes(total)} in "
+        f"{total / grown.rate:,.0f} calls"
+        for label, grown in growth.items()
+        if grown.rate >= at_least
+    ]
 
 
 def save(path: str | Path, environment: dict[str, Any], experiments: dict[str, Experiment]) -> None:

@@ -57,9 +57,8 @@ WAYS = {
     "buckets": "tf.function(model_call) on batches padded to a power of two",
 }
 FIXED_WAYS = ("predict", "model-call", "predict-on-batch", "input-signature")
-#: With new shapes, each way gets the next run of batch sizes (kernels built for a shape serve
-#: every later way): padding first, so that its run, from one row up, spans a bucket for each
-#: power of two.
+#: With new shapes, where ways share a process each gets the next run of batch sizes (kernels
+#: built for a shape serve every later way); apart, each starts from one row.
 NEW_SHAPE_WAYS = ("buckets", "model-call", "input-signature", "reduce-retracing", "tf-function")
 
 
@@ -236,9 +235,25 @@ def experiment(
     release: bool = False,
     processes: int = PROCESSES,
     scale: float = 1,
+    apart: bool = False,
 ) -> Experiment:
     """:func:`resident_growth` of ``ways`` in ``processes`` fresh processes started with
-    ``env``, pooled."""
+    ``env``, pooled; with ``apart``, each way in processes of its own (what one way leaves
+    cached, another cannot reuse or evict), the release steps after the last way's calls."""
+    if apart:
+        parts = [
+            experiment([way], shapes, env=env, release=release and way == ways[-1],
+                       processes=processes, scale=scale)
+            for way in ways
+        ]  # fmt: skip
+        return Experiment(
+            *(
+                {key: value for part in parts for key, value in getattr(part, field).items()}
+                for field in ("growth", "traces", "objects_per_call")
+            ),
+            released=parts[-1].released,
+            series={way: part.series[way] for way, part in zip(ways, parts, strict=True)},
+        )
     kwargs = {"ways": list(ways), "shapes": shapes, "release": release, "scale": scale}
     runs = in_fresh_processes(f"{__name__}:resident_growth", kwargs, processes, env)
     return Experiment(
@@ -257,11 +272,12 @@ def experiment(
 
 def experiments() -> dict[str, dict[str, Any]]:
     """The chapter's experiments, by name: the arguments of :func:`experiment` for each (one
-    shape, then what gives memory back; new shapes, the same; new shapes with oneDNN off;
+    shape, then what gives memory back; new shapes, each way in processes of its own, the
+    same; new shapes with oneDNN off;
     ``predict``, then what gives memory back, under each other allocator this machine has)."""
     specs: dict[str, dict[str, Any]] = {
         "one shape": {"ways": FIXED_WAYS, "shapes": "fixed", "release": True},
-        "new shapes": {"ways": NEW_SHAPE_WAYS, "shapes": "new", "release": True},
+        "new shapes": {"ways": NEW_SHAPE_WAYS, "shapes": "new", "release": True, "apart": True},
         "oneDNN off": {
             "ways": ("input-signature", "reduce-retracing"),
             "shapes": "new",
