@@ -478,6 +478,10 @@ def test_memory_that_grows_is_a_finding_with_the_chapters_fix():
     assert [f.what for f in memory[1:]] == ["Memory grows with predict"]
     assert "fix: call model(x) or predict_on_batch" in memory[1].measured
     assert "Why does my TensorFlow process keep growing?" in memory[1].measured
+    # One process gives a rate but no interval, and says so.
+    alone = findings.diagnose(dataclasses.replace(measured, memory=runs[:1]))
+    (rates,) = [f.measured for f in alone.findings if f.what == "Memory per call, after warm-up"]
+    assert "predict 20.0 kB a call (one process: no interval)" in rates
 
 
 def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):

@@ -23,7 +23,7 @@ import statistics
 from typing import Any
 
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
-from perfguide.measure.memory import growth
+from perfguide.measure.memory import Growth, growth
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import Claim, Faster, Share, grows, per_process, ratio_interval
 from perfguide.report.format import (
@@ -556,6 +556,14 @@ def _serving_findings(evidence: Evidence) -> list[Finding]:
     return found
 
 
+def _next(grown: Growth) -> str:
+    """Where the next process's rate should land, where more than one process measured it."""
+    if len(grown.rates) < 2:
+        return " (one process: no interval)"
+    low, high = grown.interval
+    return f" ({format_bytes(low)} to {format_bytes(high)} in the next process)"
+
+
 def _memory_findings(evidence: Evidence) -> list[Finding]:
     """Each form's growth per call after warm-up, over the processes; and for each form whose
     growth holds above :data:`GROWS` a call, that it grows, with the fix the memory chapter
@@ -568,9 +576,7 @@ def _memory_findings(evidence: Evidence) -> list[Finding]:
         for form in runs[0]
     }
     rates = "; ".join(
-        f"{form} {format_bytes(g.rate)} a call ({format_bytes(g.interval[0])} to "
-        f"{format_bytes(g.interval[1])} in the next process)"
-        for form, g in grown.items()
+        f"{form} {format_bytes(g.rate)} a call{_next(g)}" for form, g in grown.items()
     )
     found = [Finding("memory", "Memory per call, after warm-up", rates)]
     for form, g in grown.items():

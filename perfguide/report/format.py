@@ -3,6 +3,8 @@ counts with thousands separators."""
 
 from __future__ import annotations
 
+import math
+
 _SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
@@ -92,7 +94,11 @@ def format_bytes(count: float) -> str:
     ('84.6 kB', '16.9 MB', '512 B')
     >>> format_bytes(-2_500.0), format_bytes(12.25), format_bytes(3.7e-10), format_bytes(0.26)
     ('-2.50 kB', '12 B', '0 B', '0.3 B')
+    >>> format_bytes(float("inf")), format_bytes(float("-inf"))
+    ('unbounded', '-unbounded')
     """
+    if math.isinf(count):
+        return "unbounded" if count > 0 else "-unbounded"
     if count < 0:
         size = format_bytes(-count)
         return size if size == "0 B" else f"-{size}"
