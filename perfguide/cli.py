@@ -343,15 +343,15 @@ def _run_memory(args: argparse.Namespace) -> None:
     from perfguide.report import growth
     from perfguide.workloads import memory
 
-    measured = {}
     processes = 2 if args.quick and args.processes == PROCESSES else args.processes
-    for name, spec in memory.experiments().items():
-        with _progress(f"memory: {name} in {processes} fresh processes"):
-            measured[name] = memory.experiment(**spec, processes=processes)
-        print(growth.growth_table(name, measured[name].growth, traces=measured[name].traces))
+    with _progress(f"memory: every experiment, {processes} fresh processes each"):
+        measured, peaks = memory.measure(processes=processes)
+    for name, experiment in measured.items():
+        print(growth.growth_table(name, experiment.growth, traces=experiment.traces))
         print()
+    print(growth.peak_table("a training step's peak memory", peaks))
     if args.json is not None:
-        growth.save(args.json, collect(), measured)
+        growth.save(args.json, collect(), measured, peaks)
         print(f"wrote {args.json}")
 
 

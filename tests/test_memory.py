@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from perfguide.measure import memory as probe
-from perfguide.processes.growth import in_fresh_processes
+from perfguide.processes.growth import Job, in_fresh_processes
 from perfguide.workloads import memory
 
 MEGABYTE = 2**20
@@ -74,26 +74,20 @@ def test_an_allocator_whose_library_is_missing_says_what_to_install(monkeypatch)
 
 def test_calls_come_in_whole_samples():
     assert memory.calls_of("predict") == memory.CALLS["predict"]
-    assert memory.calls_of("model-call", 0.01) == probe.SAMPLES  # never fewer than a sample each
-    assert memory.calls_of("model-call", 0.5) % probe.SAMPLES == 0
+    assert all(memory.calls_of(way) % probe.SAMPLES == 0 for way in memory.WAYS)
 
 
 def test_a_fresh_process_reports_each_ways_series_traces_and_releases():
-    (found,) = in_fresh_processes(
-        f"{memory.__name__}:resident_growth",
-        {
-            "ways": ["input-signature", "tf-function"],
-            "shapes": "new",
-            "release": True,
-            "scale": 0.4,
-        },
-        processes=1,
+    ways = ["input-signature", "tf-function"]
+    job = Job(
+        f"{memory.__name__}:resident_growth", {"ways": ways, "shapes": "new", "release": True}
     )
-    for way in ("input-signature", "tf-function"):
+    (found,) = in_fresh_processes([job])
+    for way in ways:
         assert len(found[way]["series"]) == probe.SAMPLES + 1
-        assert found[way]["every"] == memory.calls_of(way, 0.4) // probe.SAMPLES
+        assert found[way]["every"] == memory.calls_of(way) // probe.SAMPLES
     # A plain tf.function traces once per new shape; a None batch dimension, once.
-    assert found["tf-function"]["traces"] == memory.calls_of("tf-function", 0.4) == 40
+    assert found["tf-function"]["traces"] == memory.calls_of("tf-function")
     assert found["input-signature"]["traces"] == 1
     assert list(found["released"]) == ["before the model", "after the calls", *memory.RELEASES]
     assert all(isinstance(found[way]["objects_per_call"], float) for way in ("tf-function",))
@@ -134,3 +128,92 @@ def test_what_was_held_after_each_step_is_the_median_over_the_processes():
     experiment = probe.Experiment({}, {}, {}, released, {})
     assert experiment.held() == {"before": 100, "after": 280}
     assert probe.changes(experiment.held()) == {"after": 180}
+
+
+def test_a_steps_peak_counts_a_tensor_of_known_size_within_ten_percent():
+    import tensorflow as tf
+
+    held = []
+
+    def step():
+        held.append(tf.ones((MEGABYTE * 8 // 4,)) + 1)  # 8 MiB of float32, and a temporary
+
+    tensors, resident = probe.step_peak(step)
+    assert tensors == pytest.approx(2 * 8 * MEGABYTE, rel=0.1)  # the ones and their sum
+    assert resident >= probe.resident_bytes() - probe.resource.getpagesize()
+
+
+def _peaks(label, tensors, before=100.0):
+    resident = tuple(tuple(2 * t for t in run) for run in tensors)
+    return probe.Peaks(label, (1, 2, 4), tensors, resident, 10.0, tensors, {}, (before,) * 3)
+
+
+def test_peaks_per_example_are_each_processes_slope_and_a_batch_that_fits():
+    peaks = _peaks("float32", ((5, 15, 35), (6, 16, 36), (4, 14, 34)))
+    assert peaks.per_example("tensors") == pytest.approx((10.0, 10.0, 10.0))
+    assert peaks.at("tensors") == [5, 15, 35]
+    # resident = 20 * batch - 10 beyond the 100 bytes held before: 1,000 bytes fit a batch of 45
+    assert peaks.largest_batch(1000) == 45
+
+
+def test_measure_queues_every_process_and_hands_each_result_back_to_its_experiment(monkeypatch):
+    def fake(jobs):
+        def found(job):
+            if "policy" in job.kwargs:
+                peak = 1.0 if job.kwargs["policy"] == "float32" else 0.5
+                return {
+                    "tensors": [peak * b for b in memory.TRAINING_BATCHES],
+                    "resident": [2 * peak * b for b in memory.TRAINING_BATCHES],
+                    "kept": [peak * b for b in memory.TRAINING_BATCHES],
+                    "layers": {"1 Dense": {"output": peak, "kept": peak}},
+                    "activations": peak,
+                    "before": 0,
+                }
+            rate = float(len(job.env))  # the allocator's processes grow by their variables
+            series = [int(i * rate) for i in range(probe.SAMPLES + 1)]
+            runs = {w: {"series": series, "every": 1, "traces": None, "objects_per_call": 0.0}
+                    for w in job.kwargs["ways"]}  # fmt: skip
+            return runs | ({"released": {"before": 0}} if job.kwargs["release"] else {})
+
+        return [found(job) for job in jobs]
+
+    monkeypatch.setattr(memory, "in_fresh_processes", fake)
+    specs = {
+        "one shape": {"groups": [("predict", "model-call")], "shapes": "fixed", "release": True},
+        "apart": {"groups": [("buckets",), ("tf-function",)], "shapes": "new"},
+        "other": {"groups": [("predict",)], "shapes": "fixed", "env": {"A": "1"}, "release": True},
+    }
+    measured, peaks = memory.measure(specs, processes=2)
+    assert list(measured) == list(specs)
+    assert set(measured["apart"].growth) == {"buckets", "tf-function"}
+    assert measured["one shape"].growth["predict"].rates == (0.0, 0.0)
+    assert measured["other"].growth["predict"].rates == pytest.approx((1.0, 1.0))
+    assert len(measured["one shape"].released) == 2 and not measured["apart"].released
+    assert peaks["mixed_bfloat16"].per_example("tensors") == pytest.approx((0.5, 0.5))
+
+
+def test_a_training_step_reports_its_peaks_and_the_activations_of_its_shapes():
+    from perfguide.workloads import mixed_precision
+
+    found = memory.training_peaks("mixed_bfloat16")
+    assert all(len(found[kind]) == len(memory.TRAINING_BATCHES) for kind in ("tensors", "kept"))
+    expected = mixed_precision.memory_bytes("mixed-bfloat16", batch=1)["activations"]
+    assert found["activations"] == expected
+    assert sum(layer["output"] for layer in found["layers"].values()) == expected
+
+
+def test_a_training_steps_peaks_are_tabled_and_published(tmp_path):
+    import json
+
+    from perfguide.report import growth as report
+
+    peaks = {
+        "float32": _peaks("float32", ((5, 15, 35),) * 3),
+        "bf16": _peaks("bf16", ((3, 8, 18),) * 3),
+    }
+    per_example = str(report.per_example_table("per example", peaks, available=1000))
+    assert "10 B (10 B to 10 B)" in per_example and "45" in per_example
+    assert "20 B" in str(report.peak_table("peaks", peaks))  # float32's resident at batch 1
+    path = tmp_path / "memory.json"
+    report.save(path, {}, {}, peaks)
+    assert json.loads(path.read_text())["peaks"]["bf16"]["tensors"][0] == [3, 8, 18]

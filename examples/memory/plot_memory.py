@@ -15,8 +15,9 @@ call ``gc.collect()``, call ``model(x)`` instead, use another ``malloc``.
 This page calls one small model hundreds of times, each way a user would, in fresh processes
 that record how much memory they hold (their resident set, what ``top`` and a container's limit
 see) every few calls, and works out how fast it grows per call, with where the next process's
-rate should land. Every number is measured by this page on the machine that built it; the
-workloads are in :mod:`perfguide.workloads.memory`.
+rate should land; then it measures the other thing that runs a process out of memory, a training
+step's peak, against batch size and precision policy. Every number is measured by this page on
+the machine that built it; the workloads are in :mod:`perfguide.workloads.memory`.
 
 .. raw:: html
    :file: ../../_generated/answers/memory.answer.html
@@ -25,6 +26,8 @@ workloads are in :mod:`perfguide.workloads.memory`.
 # %%
 # Where this page was measured
 # ----------------------------
+import statistics
+
 import matplotlib.pyplot as plt
 import psutil
 
@@ -32,19 +35,36 @@ from perfguide.measure.environment import collect
 from perfguide.measure.memory import changes
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import ClaimReport, grows, stays_flat
+from perfguide.report.claims import (
+    PEAK_KINDS,
+    ClaimReport,
+    grows,
+    needs_less,
+    stays_flat,
+)
 from perfguide.report.format import format_bytes
-from perfguide.report.growth import calls_to_fill, growth_table, save
-from perfguide.report.plotting import resident_plot
+from perfguide.report.growth import (
+    calls_to_fill,
+    growth_table,
+    layer_table,
+    peak_table,
+    per_example_table,
+    save,
+)
+from perfguide.report.plotting import peak_plot, resident_plot
 from perfguide.workloads import memory
 
 env = collect()
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}")
 print(f"memory: {format_bytes(psutil.virtual_memory().total)} in all")
-specs = memory.experiments()
 for name, why in memory.allocators()[1].items():
     print(f"not measured here: {name} ({why})")
+
+# %%
+# Every experiment below runs in fresh processes of its own, three each, all queued at once and
+# run two side by side (memory, unlike time, is not changed by a process on the other core):
+measured, peaks = memory.measure()
 
 # %%
 # One shape, call after call
@@ -54,8 +74,7 @@ for name, why in memory.allocators()[1].items():
 # same shape every time, by ``predict``, by ``model(x, training=False)``, by
 # ``predict_on_batch`` and by a ``tf.function`` with an input signature: each way hundreds of
 # times (``predict``, which costs tens of milliseconds a call here, fewer), one way after
-# another, in three fresh processes, two side by side (memory, unlike time, is not changed by a
-# process on the other core). The growth per call is the slope of the memory held over the
+# another, in each of three fresh processes. The growth per call is the slope of the memory held over the
 # second half of the calls, once the first calls' caches have filled.
 #
 # .. dropdown:: The code being measured
@@ -66,7 +85,7 @@ for name, why in memory.allocators()[1].items():
 #    .. literalinclude:: /../perfguide/measure/memory.py
 #       :pyobject: resident_series
 GROWS = 1e3  # bytes a call from which a way counts as growing the process
-one_shape = memory.experiment(**specs["one shape"])
+one_shape = measured["one shape"]
 growth_table(
     "One shape of batch: growth per call (median of 3 processes)",
     one_shape.growth,
@@ -101,12 +120,13 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 #
 # Now every call brings a batch of a size never seen before, one row more than the last, as a
 # server answering whatever arrives does; each way in three fresh processes of its own, so that
-# no way finds kernels another built. A ``tf.function`` traces a new graph for each new
+# no way finds kernels another built (the padded batches, which need a dozen, then the plain
+# ``tf.function``, which needs new ones, share theirs). A ``tf.function`` traces a new graph for each new
 # shape and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch
 # size, with ``reduce_retracing=True`` or an input signature whose batch dimension is ``None``,
 # or to pad each batch to one of a few sizes (here the next power of two) and cut the answer
 # back (``buckets``). ``traces`` counts the graphs each traced.
-new_shapes = memory.experiment(**specs["new shapes"])
+new_shapes = measured["new shapes"]
 growth_table(
     "A new shape every call: growth per call (median of 3 processes)",
     new_shapes.growth,
@@ -142,7 +162,7 @@ for line in calls_to_fill(new_shapes.growth, total, GROWS):
 # ``reduce_retracing=True`` two, yet both grew with every new shape. The same calls in processes
 # started with ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of
 # oneDNN's:
-onednn_off = memory.experiment(**specs["oneDNN off"])
+onednn_off = measured["oneDNN off"]
 onednn_claims = []
 for way, without in onednn_off.growth.items():
     with_onednn = new_shapes.growth[way]
@@ -198,20 +218,22 @@ Scenario(
 # allocator this machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``), beside glibc's
 # as it comes (the first experiment's ``predict``, which ran first in its processes too):
 by_allocator = {"glibc malloc": one_shape} | {
-    name.removeprefix("predict, "): memory.experiment(**spec)
-    for name, spec in specs.items()
+    name.removeprefix("predict, "): experiment
+    for name, experiment in measured.items()
     if name.startswith("predict, ")
 }
 growth_table(
     "predict, one shape: growth per call by allocator (median of 3 processes)",
-    {name: measured.growth["predict"] for name, measured in by_allocator.items()},
+    {name: experiment.growth["predict"] for name, experiment in by_allocator.items()},
     objects={name: m.objects_per_call["predict"] for name, m in by_allocator.items()},
 )
 
 # %%
 # What the calls added and what the steps then gave back, by allocator (the glibc row's
 # processes had called the other three ways as well):
-given_back = {name: changes(measured.held()) for name, measured in by_allocator.items()}
+given_back = {
+    name: changes(experiment.held()) for name, experiment in by_allocator.items()
+}
 Scenario(
     "What the processes held, by allocator: the change at each step (median of 3 processes)",
     ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
@@ -230,9 +252,9 @@ Scenario(
 glibc_predict = one_shape.growth["predict"]
 allocator_claims = {
     name: stays_flat(
-        measured.growth["predict"], glibc_predict.rate / 10, "a tenth of glibc's"
-    )
-    for name, measured in by_allocator.items()
+        experiment.growth["predict"], glibc_predict.rate / 10, "a tenth of glibc's"
+    ).on(f"under {name}")
+    for name, experiment in by_allocator.items()
     if name != "glibc malloc"
 }
 ClaimReport(list(allocator_claims.values()))
@@ -243,6 +265,74 @@ ClaimReport(list(allocator_claims.values()))
 # after its calls than before), under every allocator:
 for way, objects in one_shape.objects_per_call.items():
     print(f"{way}: {objects:.3g} objects a call")
+
+# %%
+# A training step's peak
+# ----------------------
+#
+# A process that does not grow can still run out of memory in one step: training holds every
+# layer's activations from the forward pass until the backward pass has used them, so a step's
+# peak rises with the batch. The mixed-precision chapter's image classifier (two 3x3
+# convolutions of 32 filters on 32x32 images, then a small dense head) took a training step at
+# each batch size under ``float32`` and under ``mixed_bfloat16``, whose layers compute, and keep
+# their activations, in 16-bit floats. In three fresh processes a policy, each step was measured
+# twice over: the most TensorFlow's tensors held beyond what they held before it (its
+# allocator's own count, ``tf.config.experimental.get_memory_info``) and the process's peak
+# resident set (Linux's ``VmHWM``, reset before the step) beyond what it held before training;
+# beside them, the activations from the model's shapes (every layer's output, at the type it
+# computes in) and what a forward pass under a ``GradientTape`` kept for the backward one.
+#
+# .. dropdown:: The code being measured
+#
+#    .. literalinclude:: /../perfguide/workloads/memory.py
+#       :pyobject: training_peaks
+#
+#    .. literalinclude:: /../perfguide/measure/memory.py
+#       :pyobject: step_peak
+peak_table("A training step's peak memory (median of 3 processes)", peaks)
+
+# %%
+ax = peak_plot(peaks)
+ax.set_title("A training step's peak memory against batch size")
+plt.show()
+
+# %%
+# Each example of a batch costs the slope of these lines; the fixed rest is the model, its
+# optimizer and the traced step. At those slopes, the largest batch whose step would fit in the
+# memory this machine has free now:
+available = psutil.virtual_memory().available
+per_example_table(
+    "Memory a training step needs per example of its batch (median of 3 processes)",
+    peaks,
+    available,
+)
+
+# %%
+float32, bfloat16 = (peaks[policy] for policy in memory.TRAINING_POLICIES)
+peak_claims = [needs_less(bfloat16, float32, kind, by=1.5) for kind in PEAK_KINDS]
+ClaimReport(peak_claims)
+
+# %%
+# ``mixed_bfloat16`` halves the activations from the shapes, yet the step's tensors shrink far
+# less. Where the forward pass keeps what it keeps, layer by layer (per example, at the largest
+# batch; each layer's count includes its output):
+layer_table("What each layer keeps for the backward pass, per example", peaks)
+
+# %%
+# The layer that keeps the most beyond its own output under ``mixed_bfloat16``, and what it
+# keeps for each element of its input (which the layer before it put out in bfloat16, 2 bytes
+# an element):
+names = list(bfloat16.layers)
+heaviest = max(
+    names, key=lambda n: bfloat16.layers[n]["kept"] - bfloat16.layers[n]["output"]
+)
+input_elements = bfloat16.layers[names[names.index(heaviest) - 1]]["output"] / 2
+print(
+    f"{heaviest}: keeps {format_bytes(bfloat16.layers[heaviest]['kept'])} an example for an "
+    f"output of {format_bytes(bfloat16.layers[heaviest]['output'])}, "
+    f"{bfloat16.layers[heaviest]['kept'] / input_elements:.3g} bytes for each element of "
+    "its input"
+)
 
 # %%
 # The short answer
@@ -259,8 +349,13 @@ answer = ShortAnswer(
     f"an input signature by {format_bytes(signature_rate)} (oneDNN's kernel for each shape). "
     "gc.collect(), clear_session() and deleting the model then changed what it held by "
     f"{format_bytes(freed)}, glibc's malloc_trim by "
-    f"{format_bytes(new_shapes_change[list(new_shapes_change)[-1]])}. These figures are from "
-    "this page's 2-core virtual machine.",
+    f"{format_bytes(new_shapes_change[list(new_shapes_change)[-1]])}. A training step of a "
+    "small image classifier held "
+    f"{format_bytes(statistics.median(float32.per_example('tensors')))} of tensors an "
+    f"example of its batch under float32, "
+    f"{format_bytes(statistics.median(bfloat16.per_example('tensors')))} under "
+    f"mixed_bfloat16 ({peak_claims[0].effect}, where its activations halve). These figures "
+    "are from this page's 2-core virtual machine.",
     [
         Recommendation(
             "Don't call predict in a loop: it grows the process", predict_grows
@@ -283,6 +378,12 @@ answer = ShortAnswer(
             )
             for name, claim in allocator_claims.items()
         ),
+        *(
+            Recommendation(
+                "Train under mixed_bfloat16 to fit a larger batch in memory", claim
+            )
+            for claim in peak_claims
+        ),
     ],
 )
 answer.publish("memory", "Why does my TensorFlow process keep growing?")
@@ -300,15 +401,5 @@ print(answer)
 # </auto_examples/serving/plot_serving>` Next: :doc:`Diagnose your own code
 # </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
-experiments = {
-    "one shape": one_shape,
-    "new shapes": new_shapes,
-    "oneDNN off": onednn_off,
-}
-experiments |= {
-    f"predict, {name}": measured
-    for name, measured in by_allocator.items()
-    if name != "glibc malloc"
-}
-save(results.measurements_dir() / "memory.json", env, experiments)
-print(f"published {sum(len(e.growth) for e in experiments.values())} growth rates")
+save(results.measurements_dir() / "memory.json", env, measured, peaks)
+print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")

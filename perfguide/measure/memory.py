@@ -8,28 +8,35 @@ slope of the resident set over many calls, fitted once the first calls' caches h
 (:func:`growth_per_call`). Like a time, that slope varies from process to process, so a rate is
 given with an interval over fresh processes (:class:`Growth`): where the next process's rate
 should land.
+
+A training step's memory is a peak, not a rate: the most it holds at once (:func:`step_peak`),
+both as TensorFlow's allocator counts its tensors and as the operating system sees the process
+(its peak resident set, which Linux lets a process reset). Against batch size, the peaks' slope
+is the memory each example of a batch costs (:class:`Peaks`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
+import re
 import resource
 import statistics
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psutil
-from scipy import stats as scipy_stats
+
+from perfguide.measure import stats
 
 #: Samples of the resident set a series takes (plus one before the first call).
 SAMPLES = 20
 #: The share of a series' samples left out of the slope: the first calls fill caches (traces,
 #: kernels, the allocator's pools) that then stay.
 SETTLING = 0.5
-#: The confidence of a rate's interval.
-CONFIDENCE = 0.95
 
 
 def resident_bytes() -> int:
@@ -64,6 +71,23 @@ def growth_per_call(series: Sequence[int], every: int, settling: float = SETTLIN
     return float(np.polyfit(calls, kept, 1)[0])
 
 
+def next_process(values: Sequence[float], resolution: float = 0.0) -> tuple[float, float]:
+    """Where the next fresh process's value should land, 95 %: a prediction interval from the
+    processes' mean and spread (Student's t), at least ``resolution`` either side; a single
+    process has none.
+
+    >>> next_process([5.0])
+    (-inf, inf)
+    """
+    n = len(values)
+    if n < 2:
+        return (-math.inf, math.inf)
+    mean, spread = statistics.fmean(values), statistics.stdev(values)
+    half = stats.t_quantile(n - 1) * spread * math.sqrt(1 + 1 / n)
+    half = max(half, resolution)
+    return (mean - half, mean + half)
+
+
 @dataclasses.dataclass(frozen=True)
 class Growth:
     """A way's resident growth, per call, in each of several fresh processes, and what each held
@@ -83,16 +107,9 @@ class Growth:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """Where the next fresh process's rate should land, 95 %: a prediction interval from the
-        processes' mean and spread (Student's t), never narrower than the series' resolution
-        either side; a single process has none."""
-        n = len(self.rates)
-        if n < 2:
-            return (-math.inf, math.inf)
-        mean, spread = statistics.fmean(self.rates), statistics.stdev(self.rates)
-        half = scipy_stats.t.ppf((1 + CONFIDENCE) / 2, n - 1) * spread * math.sqrt(1 + 1 / n)
-        half = max(half, self.resolution)
-        return (mean - half, mean + half)
+        """Where the next fresh process's rate should land (:func:`next_process`), never
+        narrower than the series' resolution either side."""
+        return next_process(self.rates, self.resolution)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -139,3 +156,81 @@ def changes(held: dict[str, float]) -> dict[str, float]:
     """
     steps = list(held)
     return {step: held[step] - held[before] for before, step in zip(steps, steps[1:], strict=False)}
+
+
+#: Where Linux keeps a process's peak resident set, and how the process resets it.
+_STATUS, _CLEAR_REFS, _RESET_PEAK = Path("/proc/self/status"), Path("/proc/self/clear_refs"), "5"
+
+
+def peak_resident_bytes() -> int:
+    """This process's peak resident set since it started or was last reset (Linux's
+    ``VmHWM``)."""
+    found = re.search(r"^VmHWM:\s+(\d+) kB", _STATUS.read_text(), re.MULTILINE)
+    if found is None:
+        raise OSError(f"no VmHWM in {_STATUS}: the peak resident set needs Linux")
+    return int(found.group(1)) * 1024
+
+
+def tensor_bytes() -> int:
+    """The bytes TensorFlow's tensors on the CPU hold now, by its allocator's own count."""
+    import tensorflow as tf
+
+    return tf.config.experimental.get_memory_info("CPU:0")["current"]
+
+
+def step_peak(step: Callable[[], Any]) -> tuple[int, int]:
+    """While ``step`` ran: the most bytes TensorFlow's tensors on the CPU held beyond what they
+    held before it, and the process's peak resident set (the peak is reset first: it is what
+    the process held before ``step`` or more)."""
+    import tensorflow as tf
+
+    gc.collect()
+    tf.config.experimental.reset_memory_stats("CPU:0")
+    before = tensor_bytes()
+    _CLEAR_REFS.write_text(_RESET_PEAK)
+    step()
+    tensors = tf.config.experimental.get_memory_info("CPU:0")["peak"] - before
+    return tensors, peak_resident_bytes()
+
+
+@dataclasses.dataclass(frozen=True)
+class Peaks:
+    """A training step's peak memory at each of several batch sizes, in each of several fresh
+    processes: ``tensors``, the most TensorFlow's tensors held beyond what they held before the
+    step; ``resident``, the process's peak resident set beyond what it held before its first
+    step; ``kept``, what a forward pass keeps for the backward one; and the bytes of activations
+    one example makes, from the model's shapes."""
+
+    label: str
+    batches: tuple[int, ...]
+    tensors: tuple[tuple[float, ...], ...]
+    resident: tuple[tuple[float, ...], ...]
+    activations: float
+    #: The tensors a forward pass under a ``GradientTape`` keeps for the backward pass.
+    kept: tuple[tuple[float, ...], ...] = ()
+    #: By layer, per example: its output from its shape, and what its forward pass kept at the
+    #: largest batch (median over the processes).
+    layers: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    #: What each process held before its first step.
+    before: tuple[float, ...] = ()
+
+    def per_example(self, kind: str) -> tuple[float, ...]:
+        """Each process's bytes per example of a batch (``kind``: ``"tensors"``, ``"resident"``
+        or ``"kept"``): the slope of its peaks against batch size."""
+        return tuple(float(np.polyfit(self.batches, p, 1)[0]) for p in getattr(self, kind))
+
+    def largest_batch(self, available: float) -> int:
+        """The largest batch whose step would fit in ``available`` bytes: what a process held
+        before its first step, plus the resident peaks' line (fitted per process, medians)."""
+        fits = [np.polyfit(self.batches, p, 1) for p in self.resident]
+        slope, intercept = (statistics.median(f[i] for f in fits) for i in (0, 1))
+        return int((available - statistics.median(self.before) - intercept) // slope)
+
+    def at(self, kind: str) -> list[float]:
+        """The median over the processes of each batch size's peak."""
+        return [
+            statistics.median(p[i] for p in getattr(self, kind)) for i in range(len(self.batches))
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

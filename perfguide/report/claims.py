@@ -34,7 +34,7 @@ import statistics
 from collections.abc import Sequence
 
 from perfguide.measure import calibration, stats
-from perfguide.measure.memory import Growth
+from perfguide.measure.memory import Growth, Peaks, next_process
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
@@ -349,6 +349,42 @@ def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
     statement = f"{grown.label} grows the process by under {format_bytes(at_most)} a call"
     statement += f" ({what})" if what else ""
     return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
+
+
+#: What each kind of a training step's peak is, in a claim's words.
+PEAK_KINDS = {
+    "tensors": "its tensors at the step's peak",
+    "resident": "the process's peak resident set",
+}
+
+
+def needs_less(light: Peaks, heavy: Peaks, kind: str, by: float) -> Claim:
+    """The claim that a training step under ``light`` needs at least ``by`` times less memory
+    per example of its batch than under ``heavy`` (``kind``: one of :data:`PEAK_KINDS`): the
+    ratio of their medians, judged as a speed-up is, on where the ratio of the next pair of
+    fresh processes should land (their processes paired in order).
+
+    >>> heavy = Peaks("float32", (1, 2), ((0, 400), (0, 420), (0, 410)), (), 260.0)
+    >>> light = Peaks("bf16", (1, 2), ((0, 300), (0, 330), (0, 315)), (), 130.0)
+    >>> claim = needs_less(light, heavy, "tensors", by=1.5)
+    >>> claim.verdict, claim.effect
+    ('DID NOT HOLD', '1.30x less')
+    """
+    heavier, lighter = heavy.per_example(kind), light.per_example(kind)
+    ratio = statistics.median(heavier) / statistics.median(lighter)
+    low, high = next_process([h / w for h, w in zip(heavier, lighter, strict=True)])
+    held, reason = judge(ratio, low, high, by)
+    statement = (
+        f"{light.label} needs at least {by:g}x less memory a training example than "
+        f"{heavy.label} ({PEAK_KINDS[kind]})"
+    )
+    evidence = (
+        f"{format_bytes(statistics.median(heavier))} against "
+        f"{format_bytes(statistics.median(lighter))} an example, median of "
+        f"{len(heavier)} fresh processes each; the next pair: {three_figures(low)}x to "
+        f"{three_figures(high)}x" + (f"; {reason}" if reason else "")
+    )
+    return Claim(statement, held, evidence, f"{three_figures(ratio)}x less", f"at least {by:g}x")
 
 
 class ClaimReport:

@@ -1,18 +1,20 @@
-"""Memory growth as a reader gets it: a table of rates with where the next process's rate should
-land, and the results file that publishes them.
+"""Memory as a reader gets it: tables of growth rates with where the next process's rate should
+land, tables of a training step's peaks, and the results file that publishes them.
 
 Shape of the file: ``{"environment": {...}, "growth": {experiment: {label: {"label", "rates",
-"added"}}}}``: each rate in bytes per call, one per fresh process.
+"added", "resolution"}}}, "peaks": {policy: {...}}}``: each rate in bytes per call, one per
+fresh process; each peak in bytes, per process and batch size.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfguide.measure.memory import Experiment, Growth
+from perfguide.measure.memory import Experiment, Growth, Peaks, next_process
 from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes
 from perfguide.report.results import write_atomically
@@ -67,13 +69,70 @@ def calls_to_fill(growth: Mapping[str, Growth], total: float, at_least: float) -
     ]
 
 
-def save(path: str | Path, environment: dict[str, Any], experiments: dict[str, Experiment]) -> None:
-    """Publish every experiment's growth rates, written whole."""
+def peak_table(title: str, peaks: Mapping[str, Peaks]) -> Table:
+    """One row per policy and batch size: the activations from the model's shapes, and the
+    medians over the processes of what the forward pass kept, of the tensors at the step's peak
+    and of the process's peak resident set beyond what it held before training."""
+    header = ["policy", "batch", "activations (shapes)", "kept for backward", "tensors at peak"]
+    rows = [
+        [label, str(batch), format_bytes(p.activations * batch)]
+        + [format_bytes(p.at(kind)[i]) for kind in ("kept", "tensors", "resident")]
+        for label, p in peaks.items()
+        for i, batch in enumerate(p.batches)
+    ]
+    return Table(title, [*header, "process, at peak"], rows)
+
+
+def per_example_table(title: str, peaks: Mapping[str, Peaks], available: float) -> Table:
+    """One row per policy: the bytes each example of a batch costs (the activations from the
+    shapes; the slopes of what was kept, of the tensors' peak and of the process's, with where
+    the next process's should land) and the largest batch that fits in ``available`` bytes."""
+
+    def slope(p: Peaks, kind: str) -> str:
+        low, high = next_process(p.per_example(kind))
+        median = statistics.median(p.per_example(kind))
+        return f"{format_bytes(median)} ({format_bytes(low)} to {format_bytes(high)})"
+
+    header = ["policy", "activations", "kept", "tensors at peak (next process)"]
+    header += ["process at peak (next process)", f"largest batch in {format_bytes(available)}"]
+    rows = [
+        [label, format_bytes(p.activations), format_bytes(statistics.median(p.per_example("kept")))]
+        + [slope(p, "tensors"), slope(p, "resident"), f"{p.largest_batch(available):,}"]
+        for label, p in peaks.items()
+    ]
+    return Table(title, header, rows)
+
+
+def layer_table(title: str, peaks: Mapping[str, Peaks]) -> Table:
+    """One row per layer: for each policy, its output for one example from its shape, and what
+    its forward pass kept for the backward pass, per example."""
+    names = list(next(iter(peaks.values())).layers)
+    header = ["layer"] + [f"{label} {what}" for label in peaks for what in ("output", "kept")]
+    rows = [
+        [name]
+        + [
+            format_bytes(p.layers[name][what])
+            for p in peaks.values()
+            for what in ("output", "kept")
+        ]
+        for name in names
+    ]
+    return Table(title, header, rows)
+
+
+def save(
+    path: str | Path,
+    environment: dict[str, Any],
+    experiments: dict[str, Experiment],
+    peaks: Mapping[str, Peaks] | None = None,
+) -> None:
+    """Publish every experiment's growth rates, and a training step's peaks, written whole."""
     growth = {
         name: {label: grown.to_dict() for label, grown in experiment.growth.items()}
         for name, experiment in experiments.items()
     }
     document = {"environment": environment, "growth": growth}
+    document["peaks"] = {label: p.to_dict() for label, p in (peaks or {}).items()}
     write_atomically(Path(path), json.dumps(document, indent=1) + "\n")
 
 

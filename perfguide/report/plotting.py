@@ -23,6 +23,7 @@ from matplotlib.ticker import (
     NullFormatter,
 )
 
+from perfguide.measure.memory import Peaks
 from perfguide.measure.timer import Measurement
 from perfguide.report.format import format_factor, format_seconds
 
@@ -313,6 +314,42 @@ def resident_plot(series: Mapping[str, tuple[Sequence[int], int]], ax: Axes | No
         ax.plot(calls, (np.asarray(resident) - resident[0]) / 1e6, marker=".", label=label)
     ax.set_xlabel("calls")
     ax.set_ylabel("memory held beyond the start (MB)")
+    ax.grid(True, alpha=0.3)
+    _legend_below(ax)
+    return ax
+
+
+#: How each of a training step's peaks is drawn: its label and its line.
+_PEAK_LINES = {
+    "resident": ("process at peak", "-"),
+    "tensors": ("tensors at peak", "--"),
+    "activations": ("activations (shapes)", ":"),
+}
+
+
+def peak_plot(peaks: Mapping[str, Peaks], ax: Axes | None = None) -> Axes:
+    """A training step's peak memory against batch size, a colour per policy: the process's
+    peak resident set beyond what it held before training and its tensors' peak (medians over
+    the processes), and the activations from the model's shapes."""
+    ax = _axes(ax)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for (label, p), colour in zip(peaks.items(), colours, strict=False):
+        values = {
+            "resident": p.at("resident"),
+            "tensors": p.at("tensors"),
+            "activations": [p.activations * batch for batch in p.batches],
+        }
+        for kind, (what, style) in _PEAK_LINES.items():
+            ax.plot(
+                p.batches,
+                np.asarray(values[kind]) / 1e6,
+                style,
+                marker=".",
+                color=colour,
+                label=f"{label}: {what}",
+            )
+    ax.set_xlabel("examples in a batch")
+    ax.set_ylabel("memory (MB)")
     ax.grid(True, alpha=0.3)
     _legend_below(ax)
     return ax

@@ -6,13 +6,14 @@ Users report ``model.predict`` in a loop growing their process (tensorflow#33009
 serving chapter's tiny MLP is called each way a user would (:data:`WAYS`) hundreds of times
 in a fresh process that records its resident set (:mod:`perfguide.measure.memory`): with one
 input shape throughout (:data:`FIXED_WAYS`), and with a shape never seen before at every call
-(:data:`NEW_SHAPE_WAYS`), where the fixes for retracing apply: ``reduce_retracing``, an input
+(:data:`NEW_SHAPE_GROUPS`), where the fixes for retracing apply: ``reduce_retracing``, an input
 signature with a ``None`` batch dimension, and padding each batch to one of a few sizes. After
 the calls, the same process is asked to give memory back (:data:`RELEASES`). The allocator is
-chosen per process (:func:`allocators`).
+chosen per process (:func:`allocators`). Memory also runs out in one step: a training step's
+peak, against batch size and precision policy (:func:`training_peaks`).
 
-Each function here runs inside the fresh process that measures it
-(:func:`perfguide.processes.growth.in_fresh_processes`) and returns plain data.
+:func:`resident_growth` and :func:`training_peaks` run inside the fresh process that measures
+them and return plain data; :func:`measure` queues all of the chapter's processes.
 """
 
 from __future__ import annotations
@@ -31,11 +32,14 @@ import numpy as np
 from perfguide.measure.memory import (
     SAMPLES,
     Experiment,
+    Peaks,
     growth,
     resident_bytes,
     resident_series,
+    step_peak,
+    tensor_bytes,
 )
-from perfguide.processes.growth import in_fresh_processes
+from perfguide.processes.growth import Job, in_fresh_processes
 
 #: The model called: the serving chapter's tiny MLP (32 features to 64 to 10), whose calls cost
 #: little, so that what grows is the calling, not the arithmetic.
@@ -57,14 +61,21 @@ WAYS = {
     "buckets": "tf.function(model_call) on batches padded to a power of two",
 }
 FIXED_WAYS = ("predict", "model-call", "predict-on-batch", "input-signature")
-#: With new shapes, where ways share a process each gets the next run of batch sizes (kernels
-#: built for a shape serve every later way); apart, each starts from one row.
-NEW_SHAPE_WAYS = ("buckets", "model-call", "input-signature", "reduce-retracing", "tf-function")
+#: With new shapes, ways that share a process each get the next run of batch sizes, in groups
+#: that share processes: a way whose kernels (built for each shape) a later way could reuse, or
+#: whose hundreds of kernels fill oneDNN's cache, has processes of its own; the padded batches
+#: need a dozen kernels, so the plain tf.function follows them.
+NEW_SHAPE_GROUPS = (
+    ("model-call",),
+    ("input-signature",),
+    ("reduce-retracing",),
+    ("buckets", "tf-function"),
+)
 
 
-def calls_of(way: str, scale: float = 1) -> int:
-    """How many times ``way`` is called, ``scale`` times the usual, in whole samples."""
-    return max(1, round(CALLS.get(way, DEFAULT_CALLS) * scale / SAMPLES)) * SAMPLES
+def calls_of(way: str) -> int:
+    """How many times ``way`` is called, in whole samples."""
+    return max(1, round(CALLS.get(way, DEFAULT_CALLS) / SAMPLES)) * SAMPLES
 
 
 def batch(rows: int) -> np.ndarray:
@@ -117,26 +128,34 @@ def glibc_trim() -> None:
         trim(0)
 
 
-#: What a reader tries to get memory back, in the order tried, each after the one before.
-RELEASES = {
-    "gc.collect()": gc.collect,
-    "keras.backend.clear_session()": lambda: _keras().backend.clear_session(),
-    "del the functions and the model": None,  # done by resident_growth, which holds them
-    "glibc's malloc_trim(0)": glibc_trim,
+def _clear_session(answers: dict[str, Any]) -> None:
+    from perfguide.workloads import training_loop
+
+    training_loop.keras_module().backend.clear_session()
+
+
+def _forget(answers: dict[str, Any]) -> None:
+    """Drop the functions that answer and, through them, the model (nothing else holds it)."""
+    from perfguide.workloads import serving
+
+    answers.clear()
+    serving.built.cache_clear()
+    gc.collect()
+
+
+#: What a reader tries to get memory back, in the order tried, each after the one before; each
+#: is given the functions that answer (the way a reader holds the model).
+RELEASES: dict[str, Callable[[dict[str, Any]], None]] = {
+    "gc.collect()": lambda answers: gc.collect(),
+    "keras.backend.clear_session()": _clear_session,
+    "del the functions and the model": _forget,
+    "glibc's malloc_trim(0)": lambda answers: glibc_trim(),
 }
 
 
-def _keras() -> Any:
-    from perfguide.workloads import training_loop
-
-    return training_loop.keras_module()
-
-
-def resident_growth(
-    ways: list[str], shapes: str, release: bool = False, scale: float = 1
-) -> dict[str, Any]:
-    """In this fresh process, each of ``ways`` in turn called :func:`calls_of` times (``scale``
-    times the usual) with one shape of batch (``shapes="fixed"``) or with a batch of rows never seen
+def resident_growth(ways: list[str], shapes: str, release: bool = False) -> dict[str, Any]:
+    """In this fresh process, each of ``ways`` in turn called :func:`calls_of` times with one
+    shape of batch (``shapes="fixed"``) or with a batch of rows never seen
     before at every call (``"new"``: each way its own run of sizes), the resident set sampled
     :data:`SAMPLES` times; with ``release``, then the resident set after each of
     :data:`RELEASES`."""
@@ -148,8 +167,8 @@ def resident_growth(
     del model  # the answers hold it: what deleting them frees, nothing else keeps
     found, first_rows = {}, 1
     for way in ways:
-        found[way] = _grown(answers[way], shapes, first_rows, calls_of(way, scale))
-        first_rows += calls_of(way, scale)
+        found[way] = _grown(answers[way], shapes, first_rows, calls_of(way))
+        first_rows += calls_of(way)
     if release:
         found["released"] = {"before the model": before} | _released(answers)
     return found
@@ -178,16 +197,9 @@ def _grown(answer: Callable[[np.ndarray], Any], shapes: str, first_rows: int, ca
 def _released(answers: dict[str, Any]) -> dict[str, int]:
     """The resident set now, and after each of :data:`RELEASES` in turn (``answers`` hold the
     functions and, through them, the model)."""
-    from perfguide.workloads import serving
-
     held = {"after the calls": resident_bytes()}
     for what, release in RELEASES.items():
-        if release is None:
-            answers.clear()
-            serving.built.cache_clear()
-            gc.collect()
-        else:
-            release()
+        release(answers)
         held[what] = resident_bytes()
     return held
 
@@ -227,69 +239,174 @@ def allocators() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
 PROCESSES = 3
 
 
-def experiment(
-    ways: Sequence[str],
-    shapes: str,
-    *,
-    env: Mapping[str, str] | None = None,
-    release: bool = False,
-    processes: int = PROCESSES,
-    scale: float = 1,
-    apart: bool = False,
-) -> Experiment:
-    """:func:`resident_growth` of ``ways`` in ``processes`` fresh processes started with
-    ``env``, pooled; with ``apart``, each way in processes of its own (what one way leaves
-    cached, another cannot reuse or evict), the release steps after the last way's calls."""
-    if apart:
-        parts = [
-            experiment([way], shapes, env=env, release=release and way == ways[-1],
-                       processes=processes, scale=scale)
-            for way in ways
-        ]  # fmt: skip
-        return Experiment(
-            *(
-                {key: value for part in parts for key, value in getattr(part, field).items()}
-                for field in ("growth", "traces", "objects_per_call")
-            ),
-            released=parts[-1].released,
-            series={way: part.series[way] for way, part in zip(ways, parts, strict=True)},
-        )
-    kwargs = {"ways": list(ways), "shapes": shapes, "release": release, "scale": scale}
-    runs = in_fresh_processes(f"{__name__}:resident_growth", kwargs, processes, env)
-    return Experiment(
-        growth={
-            way: growth(way, [run[way]["series"] for run in runs], runs[0][way]["every"])
-            for way in ways
-        },
-        traces={way: runs[0][way]["traces"] for way in ways},
-        objects_per_call={
-            way: statistics.median(run[way]["objects_per_call"] for run in runs) for way in ways
-        },
-        released=[run["released"] for run in runs if "released" in run],
-        series={way: (runs[0][way]["series"], runs[0][way]["every"]) for way in ways},
-    )
-
-
 def experiments() -> dict[str, dict[str, Any]]:
-    """The chapter's experiments, by name: the arguments of :func:`experiment` for each (one
-    shape, then what gives memory back; new shapes, each way in processes of its own, the
-    same; new shapes with oneDNN off;
-    ``predict``, then what gives memory back, under each other allocator this machine has)."""
+    """The chapter's experiments, by name, as :func:`measure` takes them (the longest first):
+    one shape, then what gives memory back; ``predict``, then the same, under each other
+    allocator this machine has; new shapes, in :data:`NEW_SHAPE_GROUPS` (what one way leaves
+    cached, another cannot reuse or evict), the same steps after the last; new shapes with
+    oneDNN off."""
     specs: dict[str, dict[str, Any]] = {
-        "one shape": {"ways": FIXED_WAYS, "shapes": "fixed", "release": True},
-        "new shapes": {"ways": NEW_SHAPE_WAYS, "shapes": "new", "release": True, "apart": True},
-        "oneDNN off": {
-            "ways": ("input-signature", "reduce-retracing"),
-            "shapes": "new",
-            "env": {"TF_ENABLE_ONEDNN_OPTS": "0"},
-        },
+        "one shape": {"groups": (FIXED_WAYS,), "shapes": "fixed", "release": True},
     }
     for name, variables in allocators()[0].items():
         if variables:  # glibc's malloc as it comes is the first experiment's
             specs[f"predict, {name}"] = {
-                "ways": ("predict",),
+                "groups": (("predict",),),
                 "shapes": "fixed",
                 "env": variables,
                 "release": True,
             }
+    specs["new shapes"] = {"groups": NEW_SHAPE_GROUPS, "shapes": "new", "release": True}
+    specs["oneDNN off"] = {
+        "groups": (("input-signature", "reduce-retracing"),),
+        "shapes": "new",
+        "env": {"TF_ENABLE_ONEDNN_OPTS": "0"},
+    }
     return specs
+
+
+def _jobs(
+    groups: Sequence[Sequence[str]],
+    shapes: str,
+    processes: int,
+    env: Mapping[str, str] | None = None,
+    release: bool = False,
+) -> list[list[Job]]:
+    """The fresh processes of one experiment, a list for each group of ways that share them
+    (the release steps after the last group's calls)."""
+    return [
+        [
+            Job(
+                f"{__name__}:resident_growth",
+                {"ways": list(group), "shapes": shapes, "release": release and last},
+                dict(env or {}),
+            )
+        ]
+        * processes
+        for last, group in zip([False] * (len(groups) - 1) + [True], groups, strict=True)
+    ]
+
+
+def _experiment(groups: list[list[dict[str, Any]]]) -> Experiment:
+    """An :class:`Experiment` from what each group's processes found."""
+    ways = [(way, runs) for runs in groups for way in runs[0] if way != "released"]
+    return Experiment(
+        growth={
+            way: growth(way, [run[way]["series"] for run in runs], runs[0][way]["every"])
+            for way, runs in ways
+        },
+        traces={way: runs[0][way]["traces"] for way, runs in ways},
+        objects_per_call={
+            way: statistics.median(run[way]["objects_per_call"] for run in runs)
+            for way, runs in ways
+        },
+        released=[run["released"] for runs in groups for run in runs if "released" in run],
+        series={way: (runs[0][way]["series"], runs[0][way]["every"]) for way, runs in ways},
+    )
+
+
+# -- A training step's peak --------------------------------------------------------------------
+
+#: The mixed-precision chapter's image classifier takes a training step at each of these batch
+#: sizes, smallest first, under each policy, in fresh processes of its own.
+TRAINING_BATCHES = (32, 64, 128, 256)
+TRAINING_POLICIES = ("float32", "mixed_bfloat16")
+
+
+def training_peaks(policy: str) -> dict[str, Any]:
+    """In this fresh process, :func:`~perfguide.measure.memory.step_peak` of one training step
+    of the classifier under ``policy`` at each of :data:`TRAINING_BATCHES` (each after a step
+    that traced it): its tensors' peak, and the process's peak resident set beyond what it
+    held before its first step; what a forward pass keeps for the backward one, in all and
+    (per example, at the largest batch) by layer, beside each layer's output from its shape."""
+    from perfguide.workloads import mixed_precision
+
+    model = mixed_precision.compiled_model(policy)
+    start = resident_bytes()
+    found: dict[str, Any] = {"tensors": [], "resident": [], "kept": [], "before": start}
+    for rows in TRAINING_BATCHES:
+        images, labels = mixed_precision.make_data(rows)
+        model.train_on_batch(images, labels)
+        tensors, resident = step_peak(functools.partial(model.train_on_batch, images, labels))
+        found["tensors"].append(tensors)
+        found["resident"].append(resident - start)
+        kept = _kept_by_layer(model, images)
+        found["kept"].append(sum(kept.values()))
+    found["layers"] = {
+        name: {"output": output, "kept": kept[name] / TRAINING_BATCHES[-1]}
+        for name, output in _outputs(model).items()
+    }
+    found["activations"] = sum(layer["output"] for layer in found["layers"].values())
+    return found
+
+
+def _outputs(model: Any) -> dict[str, int]:
+    """Each layer's output for one example, in bytes, from its shape and the type it computes
+    in (what :func:`perfguide.workloads.mixed_precision.memory_bytes` sums)."""
+    import tensorflow as tf
+
+    return {
+        f"{i} {layer.__class__.__name__}": int(np.prod(layer.output.shape[1:]))
+        * tf.as_dtype(layer.compute_dtype).size
+        for i, layer in enumerate(model.layers[1:], 1)
+    }
+
+
+def _kept_by_layer(model: Any, images: np.ndarray) -> dict[str, int]:
+    """The bytes of tensors a forward pass under a ``GradientTape`` keeps for the backward pass,
+    layer by layer (each layer's with its output), by TensorFlow's allocator's count."""
+    import tensorflow as tf
+
+    kept, held = {}, tensor_bytes()
+    with tf.GradientTape() as tape:
+        x = images
+        for name, layer in zip(_outputs(model), model.layers[1:], strict=True):
+            x = layer(x, training=True)
+            kept[name], held = tensor_bytes() - held, tensor_bytes()
+    del tape, x
+    return kept
+
+
+def measure(
+    specs: Mapping[str, Mapping[str, Any]] | None = None, processes: int = PROCESSES
+) -> tuple[dict[str, Experiment], dict[str, Peaks]]:
+    """Every experiment of ``specs`` (the chapter's :func:`experiments` unless given), each in
+    ``processes`` fresh processes, and a training step's peaks under each of
+    :data:`TRAINING_POLICIES` in as many: all their processes in one queue, so that both cores
+    stay busy, the training steps and the experiments in the order given (the shortest last)."""
+    specs = experiments() if specs is None else specs
+    training = {
+        policy: [Job(f"{__name__}:training_peaks", {"policy": policy})] * processes
+        for policy in TRAINING_POLICIES
+    }
+    planned = {name: _jobs(**spec, processes=processes) for name, spec in specs.items()}
+    queue = [job for jobs in training.values() for job in jobs]
+    queue += [job for groups in planned.values() for group in groups for job in group]
+    found = iter(in_fresh_processes(queue))
+    peaks = {
+        policy: _peaks(policy, [next(found) for _ in jobs]) for policy, jobs in training.items()
+    }
+    measured = {
+        name: _experiment([[next(found) for _ in group] for group in groups])
+        for name, groups in planned.items()
+    }
+    return measured, peaks
+
+
+def _peaks(policy: str, runs: list[dict[str, Any]]) -> Peaks:
+    return Peaks(
+        policy,
+        TRAINING_BATCHES,
+        tuple(tuple(run["tensors"]) for run in runs),
+        tuple(tuple(run["resident"]) for run in runs),
+        runs[0]["activations"],
+        tuple(tuple(run["kept"]) for run in runs),
+        {
+            name: {
+                "output": layer["output"],
+                "kept": statistics.median(run["layers"][name]["kept"] for run in runs),
+            }
+            for name, layer in runs[0]["layers"].items()
+        },
+        tuple(run["before"] for run in runs),
+    )
