@@ -138,9 +138,10 @@ def test_a_steps_peak_counts_a_tensor_of_known_size_within_ten_percent():
     def step():
         held.append(tf.ones((MEGABYTE * 8 // 4,)) + 1)  # 8 MiB of float32, and a temporary
 
+    before = probe.resident_bytes()
     tensors, resident = probe.step_peak(step)
     assert tensors == pytest.approx(2 * 8 * MEGABYTE, rel=0.1)  # the ones and their sum
-    assert resident >= probe.resident_bytes() - probe.resource.getpagesize()
+    assert resident >= before  # the peak is at least what was held before the step
 
 
 def _peaks(label, tensors, before=100.0):
@@ -154,6 +155,15 @@ def test_peaks_per_example_are_each_processes_slope_and_a_batch_that_fits():
     assert peaks.at("tensors") == [5, 15, 35]
     # resident = 20 * batch - 10 beyond the 100 bytes held before: 1,000 bytes fit a batch of 45
     assert peaks.largest_batch(1000) == 45
+
+
+def test_a_peaks_interval_is_never_narrower_than_one_processes_fitting_error():
+    exact = _peaks("float32", ((10, 20, 40),) * 3)
+    assert exact.interval("tensors") == pytest.approx((10.0, 10.0))
+    # Three processes that agree, each with steps off the line: the fit's error sets the width.
+    wobbly = _peaks("float32", ((10, 22, 40),) * 3)
+    low, high = wobbly.interval("tensors")
+    assert low < wobbly.per_example("tensors")[0] < high and high - low > 1
 
 
 def test_measure_queues_every_process_and_hands_each_result_back_to_its_experiment(monkeypatch):

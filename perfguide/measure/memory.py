@@ -190,7 +190,8 @@ def step_peak(step: Callable[[], Any]) -> tuple[int, int]:
     _CLEAR_REFS.write_text(_RESET_PEAK)
     step()
     tensors = tf.config.experimental.get_memory_info("CPU:0")["peak"] - before
-    return tensors, peak_resident_bytes()
+    # Linux updates the peak lazily (when memory is unmapped, say): what is held now counts too.
+    return tensors, max(peak_resident_bytes(), resident_bytes())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,6 +219,17 @@ class Peaks:
         """Each process's bytes per example of a batch (``kind``: ``"tensors"``, ``"resident"``
         or ``"kept"``): the slope of its peaks against batch size."""
         return tuple(float(np.polyfit(self.batches, p, 1)[0]) for p in getattr(self, kind))
+
+    def interval(self, kind: str) -> tuple[float, float]:
+        """Where the next fresh process's bytes per example should land: :func:`next_process`
+        of the processes' slopes, never narrower either side than a slope's own error (Student's
+        t over the batch sizes times the median process's standard error): one process's steps
+        vary too, and three processes can agree by chance."""
+        from scipy import stats as scipy_stats  # imported here, as in stats.t_quantile
+
+        errors = [scipy_stats.linregress(self.batches, p).stderr for p in getattr(self, kind)]
+        floor = stats.t_quantile(len(self.batches) - 2) * statistics.median(errors)
+        return next_process(self.per_example(kind), floor)
 
     def largest_batch(self, available: float) -> int:
         """The largest batch whose step would fit in ``available`` bytes: what a process held

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfguide.measure.memory import Experiment, Growth, Peaks, next_process
+from perfguide.measure.memory import Experiment, Growth, Peaks
 from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes
 from perfguide.report.results import write_atomically
@@ -89,7 +89,7 @@ def per_example_table(title: str, peaks: Mapping[str, Peaks], available: float) 
     the next process's should land) and the largest batch that fits in ``available`` bytes."""
 
     def slope(p: Peaks, kind: str) -> str:
-        low, high = next_process(p.per_example(kind))
+        low, high = p.interval(kind)
         median = statistics.median(p.per_example(kind))
         return f"{format_bytes(median)} ({format_bytes(low)} to {format_bytes(high)})"
 
