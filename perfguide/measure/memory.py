@@ -215,27 +215,37 @@ class Peaks:
     #: What each process held before its first step.
     before: tuple[float, ...] = ()
 
+    def _lines(self, kind: str) -> list[Any]:
+        """Each process's least-squares line of its peaks (``kind``: ``"tensors"``,
+        ``"resident"`` or ``"kept"``) against batch size: slope, intercept and the slope's
+        standard error."""
+        from scipy import stats as scipy_stats  # imported here, as in stats.t_quantile
+
+        return [scipy_stats.linregress(self.batches, p) for p in getattr(self, kind)]
+
     def per_example(self, kind: str) -> tuple[float, ...]:
-        """Each process's bytes per example of a batch (``kind``: ``"tensors"``, ``"resident"``
-        or ``"kept"``): the slope of its peaks against batch size."""
-        return tuple(float(np.polyfit(self.batches, p, 1)[0]) for p in getattr(self, kind))
+        """Each process's bytes per example of a batch: the slope of its peaks of ``kind``."""
+        return tuple(float(line.slope) for line in self._lines(kind))
 
     def interval(self, kind: str) -> tuple[float, float]:
         """Where the next fresh process's bytes per example should land: :func:`next_process`
         of the processes' slopes, never narrower either side than a slope's own error (Student's
         t over the batch sizes times the median process's standard error): one process's steps
         vary too, and three processes can agree by chance."""
-        from scipy import stats as scipy_stats  # imported here, as in stats.t_quantile
-
-        errors = [scipy_stats.linregress(self.batches, p).stderr for p in getattr(self, kind)]
-        floor = stats.t_quantile(len(self.batches) - 2) * statistics.median(errors)
-        return next_process(self.per_example(kind), floor)
+        lines = self._lines(kind)
+        error = stats.t_quantile(len(self.batches) - 2) * statistics.median(
+            line.stderr for line in lines
+        )
+        return next_process([float(line.slope) for line in lines], error)
 
     def largest_batch(self, available: float) -> int:
         """The largest batch whose step would fit in ``available`` bytes: what a process held
         before its first step, plus the resident peaks' line (fitted per process, medians)."""
-        fits = [np.polyfit(self.batches, p, 1) for p in self.resident]
-        slope, intercept = (statistics.median(f[i] for f in fits) for i in (0, 1))
+        lines = self._lines("resident")
+        slope, intercept = (
+            statistics.median(getattr(line, part) for line in lines)
+            for part in ("slope", "intercept")
+        )
         return int((available - statistics.median(self.before) - intercept) // slope)
 
     def at(self, kind: str) -> list[float]:

@@ -362,7 +362,8 @@ def _kept_by_layer(model: Any, images: np.ndarray) -> dict[str, int]:
         x = images
         for name, layer in zip(_outputs(model), model.layers[1:], strict=True):
             x = layer(x, training=True)
-            kept[name], held = tensor_bytes() - held, tensor_bytes()
+            now = tensor_bytes()
+            kept[name], held = now - held, now
     del tape, x
     return kept
 
