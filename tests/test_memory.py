@@ -2,12 +2,15 @@
 from the series as stated, every way answers as the model does, and a fresh process reports its
 series, traces and releases. No memory or time thresholds: counts and known sizes only."""
 
+import os
 import resource
 
 import numpy as np
 import pytest
 
 from perfguide.measure import memory as probe
+from perfguide.processes import growth
+from perfguide.processes.fresh import ChildError
 from perfguide.processes.growth import Job, in_fresh_processes
 from perfguide.workloads import memory
 
@@ -98,6 +101,34 @@ def test_a_fresh_process_reports_each_ways_series_traces_and_releases():
     assert all(isinstance(found[way]["objects_per_call"], float) for way in ("tf-function",))
 
 
+def test_each_job_gets_a_process_of_its_own_started_with_its_environment():
+    jobs = [Job("os:getpid", {}), Job("os:getpid", {})] + [
+        Job("os:getenv", {"key": "PERFGUIDE_SIDE"}, {"PERFGUIDE_SIDE": side}) for side in "abab"
+    ]
+    found = in_fresh_processes(jobs, preload=("json",))
+    assert found[0] != found[1] and os.getpid() not in found[:2]
+    assert found[2:] == list("abab")
+
+
+@pytest.mark.parametrize(
+    "job, preload, reason",
+    [
+        (Job("os:getenv", {"nokey": 1}), (), "TypeError"),  # the function raised
+        (Job("os:_exit", {"status": 3}), (), "exit status 3"),  # the process died
+        (Job("os:getpid", {}), ("no_such_module",), "ModuleNotFoundError"),  # the server did
+    ],
+)
+def test_a_failed_job_says_why_in_one_line(job, preload, reason):
+    with pytest.raises(ChildError, match=reason):
+        in_fresh_processes([job, job, job], preload)
+
+
+def test_a_job_over_its_time_is_stopped(monkeypatch):
+    monkeypatch.setattr(growth, "TIMEOUT_S", 0.5)
+    with pytest.raises(ChildError, match="took over 0.5 s"):
+        in_fresh_processes([Job("subprocess:call", {"args": ["sleep", "60"]})])
+
+
 def test_growth_is_published_whole_and_read_back_for_the_next_run(tmp_path):
     from perfguide.measure.memory import Experiment, Growth
     from perfguide.report import growth as report
@@ -172,7 +203,7 @@ def test_a_peaks_interval_is_never_narrower_than_one_processes_fitting_error():
 
 
 def test_measure_queues_every_process_and_hands_each_result_back_to_its_experiment(monkeypatch):
-    def fake(jobs):
+    def fake(jobs, preload):
         def found(job):
             if "policy" in job.kwargs:
                 peak = 1.0 if job.kwargs["policy"] == "float32" else 0.5
@@ -184,7 +215,8 @@ def test_measure_queues_every_process_and_hands_each_result_back_to_its_experime
                     "activations": peak,
                     "before": 0,
                 }
-            rate = float(len(job.env))  # the allocator's processes grow by their variables
+            # The allocator's processes grow by their variables, each repeat by its start.
+            rate = float(len(job.env) + job.start)
             series = [int(i * rate) for i in range(probe.SAMPLES + 1)]
             runs = {w: {"series": series, "every": 1, "traces": None, "objects_per_call": 0.0}
                     for w in job.kwargs["ways"]}  # fmt: skip
@@ -201,8 +233,9 @@ def test_measure_queues_every_process_and_hands_each_result_back_to_its_experime
     measured, peaks = memory.measure(specs, processes=2)
     assert list(measured) == list(specs)
     assert set(measured["apart"].growth) == {"buckets", "tf-function"}
-    assert measured["one shape"].growth["predict"].rates == (0.0, 0.0)
-    assert measured["other"].growth["predict"].rates == pytest.approx((1.0, 1.0))
+    # An experiment's two processes are forked from servers started apart.
+    assert measured["one shape"].growth["predict"].rates == pytest.approx((0.0, 1.0))
+    assert measured["other"].growth["predict"].rates == pytest.approx((1.0, 2.0))
     assert len(measured["one shape"].released) == 2 and not measured["apart"].released
     assert peaks["mixed_bfloat16"].per_example("tensors") == pytest.approx((0.5, 0.5))
 

@@ -63,7 +63,13 @@ for name, why in memory.allocators()[1].items():
 
 # %%
 # Every experiment below runs in fresh processes of its own, three each, all queued at once and
-# run two side by side (memory, unlike time, is not changed by a process on the other core):
+# run two side by side (memory, unlike time, is not changed by a process on the other core).
+# Each is forked from a process that has imported TensorFlow and done nothing else, started with
+# the experiment's environment: it begins where a new script would after ``import tensorflow``,
+# without paying for that import again in each of the page's dozens of processes. An
+# experiment's three come from three such processes started apart, since much of what makes one
+# process's memory differ from the next (where its heap and libraries land, Python's hash seed)
+# is settled when a process starts.
 measured, peaks = memory.measure()
 
 # %%

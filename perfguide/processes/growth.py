@@ -1,13 +1,26 @@
-"""Memory measured in fresh processes: :func:`in_fresh_processes` starts a new Python process
-for each :class:`Job`, which runs one function and prints what it returns.
+"""Memory measured in fresh processes: :func:`in_fresh_processes` runs each :class:`Job`'s
+function in a new process of its own and returns what it returned.
 
 A process's memory depends on everything it ran before, so each measurement gets a process of
-its own, started with the environment asked for: an allocator loaded with ``LD_PRELOAD`` or set
-with ``MALLOC_ARENA_MAX`` only takes effect in a process started with it. Memory, unlike time,
-is not changed by a process running on the other core, so two run side by side; nothing these
-processes do is timed.
+its own. Starting Python and importing TensorFlow take seconds, longer than most of these
+measurements, so the processes are forked: a server started with a job's environment imports
+the modules asked for and nothing else, then forks a child for each job it is sent, one at a
+time. A child starts as a new script that has just imported them would: TensorFlow's runtime
+not yet started (its thread pools and kernels come with the first op), and the environment in
+force since the server's start, so an allocator loaded with ``LD_PRELOAD`` or set with
+``MALLOC_ARENA_MAX``, or ``TF_ENABLE_ONEDNN_OPTS`` read at import, is the child's too.
 
-Run as ``python -m perfguide.processes.growth package.module:function '{"kwarg": ...}'``.
+Much of what makes one process's memory differ from the next is settled when the process
+starts: where its heap and libraries land, Python's hash seed. Children of one server share
+them, so the processes of one measurement must not: a job's ``start`` picks its server, and a
+measurement repeated over processes gives each repeat a start of its own (other measurements'
+jobs with the same start and environment are forked from the same server).
+
+Memory, unlike time, is not changed by a process running on the other core, so two run side by
+side; nothing these processes do is timed.
+
+A server runs as ``python -m perfguide.processes.growth '["module", ...]'`` and reads a job a
+line (``["package.module:function", {"kwarg": ...}]``), answering each with a line of JSON.
 """
 
 from __future__ import annotations
@@ -15,10 +28,17 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
+import select
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
+import traceback
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NoReturn
 
 from perfguide.processes import fresh
 
@@ -38,30 +58,152 @@ class Job:
     target: str
     kwargs: Mapping[str, Any]
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: Jobs of one environment and start are forked from one server; repeats of a
+    #: measurement need starts of their own.
+    start: int = 0
+
+    @property
+    def server(self) -> tuple[dict[str, str], int]:
+        """What the server this job is forked from is started with."""
+        return dict(self.env), self.start
 
 
-def in_fresh_processes(jobs: Sequence[Job]) -> list[Any]:
-    """What each job's function returns, each in a fresh process of its own, in order;
-    :data:`SIDE_BY_SIDE` run at once, the next starting as soon as one ends (so give the
-    longest first)."""
+def in_fresh_processes(jobs: Sequence[Job], preload: Sequence[str] = ()) -> list[Any]:
+    """What each job's function returns, each in a fresh process of its own forked from a
+    server that has imported ``preload``, in order. :data:`SIDE_BY_SIDE` run at once, each of
+    them taking the next job as soon as one ends (so give the longest first), from the server
+    it has where it can (:func:`_next`): each server starts with an import."""
+    found: list[Any] = [None] * len(jobs)
+    waiting = list(enumerate(jobs))
+    servers: dict[int, _Server] = {}  # each lane's
+    lock = threading.Lock()
 
-    def one(job: Job) -> Any:
-        command = [sys.executable, "-m", __name__, job.target, json.dumps(dict(job.kwargs))]
-        environment = fresh.child_environment() | dict(job.env)
-        what = f"a fresh process measuring memory ({job.target})"
-        done = fresh.run_command(command, environment, TIMEOUT_S, what)
-        return json.loads(done.stdout.splitlines()[-1])
+    def lane(me: int) -> None:
+        try:
+            while True:
+                with lock:
+                    if not waiting:
+                        return
+                    mine = servers[me].job.server if me in servers else None
+                    i, job = _next(waiting, mine, [s.job.server for s in servers.values()])
+                    if job.server != mine:
+                        if me in servers:
+                            servers.pop(me).close()
+                        servers[me] = _Server(job, preload)
+                found[i] = servers[me].run(job)
+        except BaseException:
+            waiting.clear()  # the other lane stops after its job
+            raise
+        finally:
+            if me in servers:
+                servers.pop(me).close()
 
     with ThreadPoolExecutor(SIDE_BY_SIDE) as pool:
-        return list(pool.map(one, jobs))
+        for lane_done in [pool.submit(lane, me) for me in range(SIDE_BY_SIDE)]:
+            lane_done.result()
+    return found
 
 
-def main(argv: list[str]) -> None:
-    target, kwargs = argv
-    module, _, name = target.partition(":")
-    function = getattr(importlib.import_module(module), name)
-    print(json.dumps(function(**json.loads(kwargs))))
+def _next(
+    waiting: list[tuple[int, Job]], mine: tuple | None, served: list[tuple]
+) -> tuple[int, Job]:
+    """Take from ``waiting`` the job a lane whose server is ``mine`` runs next: the first for
+    that server, else the first for a server no lane has (``served``), else the first.
+
+    >>> a, b, c = (Job("m:f", {}, start=k) for k in range(3))
+    >>> waiting = [(0, a), (1, b), (2, c), (3, b)]
+    >>> _next(waiting, b.server, [b.server])[0], _next(waiting, None, [a.server])[0]
+    (1, 2)
+    >>> _next(waiting, None, [a.server, b.server])[0]
+    0
+    """
+    for wanted in (lambda job: job.server == mine, lambda job: job.server not in served, bool):
+        for k, (_, job) in enumerate(waiting):
+            if wanted(job):
+                return waiting.pop(k)
+    raise IndexError("no job is waiting")
+
+
+class _Server:
+    """A process started as ``job`` asks, that imports ``preload`` and forks a child for each
+    job it is sent (its stderr goes to a file, passed on to ours when a job fails)."""
+
+    def __init__(self, job: Job, preload: Sequence[str]):
+        self.job = job
+        # Lives as long as the server: close() closes it.
+        self._stderr = tempfile.TemporaryFile("w+", errors="replace")  # noqa: SIM115
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", __name__, json.dumps(list(preload))],
+            env=fresh.child_environment() | dict(job.env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            start_new_session=True,  # a timeout kills the server and its child together
+        )
+
+    def run(self, job: Job) -> Any:
+        what = f"a fresh process measuring memory ({job.target})"
+        try:
+            self._process.stdin.write(json.dumps([job.target, dict(job.kwargs)]) + "\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            pass  # the server has died: its stderr says why, below
+        ready, _, _ = select.select([self._process.stdout], [], [], TIMEOUT_S)
+        line = self._process.stdout.readline() if ready else ""
+        answer = json.loads(line) if line else {}
+        if "returned" in answer:
+            return answer["returned"]
+        os.killpg(self._process.pid, signal.SIGKILL)
+        self._stderr.seek(0)
+        stderr = self._stderr.read()
+        sys.stderr.write(stderr)
+        why = answer.get("error") or fresh.last_line(stderr)
+        raise fresh.ChildError(
+            f"{what} failed: {why}" if ready else f"{what} took over {TIMEOUT_S} s: {why}"
+        )
+
+    def close(self) -> None:
+        """End the server (it is between jobs, or killed), and forget its stderr."""
+        self._process.stdin.close()
+        self._process.wait()
+        self._process.stdout.close()
+        self._stderr.close()
+
+
+def serve(preload: Sequence[str]) -> None:
+    """Import ``preload``, then run each job read from stdin in a child forked for it, one at a
+    time; a child that dies without answering is answered for."""
+    for module in preload:
+        importlib.import_module(module)
+    for line in sys.stdin:
+        target, kwargs = json.loads(line)
+        sys.stdout.flush()
+        if (child := os.fork()) == 0:
+            _answer(target, kwargs)
+        _, status = os.waitpid(child, 0)
+        if status:
+            why = f"exit status {os.waitstatus_to_exitcode(status)}"
+            print(json.dumps({"error": why}), flush=True)
+
+
+def _answer(target: str, kwargs: dict[str, Any]) -> NoReturn:
+    """In the child: print what ``target`` returns for ``kwargs`` (or why it failed), then end
+    at once, as a forked process should (no exit handlers of the server's)."""
+    try:
+        module, _, name = target.partition(":")
+        returned = getattr(importlib.import_module(module), name)(**kwargs)
+        line = json.dumps({"returned": returned})
+    except Exception as error:
+        traceback.print_exc()
+        line = json.dumps({"error": f"{type(error).__name__}: {error}"})
+    try:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    serve(json.loads(sys.argv[1]))

@@ -280,9 +280,10 @@ def _jobs(
                 f"{__name__}:resident_growth",
                 {"ways": list(group), "shapes": shapes, "release": release and last},
                 dict(env or {}),
+                start,
             )
+            for start in range(processes)
         ]
-        * processes
         for last, group in zip([False] * (len(groups) - 1) + [True], groups, strict=True)
     ]
 
@@ -374,16 +375,21 @@ def measure(
     """Every experiment of ``specs`` (the chapter's :func:`experiments` unless given), each in
     ``processes`` fresh processes, and a training step's peaks under each of
     :data:`TRAINING_POLICIES` in as many: all their processes in one queue, so that both cores
-    stay busy, the training steps and the experiments in the order given (the shortest last)."""
+    stay busy, the training steps and the experiments in the order given (the shortest last).
+    An experiment's processes are forked from servers started apart (each its own ``start``),
+    so that they differ as separately started processes do."""
     specs = experiments() if specs is None else specs
     training = {
-        policy: [Job(f"{__name__}:training_peaks", {"policy": policy})] * processes
+        policy: [
+            Job(f"{__name__}:training_peaks", {"policy": policy}, start=start)
+            for start in range(processes)
+        ]
         for policy in TRAINING_POLICIES
     }
     planned = {name: _jobs(**spec, processes=processes) for name, spec in specs.items()}
     queue = [job for jobs in training.values() for job in jobs]
     queue += [job for groups in planned.values() for group in groups for job in group]
-    found = iter(in_fresh_processes(queue))
+    found = iter(in_fresh_processes(queue, preload=("tensorflow",)))
     peaks = {
         policy: _peaks(policy, [next(found) for _ in jobs]) for policy, jobs in training.items()
     }
