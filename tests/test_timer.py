@@ -267,6 +267,13 @@ def test_round_trip_through_dict():
     assert Measurement.from_dict(record) == m
 
 
+def test_a_workers_timings_rebuild_the_measurement_without_its_statistics():
+    m = make([1.0, 2.0, 3.0, 4.0, 5.0])
+    timings = m.timings()
+    assert Measurement.from_dict(timings) == m
+    assert not {"median_s", "interval_s", "noisy"} & set(timings)  # worked out by the pool
+
+
 def test_cores_busy_round_trips_and_is_optional_in_older_records():
     m = dataclasses.replace(make([1.0] * 5), cores_busy=1.9)
     record = m.to_dict()

@@ -209,19 +209,27 @@ class Measurement:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record of this measurement (``median_s`` and ``iqr_s`` are per ``unit``)."""
+        return self.timings() | {
+            "median_s": self.median_s,
+            "interval_s": list(self.interval_s),
+            "interval_kind": INTERVAL_KIND.format(processes=self.processes),
+            "iqr_s": self.iqr_s,
+            "first_call_overhead_s": self.first_call_overhead_s,
+            "noisy": self.noisy,
+            "process_median_s": list(self.process_median_s),
+        }
+
+    def timings(self) -> dict[str, Any]:
+        """What was timed and counted, without the statistics worked out from it: all that
+        :meth:`from_dict` reads, and what a worker sends the process that pools its
+        measurements (the intervals need SciPy, which takes half a second to import)."""
         return {
             "workload": self.workload,
             "variant": self.label,
             "size": self.size,
             "device": self.device,
             "unit": self.unit,
-            "median_s": self.median_s,
-            "interval_s": list(self.interval_s),
-            "interval_kind": INTERVAL_KIND.format(processes=self.processes),
-            "iqr_s": self.iqr_s,
             "first_call_s": self.first_call_s,
-            "first_call_overhead_s": self.first_call_overhead_s,
-            "noisy": self.noisy,
             "retraces": self.retraces,
             "first_call_traces": self.first_call_traces,
             "cores_busy": self.cores_busy,
@@ -230,12 +238,11 @@ class Measurement:
             "block_s": list(self.block_s),
             "blocks_per_process": list(self.blocks_per_process),
             "process_ids": list(self.process_ids),
-            "process_median_s": list(self.process_median_s),
         }
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> Measurement:
-        """Rebuild a measurement from :meth:`to_dict` output."""
+        """Rebuild a measurement from :meth:`to_dict` or :meth:`timings` output."""
         return cls(
             label=record["variant"],
             unit=record["unit"],

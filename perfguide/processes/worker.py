@@ -130,7 +130,7 @@ def _serve(channel: TextIO, device: str) -> None:
             reason = f"{job.workload} at size {job.size} needs more memory than is free"
             _answer(channel, {"error": reason, "usage": True})
             continue
-        stamped = [dataclasses.replace(m, process_ids=(name,)).to_dict() for m in measurements]
+        stamped = [dataclasses.replace(m, process_ids=(name,)).timings() for m in measurements]
         _answer(channel, {"measurements": stamped})
 
 
