@@ -109,12 +109,19 @@ def test_each_job_starts_at_the_next_worker(two):
 def test_an_undecided_claim_gets_more_fresh_processes_up_to_the_most(two, monkeypatch):
     # A variant against itself with no tolerance: the interval always straddles 1, so the claim
     # never settles and the variant is timed in more fresh processes, up to the most allowed.
-    monkeypatch.setattr(pool, "SETTLE_PROCESSES", 3)
+    monkeypatch.setattr(pool, "SETTLE_PROCESSES", 4)
+    monkeypatch.setattr(pool, "usable_cores", lambda: 2)
+    steps = []
+    monkeypatch.setattr(two, "progress", steps.append)
     never_settled = Faster("numpy", "numpy", tolerance=0)
     numpy, eager = two.run("eager-add", ["numpy", "eager"], size=1000, quick=True,
                            settle=[never_settled])  # fmt: skip
-    assert numpy.processes == 3 and numpy.process_ids[:2] == two.names
+    assert numpy.processes == 4 and numpy.process_ids[:2] == two.names
     assert eager.processes == 2  # not part of the claim: not timed again
+    # The two extra processes were started together, one per core.
+    assert [s for s in steps if s.startswith("starting")] == [
+        "starting 2 more fresh processes for an undecided comparison"
+    ]
     # The extra process is kept for the next undecided claim, and a settled claim needs none.
     (call,) = two.run("eager-call", ["python-function"], size=10, quick=True)
     assert call.workload == "eager-call" and call.processes == 2

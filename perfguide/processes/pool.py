@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfguide.measure.environment import usable_cores
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
@@ -220,14 +221,18 @@ class Workers:
     def _ready(self, worker: _Worker) -> None:
         worker.name = worker.receive(START_TIMEOUT_S, self.progress)["ready"]
 
-    def _start_extra(self) -> None:
-        """One more fresh worker for undecided comparisons, set up as the others were."""
-        self.progress("starting one more fresh process for an undecided comparison")
-        worker = _Worker(*self._start)
-        self._extra.append(worker)
-        self._ready(worker)
-        for target, kwargs in self._preparations.items():
-            self._call_on(worker, target, kwargs)
+    def _start_extra(self, at_most: int) -> None:
+        """More fresh workers for undecided comparisons, set up as the others were: as many as
+        there are cores, up to ``at_most``, which import TensorFlow side by side (nothing is
+        timed meanwhile), where one started later would import alone."""
+        started = [_Worker(*self._start) for _ in range(min(usable_cores(), at_most))]
+        more = f"{len(started)} more fresh process" + "es" * (len(started) > 1)
+        self.progress(f"starting {more} for an undecided comparison")
+        self._extra += started
+        for worker in started:
+            self._ready(worker)
+            for target, kwargs in self._preparations.items():
+                self._call_on(worker, target, kwargs)
 
     def run(
         self,
@@ -265,7 +270,7 @@ class Workers:
             if not labels:
                 break
             if extra == len(self._extra):
-                self._start_extra()
+                self._start_extra(at_most=SETTLE_PROCESSES - len(self._workers) - extra)
             timed = [m.label for m in measured if m.label in labels and m.label != PEAK]
             more_job = job._replace(variants=tuple(timed), peak=PEAK in labels)
             more = self._run_on(self._extra[extra], len(self._workers) + extra, more_job)
