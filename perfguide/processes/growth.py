@@ -70,11 +70,14 @@ class Job:
 
 def in_fresh_processes(jobs: Sequence[Job], preload: Sequence[str] = ()) -> list[Any]:
     """What each job's function returns, each in a fresh process of its own forked from a
-    server that has imported ``preload``, in order. :data:`SIDE_BY_SIDE` run at once, each of
-    them taking the next job as soon as one ends (so give the longest first), from the server
-    it has where it can (:func:`_next`): each server starts with an import."""
+    server that has imported ``preload``, in order. They run by start: every measurement's
+    first process, then every second one, and so on, so that a measurement's processes are
+    spread over the run (and over whatever the machine does meanwhile), not side by side.
+    :data:`SIDE_BY_SIDE` run at once, each of them taking the next job as soon as one ends (so
+    give the longest first), from the server it has where it can (:func:`_next`): each server
+    starts with an import."""
     found: list[Any] = [None] * len(jobs)
-    waiting = list(enumerate(jobs))
+    waiting = _by_start(jobs)
     servers: dict[int, _Server] = {}  # each lane's
     lock = threading.Lock()
 
@@ -102,6 +105,15 @@ def in_fresh_processes(jobs: Sequence[Job], preload: Sequence[str] = ()) -> list
         for lane_done in [pool.submit(lane, me) for me in range(SIDE_BY_SIDE)]:
             lane_done.result()
     return found
+
+
+def _by_start(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
+    """The jobs with their places, every start's in the order given, lowest start first.
+
+    >>> [i for i, _ in _by_start([Job("m:f", {}, start=k) for k in (0, 1, 2, 0, 1, 2)])]
+    [0, 3, 1, 4, 2, 5]
+    """
+    return sorted(enumerate(jobs), key=lambda item: item[1].start)
 
 
 def _next(

@@ -375,9 +375,10 @@ def measure(
     """Every experiment of ``specs`` (the chapter's :func:`experiments` unless given), each in
     ``processes`` fresh processes, and a training step's peaks under each of
     :data:`TRAINING_POLICIES` in as many: all their processes in one queue, so that both cores
-    stay busy, the training steps and the experiments in the order given (the shortest last).
-    An experiment's processes are forked from servers started apart (each its own ``start``),
-    so that they differ as separately started processes do."""
+    stay busy, each experiment's first process before any second one, the training steps and the
+    experiments in the order given (the shortest last). An experiment's processes are forked
+    from servers started apart (each its own ``start``), so that they differ as separately
+    started processes do."""
     specs = experiments() if specs is None else specs
     training = {
         policy: [
