@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="two or more runs: `run --all --json` files, or a docs build's measurements folder",
+        help="two or more runs: `run --all --json` files, or a docs build's measurements folder; "
+        "`run memory --json` files add memory runs",
     )
     calibrate.add_argument(
         "--json", metavar="PATH", required=True, help="where to write the calibration"
@@ -415,8 +416,12 @@ def _compare(args: argparse.Namespace) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> None:
+    from perfguide.report import growth
+
     _check_writable(args.json)
-    runs = _sources(args.paths)
+    memory = [path for path in args.paths if growth.holds_growth(path)]
+    runs = _sources([path for path in args.paths if path not in memory])
+    growth_runs = [run.growth for run in runs if run.growth] + [growth.load(p) for p in memory]
     env = runs[0].environment
     cpu = f"{env.get('cpu_model', 'an unknown CPU')} ({env.get('usable_cores', '?')} usable cores)"
     names = ", ".join(Path(run.name).name for run in runs)
@@ -424,8 +429,10 @@ def _calibrate(args: argparse.Namespace) -> None:
         f"perfguide calibrate on {len(runs)} runs of the same workloads ({names}), "
         f"{env.get('date', 'undated')[:10]}"
     )
+    if growth_runs:
+        source += f"; memory growth on {len(growth_runs)} runs of the memory chapter"
     try:
-        fitted = calibration.fit([run.measurements for run in runs], cpu, source)
+        fitted = calibration.fit([run.measurements for run in runs], cpu, source, growth_runs)
     except ValueError as error:
         raise UsageError(str(error)) from None
     print(fitted.describe())

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from perfguide.measure import calibration
+from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 
 
@@ -58,6 +59,49 @@ def test_every_pair_of_runs_counts():
         calibration.fit(three[:1], "CPU X", "one run")
 
 
+def growth_run(rng, shift, ways=20, processes=3, process_sd=500.0):
+    """One memory run: ``ways`` growth rates (bytes a call), each process off by
+    ``process_sd``, the whole run by ``shift``."""
+    return {
+        "experiment": {
+            f"way {w}": Growth(
+                f"way {w}",
+                tuple(
+                    float(x) for x in 1e4 * w + shift + process_sd * rng.standard_normal(processes)
+                ),
+                (0.0,) * processes,
+            )
+            for w in range(ways)
+        }
+    }
+
+
+def test_memory_runs_that_move_as_a_whole_get_a_drift_that_covers_them():
+    rng = np.random.default_rng(4)
+    steady = [growth_run(rng, 0.0) for _ in range(3)]
+    drift, covered, rates = calibration.fit_growth_drift(steady)
+    assert rates == 3 * 20 and covered >= 0.95
+    moved = [growth_run(rng, shift) for shift in (0.0, 4000.0, -4000.0)]
+    moved_drift, moved_covered, _ = calibration.fit_growth_drift(moved)
+    # Shifts of 4 kB between runs, beyond processes 500 B apart: the intervals widen to them.
+    assert moved_drift > max(drift, 1000.0) and moved_covered >= 0.95
+    fitted = calibration.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs", growth_runs=moved)
+    assert fitted.growth_drift == moved_drift and fitted.fit["growth_runs"] == 3
+    assert f"drifting {moved_drift:.0f} B a call" in fitted.describe()
+
+
+def test_a_growth_interval_widens_by_the_calibrated_drift(tmp_path, monkeypatch):
+    grown = Growth("predict", (20e3, 20e3, 20e3), (0.0,) * 3)
+    assert grown.interval_with(0.0) == (20e3, 20e3)
+    rng = np.random.default_rng(5)
+    fitted = calibration.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs")
+    path = tmp_path / "drifting.json"
+    path.write_text(json.dumps(fitted.to_dict() | {"growth_drift": 1000.0}))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
+    low, high = grown.interval
+    assert (low, high) == grown.interval_with(1000.0) and high - 20e3 > 1000.0
+
+
 def test_too_few_matched_rows_cannot_calibrate():
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="at least 10"):
@@ -71,6 +115,8 @@ def test_a_calibration_round_trips_and_the_variable_picks_it(tmp_path, monkeypat
     path.write_text(json.dumps(fitted.to_dict()))
     monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
     assert calibration.current() == fitted
+    older = {key: value for key, value in fitted.to_dict().items() if key != "growth_drift"}
+    assert calibration.Calibration.from_dict(older).growth_drift == 0.0  # before memory runs
     monkeypatch.delenv(calibration.CALIBRATION_ENV)
     assert calibration.current() == calibration.load(calibration.SHIPPED)
 

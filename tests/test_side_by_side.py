@@ -128,7 +128,20 @@ def test_a_directory_of_results_files_is_one_source(tmp_path):
     results.save(tmp_path / "two.json", ENV, [m("y", blocks(1, 0.01), workload="v")])
     source = Source.load(tmp_path)
     assert [(x.workload, x.label) for x in source.measurements] == [("w", "x"), ("v", "y")]
-    assert source.environment == ENV
+    assert source.environment == ENV and source.growth == {}
+
+
+def test_a_docs_builds_memory_rates_come_with_its_times(tmp_path):
+    from perfguide.measure.memory import Experiment, Growth
+    from perfguide.report import growth
+
+    results.save(tmp_path / "one.json", ENV, [m("x", blocks(1, 0.01))])
+    grown = Growth("predict", (20e3, 21e3), (1e6, 1e6))
+    experiment = Experiment({"predict": grown}, {"predict": None}, {"predict": 0.0}, [], {})
+    growth.save(tmp_path / "memory.json", ENV, {"one shape": experiment})
+    source = Source.load(tmp_path)
+    assert [x.label for x in source.measurements] == ["x"]
+    assert source.growth == {"one shape": {"predict": grown}}
 
 
 @pytest.mark.parametrize(

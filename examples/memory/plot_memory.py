@@ -15,7 +15,9 @@ call ``gc.collect()``, call ``model(x)`` instead, use another ``malloc``.
 This page calls one small model hundreds of times, each way a user would, in fresh processes
 that record how much memory they hold (their resident set, what ``top`` and a container's limit
 see) every few calls, and works out how fast it grows per call, with where the next process's
-rate should land; then it measures the other thing that runs a process out of memory, a training
+rate should land, in this build or a rerun (rates also move between runs, by as much as
+:doc:`the machine's calibration </environment>` says); then it measures the other thing that
+runs a process out of memory, a training
 step's peak, against batch size and precision policy. Every number is measured by this page on
 the machine that built it; the workloads are in :mod:`perfguide.workloads.memory`.
 

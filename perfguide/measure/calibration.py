@@ -7,8 +7,11 @@ a :class:`Calibration` to every pair of the runs (``perfguide calibrate``): for 
 ratios of two variants timed in the same processes, the spread this machine's processes
 typically show and how much it counts for (:func:`~perfguide.measure.stats.fit_prior`), and the
 smallest drift between runs with which 95 % of each run's medians fall inside another run's
-intervals (:func:`~perfguide.measure.stats.fit_drift`). Runs further apart drift further, so the
-runs it is fitted to should be as far apart as the reruns its intervals promise to cover.
+intervals (:func:`~perfguide.measure.stats.fit_drift`). Memory growth rates move between runs
+too: where the runs include the memory chapter's (a docs build's ``memory.json``), the drift
+in bytes a call with which 95 % of each run's processes' rates fall inside another run's
+intervals (:func:`fit_growth_drift`). Runs further apart drift further, so the runs it is
+fitted to should be as far apart as the reruns its intervals promise to cover.
 
 The package ships the calibration of the machine that builds the guide (its ``source`` says which
 machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
@@ -23,14 +26,15 @@ import json
 import math
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfguide.measure import stats
 from perfguide.measure.stats import Spread
 
-if TYPE_CHECKING:  # the timer computes its intervals from a calibration
+if TYPE_CHECKING:  # the timer and the memory probe compute their intervals from a calibration
+    from perfguide.measure.memory import Growth
     from perfguide.measure.timer import Measurement
 
 #: Names a calibration file to use instead of the one the package ships.
@@ -50,6 +54,9 @@ class Calibration:
     source: str
     #: How the fit went: rows used, and the share of reruns its intervals covered.
     fit: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: Bytes a call: how far a memory growth rate moves between runs beyond its processes'
+    #: spread (a standard deviation; 0 where no memory runs were fitted).
+    growth_drift: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -68,8 +75,10 @@ deviations of the log); measured on CPU X by two runs
             f"times: a process {time.process_sd:.1%} from the others (weighed as "
             f"{time.prior_df:.2g} processes), runs drifting {time.drift_sd:.1%}; ratios of "
             f"variants timed together: {ratio.process_sd:.1%} (weighed as {ratio.prior_df:.2g} "
-            f"processes), drifting {ratio.drift_sd:.1%} (standard deviations of the log); "
-            f"measured on {self.cpu_model} by {self.source}"
+            f"processes), drifting {ratio.drift_sd:.1%} (standard deviations of the log)"
+            + f"; memory growth rates drifting {self.growth_drift:.0f} B a call"
+            * bool(self.growth_drift)
+            + f"; measured on {self.cpu_model} by {self.source}"
         ).replace("%", " %")
 
     @classmethod
@@ -80,6 +89,7 @@ deviations of the log); measured on CPU X by two runs
             record["cpu_model"],
             record["source"],
             record["fit"],
+            record.get("growth_drift", 0.0),
         )
 
 
@@ -170,9 +180,53 @@ def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple
     ]
 
 
-def fit(runs: Sequence[Sequence[Measurement]], cpu_model: str, source: str) -> Calibration:
+#: A memory run's growth rates, by experiment and way.
+GrowthRun = Mapping[str, Mapping[str, "Growth"]]
+
+
+def growth_rows(a: GrowthRun, b: GrowthRun) -> list[tuple[Growth, Growth]]:
+    """The growth rates of two memory runs, matched by experiment and way."""
+    return [
+        (grown, b[name][label])
+        for name, rows in a.items()
+        for label, grown in rows.items()
+        if label in b.get(name, {})
+    ]
+
+
+def _growth_covered(pairs: Sequence[tuple[Growth, Growth]], drift: float) -> float:
+    """The share of each run's processes' rates inside the other run's interval (what it
+    promises of the next process), both ways round."""
+    inside = [
+        low <= rate <= high
+        for a, b in pairs
+        for this, other in ((a, b), (b, a))
+        for low, high in [this.interval_with(drift)]
+        for rate in other.rates
+    ]
+    return sum(inside) / len(inside)
+
+
+def fit_growth_drift(runs: Sequence[GrowthRun]) -> tuple[float, float, int]:
+    """The smallest drift between runs, in bytes a call, with which the growth intervals of
+    each pair of memory ``runs`` hold 95 % of the other run's processes' rates; the share they
+    hold, and the rates matched."""
+    pairs = [row for a, b in itertools.combinations(runs, 2) for row in growth_rows(a, b)]
+    if not pairs:
+        raise ValueError("the memory runs share no growth rate")
+    drift = stats.fit_drift(lambda kilobytes: _growth_covered(pairs, kilobytes * 1e3)) * 1e3
+    return drift, _growth_covered(pairs, drift), len(pairs)
+
+
+def fit(
+    runs: Sequence[Sequence[Measurement]],
+    cpu_model: str,
+    source: str,
+    growth_runs: Sequence[GrowthRun] = (),
+) -> Calibration:
     """The calibration that runs of the same code on one machine imply, every pair of them
-    matched row by row (see the module)."""
+    matched row by row (see the module); with two or more memory runs (``growth_runs``), the
+    drift of growth rates too."""
     if len(runs) < 2:
         raise ValueError(f"a calibration needs at least two runs, got {len(runs)}")
     pairs = list(itertools.combinations(runs, 2))
@@ -192,4 +246,9 @@ def fit(runs: Sequence[Sequence[Measurement]], cpu_model: str, source: str) -> C
         "times_covered": time_covered,
         "ratios_covered": ratio_covered,
     }
-    return Calibration(time, ratio, cpu_model, source, record)
+    growth_drift = 0.0
+    if len(growth_runs) > 1:
+        growth_drift, covered, rates = fit_growth_drift(growth_runs)
+        record |= {"growth_runs": len(growth_runs), "growth_rates": rates}
+        record["growth_covered"] = covered
+    return Calibration(time, ratio, cpu_model, source, record, growth_drift)

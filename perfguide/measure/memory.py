@@ -7,7 +7,8 @@ chunks, not in bytes, so one call's growth cannot be read off it; the growth *pe
 slope of the resident set over many calls, fitted once the first calls' caches have filled
 (:func:`growth_per_call`). Like a time, that slope varies from process to process, so a rate is
 given with an interval over fresh processes (:class:`Growth`): where the next process's rate
-should land.
+should land, in another run too (rates also move between runs: the machine's calibration says
+how far, :mod:`perfguide.measure.calibration`).
 
 A training step's memory is a peak, not a rate: the most it holds at once (:func:`step_peak`),
 both as TensorFlow's allocator counts its tensors and as the operating system sees the process
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 import psutil
 
-from perfguide.measure import stats
+from perfguide.measure import calibration, stats
 
 #: Samples of the resident set a series takes (plus one before the first call).
 SAMPLES = 20
@@ -71,20 +72,25 @@ def growth_per_call(series: Sequence[int], every: int, settling: float = SETTLIN
     return float(np.polyfit(calls, kept, 1)[0])
 
 
-def next_process(values: Sequence[float], resolution: float = 0.0) -> tuple[float, float]:
-    """Where the next fresh process's value should land, 95 %: a prediction interval from the
-    processes' mean and spread (Student's t), at least ``resolution`` either side; a single
-    process has none.
+def next_process(
+    values: Sequence[float], resolution: float = 0.0, drift: float = 0.0
+) -> tuple[float, float]:
+    """Where the next fresh process's value should land, 95 %, in this run or another: a
+    prediction interval from the processes' mean and spread (Student's t), widened by
+    ``drift`` (how far the value moves between runs, a standard deviation, for this run and
+    the next), at least ``resolution`` either side; a single process has none.
 
     >>> next_process([5.0])
     (-inf, inf)
+    >>> [round(x, 2) for x in next_process([1.0, 1.0, 1.0], drift=0.5)]  # t(2) * sqrt(2 * 0.25)
+    [-2.04, 4.04]
     """
     n = len(values)
     if n < 2:
         return (-math.inf, math.inf)
     mean, spread = statistics.fmean(values), statistics.stdev(values)
-    half = stats.t_quantile(n - 1) * spread * math.sqrt(1 + 1 / n)
-    half = max(half, resolution)
+    variance = spread**2 * (1 + 1 / n) + 2 * drift**2
+    half = max(stats.t_quantile(n - 1) * math.sqrt(variance), resolution)
     return (mean - half, mean + half)
 
 
@@ -107,9 +113,14 @@ class Growth:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """Where the next fresh process's rate should land (:func:`next_process`), never
-        narrower than the series' resolution either side."""
-        return next_process(self.rates, self.resolution)
+        """Where the next fresh process's rate should land, in another run too: with this
+        machine's calibrated drift between runs (:mod:`perfguide.measure.calibration`)."""
+        return self.interval_with(calibration.current().growth_drift)
+
+    def interval_with(self, drift: float) -> tuple[float, float]:
+        """:func:`next_process` of the rates with ``drift``, never narrower than the series'
+        resolution either side."""
+        return next_process(self.rates, self.resolution, drift)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -136,6 +136,16 @@ def save(
     write_atomically(Path(path), json.dumps(document, indent=1) + "\n")
 
 
+def holds_growth(path: str | Path) -> bool:
+    """Whether ``path`` is a file :func:`save` wrote (False for anything else, unread or not
+    JSON: its reader says what is wrong with it)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(document, dict) and "growth" in document and "measurements" not in document
+
+
 def load(path: str | Path) -> dict[str, dict[str, Growth]]:
     """The growth rates of a file :func:`save` wrote, per experiment and label."""
     document = json.loads(Path(path).read_text())

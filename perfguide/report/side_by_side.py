@@ -46,8 +46,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
-from perfguide.report import results
+from perfguide.report import growth, results
 from perfguide.report.compare import html_table, text_table
 from perfguide.report.format import format_count, format_seconds, format_speedup, three_figures
 
@@ -70,6 +71,8 @@ class Source:
     name: str
     environment: dict[str, Any]
     measurements: list[Measurement]
+    #: The memory chapter's growth rates, by experiment and way, where a docs build has them.
+    growth: dict[str, dict[str, Growth]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> Source:
@@ -79,11 +82,14 @@ class Source:
         files = sorted(path.glob("*.json")) if path.is_dir() else [path]
         if not files:
             raise results.ResultsError(f"{path} holds no results files (*.json)")
-        loaded = [results.load_results(file) for file in files]
+        # The memory chapter's growth rates lie beside the times of a docs build.
+        memory = [file for file in files if growth.holds_growth(file)]
+        loaded = [results.load_results(file) for file in files if file not in memory]
         measurements = [m for _, ms in loaded for m in ms]
         if not measurements:
             raise results.ResultsError(f"{path} holds no measurements")
-        return cls(str(path), loaded[0][0], measurements)
+        rates = growth.load(memory[0]) if memory else {}
+        return cls(str(path), loaded[0][0], measurements, rates)
 
     def describe(self) -> str:
         """Which machine, libraries, process-wide settings and devices the measurements came
