@@ -219,6 +219,30 @@ def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp
     written = calibration.load(fitted)
     assert written.cpu_model == "CPU A (2 usable cores)" and "2 runs of the same" in written.source
     assert "(a.json, b.json)" in written.source
+    assert written.growth_drift == 0.0 and "growth_runs" not in written.fit
+
+
+def test_calibrate_fits_memory_runs_beside_the_timing_runs(capsys, tmp_path):
+    from test_calibration import growth_run, run
+
+    from perfguide.measure.memory import Experiment
+    from perfguide.report import growth
+
+    rng = np.random.default_rng(0)
+    env = {"cpu_model": "CPU A", "usable_cores": 2, "date": "2026-11-25T10:00:00+00:00"}
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        results.save(path, env, run(rng, 0.0))
+    for k, shift in enumerate((0.0, 4000.0, -4000.0)):
+        rates = growth_run(rng, shift)["experiment"]
+        experiment = Experiment(rates, dict.fromkeys(rates), dict.fromkeys(rates, 0.0), [], {})
+        paths.append(tmp_path / f"memory-{k}.json")
+        growth.save(paths[-1], env, {"experiment": experiment})
+    fitted = tmp_path / "calibration.json"
+    code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
+    written = calibration.load(fitted)
+    assert code == 0 and written.fit["growth_runs"] == 3 and written.growth_drift > 1000
+    assert "memory growth on 3 runs" in written.source and "B a call" in out
 
 
 @pytest.mark.parametrize(
