@@ -203,14 +203,21 @@ def test_compare_sets_files_side_by_side_with_verdicts(capsys, tmp_path):
     assert "2.00x slower" in out and "slower" in out.splitlines()[-1]
 
 
-def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp_path):
+RERUN_ENV = {"cpu_model": "CPU A", "usable_cores": 2, "date": "2026-11-25T10:00:00+00:00"}
+
+
+def two_runs(tmp_path, rng) -> list:
+    """Two results files of the same made-up workloads, as two runs on one machine save them."""
     from test_calibration import run
 
-    rng = np.random.default_rng(0)
-    env = {"cpu_model": "CPU A", "usable_cores": 2, "date": "2026-11-25T10:00:00+00:00"}
     paths = [tmp_path / "a.json", tmp_path / "b.json"]
     for path in paths:
-        results.save(path, env, run(rng, 0.0))
+        results.save(path, RERUN_ENV, run(rng, 0.0))
+    return paths
+
+
+def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp_path):
+    paths = two_runs(tmp_path, np.random.default_rng(0))
     code, out, _ = run_cli(capsys, "compare", "--reruns", *map(str, paths))
     assert code == 0 and "B as a rerun of A: " in out and "medians inside A's" in out
     fitted = tmp_path / "calibration.json"
@@ -223,21 +230,18 @@ def test_compare_reruns_and_calibrate_read_two_runs_of_the_same_code(capsys, tmp
 
 
 def test_calibrate_fits_memory_runs_beside_the_timing_runs(capsys, tmp_path):
-    from test_calibration import growth_run, run
+    from test_calibration import growth_run
 
     from perfguide.measure.memory import Experiment
     from perfguide.report import growth
 
     rng = np.random.default_rng(0)
-    env = {"cpu_model": "CPU A", "usable_cores": 2, "date": "2026-11-25T10:00:00+00:00"}
-    paths = [tmp_path / "a.json", tmp_path / "b.json"]
-    for path in paths:
-        results.save(path, env, run(rng, 0.0))
+    paths = two_runs(tmp_path, rng)
     for k, shift in enumerate((0.0, 4000.0, -4000.0)):
         rates = growth_run(rng, shift)["experiment"]
         experiment = Experiment(rates, dict.fromkeys(rates), dict.fromkeys(rates, 0.0), [], {})
         paths.append(tmp_path / f"memory-{k}.json")
-        growth.save(paths[-1], env, {"experiment": experiment})
+        growth.save(paths[-1], RERUN_ENV, {"experiment": experiment})
     fitted = tmp_path / "calibration.json"
     code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
     written = calibration.load(fitted)
