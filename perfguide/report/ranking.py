@@ -1,0 +1,131 @@
+"""Which of several ways is fastest, named only where the numbers separate it from the rest.
+
+A "fastest", a "best" or a "worth most" is a claim like any other: the way with the smallest
+median is named the winner only where the claim that it is faster than each other way
+(:class:`~perfguide.report.claims.Faster`) held. The ways it did not separate itself from are
+*tied* with it, and a page says so, with the ratio's rerun interval, instead of naming one.
+
+>>> from perfguide.measure.timer import Measurement
+>>> ms = [Measurement("litert", "call", 1, 1, 0.0, (1.5e-6,) * 3),
+...       Measurement("onnx", "call", 1, 1, 0.0, (12e-6,) * 3),
+...       Measurement("int8", "call", 1, 1, 0.0, (1.52e-6,) * 3)]
+>>> ranking = rank(ms)
+>>> ranking.tied, ranking.separated
+(('litert', 'int8'), False)
+>>> print(ranking.sentence())  # doctest: +ELLIPSIS
+litert and int8 are tied here (litert against int8: 1.01x faster; a rerun here: ...)
+>>> print(rank(ms[:2]).sentence(" on the tiny model"))  # doctest: +ELLIPSIS
+litert was fastest on the tiny model, ...x to ...x ahead of the runner-up, onnx (litert is 8.00x faster than onnx: 1.50 µs vs 12.0 µs per call in one process)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from perfguide.measure.timer import Measurement
+from perfguide.report.claims import Claim, Faster, ratio_interval
+from perfguide.report.compare import pick
+from perfguide.report.format import format_factor
+
+#: How a separated winner is worded, so that a built page can be checked for winners named
+#: without a separation (:func:`unseparated_winners`).
+AHEAD = "ahead of the runner-up"
+
+
+@dataclasses.dataclass(frozen=True)
+class Ranking:
+    """Ways by median, fastest first (``order``), the claim that the fastest beats each other
+    way (``versus``, in the same order from the runner-up on), and the ways tied with it."""
+
+    order: tuple[str, ...]
+    versus: tuple[Claim, ...]
+    #: The runner-up's time over the winner's, and its rerun interval.
+    margin: tuple[float, float, float]
+
+    @property
+    def leader(self) -> str:
+        return self.order[0]
+
+    @property
+    def tied(self) -> tuple[str, ...]:
+        """The fastest way and every way whose "slower than it" did not hold, by median."""
+        beaten = {claim.statement for claim in self.versus if claim.held is True}
+        return (self.leader,) + tuple(
+            label
+            for label, claim in zip(self.order[1:], self.versus, strict=True)
+            if claim.statement not in beaten
+        )
+
+    @property
+    def separated(self) -> bool:
+        """Whether the fastest way is faster than every other, as claims judge it."""
+        return len(self.tied) == 1
+
+    def sentence(self, where: str = "") -> str:
+        """The winner ``where`` ("on the tiny model") with its margin over the runner-up, or the
+        ways tied with the fastest, each with its evidence."""
+        if len(self.order) == 1:
+            return f"{self.leader} was the only way measured{where}"
+        if self.separated:
+            _, low, high = self.margin
+            return (
+                f"{self.leader} was fastest{where}, {format_factor(low)} to "
+                f"{format_factor(high)} {AHEAD}, {self.order[1]} ("
+                + self.versus[0].evidence.split("; a rerun here")[0]
+                + ")"
+            )
+        others = [
+            f"{self.leader} against {label}: {_evidence_words(claim)}"
+            for label, claim in zip(self.order[1:], self.versus, strict=True)
+            if label in self.tied
+        ]
+        names = ", ".join(self.tied[:-1]) + f" and {self.tied[-1]}"
+        return f"{names} are tied{where or ' here'} ({'; '.join(others)})"
+
+
+def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ranking:
+    """The :class:`Ranking` of ``labels`` (all of ``measurements`` when empty) by median."""
+    chosen = pick(measurements, *labels) if labels else list(measurements)
+    order = tuple(m.label for m in sorted(chosen, key=lambda m: m.median_s))
+    if len(order) < 2:
+        return Ranking(order, (), (1.0, 1.0, 1.0))
+    versus = tuple(Faster(order[0], other).check(measurements) for other in order[1:])
+    fast, runner_up = pick(measurements, order[0], order[1])
+    return Ranking(order, versus, ratio_interval(runner_up, fast))
+
+
+def _evidence_words(claim: Claim) -> str:
+    """A speed claim's effect and rerun interval, without its statement's restatement."""
+    interval = claim.evidence.split("; a rerun here: ")[1].split("; ")[0]
+    return f"{claim.effect}; a rerun here: {interval}"
+
+
+#: Words that name a winner; each sentence that holds one must show its separation.
+_WINNER = re.compile(
+    r"\b(?:was|were|is|are) (?:the )?(?:fastest|best)\b|\b(?:served|answered|ran) fastest\b"
+    r"|\bworth most\b|\bthe fastest (?:path|way|form|variant)\b"
+)
+_SEPARATION = re.compile(rf"([\d.,]+)x to ([\d.,]+)x {AHEAD}")
+
+
+def unseparated_winners(text: str) -> list[str]:
+    """Every sentence of ``text`` (a built page, say) that names a winner without a separation
+    from its runner-up: a margin over the runner-up whose lower end is above 1x.
+
+    >>> unseparated_winners("mlp was answered fastest by litert (1.17 µs). Fine.")
+    ['mlp was answered fastest by litert (1.17 µs)']
+    >>> unseparated_winners("a was fastest, 1.20x to 1.50x ahead of the runner-up, b (…).")
+    []
+    >>> unseparated_winners("a was fastest, 1.00x to 1.50x ahead of the runner-up, b.")
+    ['a was fastest, 1.00x to 1.50x ahead of the runner-up, b']
+    """
+    found = []
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])|\n+", text):
+        if not _WINNER.search(sentence):
+            continue
+        margin = _SEPARATION.search(sentence)
+        if margin is None or float(margin[1].replace(",", "")) <= 1:
+            found.append(sentence.strip().rstrip("."))
+    return found
