@@ -15,7 +15,7 @@ median is named the winner only where the claim that it is faster than each othe
 >>> print(ranking.sentence())  # doctest: +ELLIPSIS
 litert and int8 are tied here (litert against int8: 1.01x faster; a rerun here: ...)
 >>> print(rank(ms[:2]).sentence(" on the tiny model"))  # doctest: +ELLIPSIS
-litert was fastest on the tiny model, ...x to ...x ahead of the runner-up, onnx (litert is 8.00x ...)
+litert was fastest on the tiny model, ...x to ...x ahead of the runner-up, onnx (... 8.00x ...)
 """
 
 from __future__ import annotations
