@@ -39,7 +39,7 @@ from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import Claim, ClaimReport, Faster, share_of_time
 from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
@@ -197,7 +197,7 @@ ClaimReport(policy_checked + inference_checked)
 # Which kernels ran
 # -----------------
 #
-# Profiles say which kernels ran: one trace per variant, of three calls, taken in one of the
+# Profiles say which kernels ran: one trace per variant, of five calls, taken in one of the
 # page's fresh processes after all the timing above. Kernels whose names start with ``_Mkl`` are
 # oneDNN's; others are TensorFlow's generic (Eigen) kernels. First the product of each type:
 logdir = results.measurements_dir() / "mixed_precision.profile"
@@ -273,18 +273,16 @@ print(
 step_tables["mixed-float16"]
 
 # %%
-cast_shares = {
-    v: step_tables[v].share(is_cast) for v in ("mixed-bfloat16", "mixed-float16")
-}
-cast_claim = Claim(
-    "casts take under 10 % of a mixed-precision step's op time",
-    max(cast_shares.values()) < 0.10,
-    ", ".join(
-        f"{v}: {share:.1%} of op time in Cast" for v, share in cast_shares.items()
-    ),
-    effect=f"at most {max(cast_shares.values()):.0%} of op time",
+ClaimReport(
+    [
+        share_of_time(
+            "casts take under 10 % of a mixed-precision step's op time",
+            step_tables[v].share_per_call(is_cast),
+            at_most=0.10,
+        ).on(v)
+        for v in ("mixed-bfloat16", "mixed-float16")
+    ]
 )
-ClaimReport([cast_claim])
 
 # %%
 # Memory: weights and activations

@@ -39,6 +39,7 @@ from perfguide.report.compare import Comparison
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
+from perfguide.report.ranking import rank
 from perfguide.workloads import serving
 
 device = default_device()
@@ -398,7 +399,7 @@ if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
 # tensorflow#37989 found LiteRT 2x slower than TensorFlow on a desktop; here the interpreter
 # answered the MobileNet many times faster than the same model in a ``tf.function``, and in the
 # table above neither the call alone nor the arithmetic at the peak accounts for the
-# ``tf.function``'s time. TensorFlow's profiler says where it goes: three calls traced in one of
+# ``tf.function``'s time. TensorFlow's profiler says where it goes: five calls traced in one of
 # the page's processes after its timing, by op type, most time first (self time leaves out
 # nested ops; the share is of all op time in the trace).
 logdir = results.measurements_dir() / "serving.profile"
@@ -453,7 +454,7 @@ for name, report in reports.items():
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
-fastest = {name: min(ms, key=lambda m: m.median_s) for name, ms in served.items()}
+fastest = {name: rank(ms) for name, ms in served.items()}
 mlp_call, mlp_litert = by_label[MLP.name]["model-call"], by_label[MLP.name]["litert"]
 scenario = Scenario(
     "A small network's prediction, impsy#48's laptop and this machine's tiny MLP",
@@ -469,11 +470,10 @@ scenario = Scenario(
     ],
 )
 answer = ShortAnswer(
-    "Serve with whatever answers a call with the least work around it: on this machine the "
+    "Serve with whatever answers a call with the least work around it. On this machine, "
     + "; ".join(
-        f"{name.removeprefix('serving-')} was answered fastest by {m.label} "
-        f"({format_seconds(m.median_s)} a request)"
-        for name, m in fastest.items()
+        ranking.sentence(f" for the {name.removeprefix('serving-')} model")
+        for name, ranking in fastest.items()
     )
     + f". Keras's predict took {format_seconds(by_label[MLP.name]['predict'].median_s)} a "
     "request on the tiny model: it is built for batches. On a small model the call is the "

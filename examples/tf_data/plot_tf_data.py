@@ -62,7 +62,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import ClaimReport, Faster
 from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.overlap import Overlap, typical
@@ -335,18 +335,23 @@ for m in python:
 # convolution) whose step takes several times the pipeline's time. However fast the pipeline
 # gets, it can save at most what it adds to the step.
 WIDE = 64
-wide = workers.run(tf_data.OVERLAP, ["step-alone", "together"], size=WIDE, quick=True)
+# At most a third saved: the step alone takes at least two thirds of the step fed.
+wide_saves = Faster("together", "step-alone", by=2 / 3)
+wide = workers.run(
+    tf_data.OVERLAP,
+    ["step-alone", "together"],
+    size=WIDE,
+    quick=True,
+    settle=[wide_saves],
+)
 Comparison(wide, baseline="together")
 
 # %%
 wide_step, wide_together = pick(wide, "step-alone", "together")
 pipeline_share = 1 - wide_step.median_s / wide_together.median_s
-wide_claim = Claim(
+wide_claim = wide_saves.check(wide).restated(
     "a faster pipeline could save at most a third of a wide model's epoch",
-    pipeline_share < 1 / 3,
-    f"step alone {format_seconds(wide_step.median_s)} of "
-    f"{format_seconds(wide_together.median_s)} together: the pipeline adds {pipeline_share:.0%}",
-    effect=f"at most {pipeline_share:.0%} of the epoch",
+    f"the pipeline adds {pipeline_share:.0%} of the epoch",
 )
 ClaimReport([wide_claim])
 

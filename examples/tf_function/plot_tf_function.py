@@ -28,7 +28,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import Claim, ClaimReport, Faster, per_process
 from perfguide.report.compare import Comparison, pick
 from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
@@ -77,12 +77,11 @@ plt.show()
 
 # %%
 eager, graph = pick(series, "eager", "tf-function")
-first_call_claim = Claim(
+first_call_claim = per_process(
     "the first tf.function call, which traces, costs at least 10 steady calls",
-    graph.first_call_s >= 10 * graph.median_s,
-    f"first call {format_seconds(graph.first_call_s)}, "
-    f"steady {format_seconds(graph.median_s)} per call",
-    effect=f"first call {format_seconds(graph.first_call_s)}",
+    [f / s for f, s in zip(graph.first_calls_s, graph.process_median_s, strict=True)],
+    10,
+    "a steady call",
 )
 checked = {claim: claim.check(series) for claim in series_claims}
 ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim])

@@ -60,6 +60,8 @@ XPROF_PORT = 8791
 _TF_OP = re.compile(r"(?P<name>[A-Za-z0-9._][A-Za-z0-9_./>-]*):(?P<type>[A-Z_][A-Za-z0-9_]*)")
 _HLO_NUMBER = re.compile(r"\.\d+$")
 _PS_PER_S = 1e12
+#: The name :func:`capture` gives the event around each traced call.
+CALL_EVENT = "call"
 
 Grouping = Literal["type", "name"]
 
@@ -94,7 +96,7 @@ def capture(fn: Callable[..., Any], *args: Any, logdir: str | os.PathLike, calls
     before = _xplane_files(logdir)
     with tf.profiler.experimental.Profile(str(logdir)):
         for step in range(calls):
-            with tf.profiler.experimental.Trace("call", step_num=step, _r=1):
+            with tf.profiler.experimental.Trace(CALL_EVENT, step_num=step, _r=1):
                 _fetch(fn(*args))
     # The new file, or the one rewritten (a run saved in the same second as an earlier one).
     written = [path for path, mtime in _xplane_files(logdir).items() if before.get(path) != mtime]
@@ -209,6 +211,25 @@ def op_events(path: str | os.PathLike) -> list[OpEvent]:
                 )
         events.extend(_with_self_times(line_ops))
     return sorted(events, key=lambda op: op.start_ps)
+
+
+def call_windows(path: str | os.PathLike) -> list[tuple[int, int]]:
+    """The start and end (picoseconds) of each call :func:`capture` traced, in order."""
+    plane = _host_plane(read_xspace(path))
+    windows = [
+        (line.timestamp_ns * 1000 + event.offset_ps, event.duration_ps)
+        for line in plane.lines
+        for event in line.events
+        if plane.event_metadata[event.metadata_id].name == CALL_EVENT
+    ]
+    return sorted((start, start + duration) for start, duration in windows)
+
+
+def events_per_call(path: str | os.PathLike) -> list[list[OpEvent]]:
+    """The op events of the trace in ``path`` split by the call they started in (an op on
+    another thread belongs to the call running when it started)."""
+    events = op_events(path)
+    return [[e for e in events if start <= e.start_ps < end] for start, end in call_windows(path)]
 
 
 def traced_calls(path: str | os.PathLike) -> int:

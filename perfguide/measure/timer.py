@@ -105,6 +105,14 @@ class Measurement:
     #: Which processes timed them, one name each (empty: this process, unnamed). Variants timed
     #: by the same processes are compared process by process.
     process_ids: tuple[str, ...] = ()
+    #: Each process's first call, in the order of ``blocks_per_process`` (empty: one process,
+    #: whose first call is ``first_call_s``).
+    process_first_call_s: tuple[float, ...] = ()
+
+    @property
+    def first_calls_s(self) -> tuple[float, ...]:
+        """Each process's first call, in seconds."""
+        return self.process_first_call_s or (self.first_call_s,)
 
     @property
     def by_process(self) -> tuple[tuple[float, ...], ...]:
@@ -127,6 +135,11 @@ class Measurement:
             block_s=tuple(s for process in blocks for s in process),
             blocks_per_process=tuple(len(process) for process in blocks),
             process_ids=tuple(self.process_ids[i] for i in indices) if self.process_ids else (),
+            process_first_call_s=(
+                tuple(self.process_first_call_s[i] for i in indices)
+                if self.process_first_call_s
+                else ()
+            ),
         )
 
     @property
@@ -238,6 +251,7 @@ class Measurement:
             "block_s": list(self.block_s),
             "blocks_per_process": list(self.blocks_per_process),
             "process_ids": list(self.process_ids),
+            "process_first_call_s": list(self.process_first_call_s),
         }
 
     @classmethod
@@ -259,6 +273,7 @@ class Measurement:
             # Files written before processes were recorded hold one process.
             blocks_per_process=tuple(record.get("blocks_per_process", ())),
             process_ids=tuple(record.get("process_ids", ())),
+            process_first_call_s=tuple(record.get("process_first_call_s", ())),
         )
 
 
@@ -270,8 +285,8 @@ def across_processes(measurements: Sequence[Measurement]) -> Measurement:
     >>> a = Measurement("eager", "call", 1, 10, 2.0, (1.0, 1.2), process_ids=("p1",))
     >>> b = dataclasses.replace(a, first_call_s=4.0, block_s=(1.4, 1.4, 1.5), process_ids=("p2",))
     >>> m = across_processes([a, b])
-    >>> m.by_process, m.process_ids, m.first_call_s, m.median_s
-    (((1.0, 1.2), (1.4, 1.4, 1.5)), ('p1', 'p2'), 3.0, 1.25)
+    >>> m.by_process, m.process_ids, m.first_call_s, m.first_calls_s, m.median_s
+    (((1.0, 1.2), (1.4, 1.4, 1.5)), ('p1', 'p2'), 3.0, (2.0, 4.0), 1.25)
     """
     first = measurements[0]
     names = {(m.label, m.unit, m.workload, m.size, m.device) for m in measurements}
@@ -293,6 +308,7 @@ def across_processes(measurements: Sequence[Measurement]) -> Measurement:
         cores_busy=median_of([m.cores_busy for m in measurements]),
         blocks_per_process=tuple(n for m in measurements for n in _counts(m)),
         process_ids=tuple(name for m in measurements for name in m.process_ids),
+        process_first_call_s=tuple(s for m in measurements for s in m.first_calls_s),
     )
 
 

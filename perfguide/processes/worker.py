@@ -53,7 +53,7 @@ class Job(NamedTuple):
 
 
 #: Calls of a variant a profiler trace holds (:func:`trace_variant`).
-TRACED_CALLS = 3
+TRACED_CALLS = 5
 
 
 def trace_variant(

@@ -78,6 +78,17 @@ class Claim:
         """
         return "claim-" + re.sub(r"[^a-z0-9]+", "-", self.statement.lower()).strip("-")
 
+    def restated(self, statement: str, effect: str = "") -> Claim:
+        """The same verdict and evidence under the reader's words for what it measured ("most
+        of a call is Python" for "the runtime's part is at least 2x faster than the call"),
+        with the effect in those words too where given.
+
+        >>> claim = Claim("a is at least 2x faster than b", True, "", "3x faster")
+        >>> claim.restated("b waits").statement
+        'b waits'
+        """
+        return dataclasses.replace(self, statement=statement, effect=effect or self.effect)
+
     def on(self, what: str) -> Claim:
         """The same claim, stated for ``what``: a claim checked on several workloads needs a
         statement (and an anchor) of its own on each.
@@ -330,8 +341,7 @@ def grows(grown: Growth, at_least: float) -> Claim:
     >>> claim.verdict, claim.effect
     ('HELD', '21.0 kB a call')
     """
-    low, high = grown.interval
-    held = True if low >= at_least else False if high < at_least else None
+    held = _beyond(grown.interval, at_least=at_least)
     statement = f"{grown.label} grows the process by at least {format_bytes(at_least)} a call"
     return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
 
@@ -344,11 +354,74 @@ def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
     >>> stays_flat(Growth("model-call", (10.0, -20.0, 5.0), (0.0,) * 3), at_most=1e3).verdict
     'HELD'
     """
-    low, high = grown.interval
-    held = True if high < at_most else False if low >= at_most else None
+    held = _beyond(grown.interval, at_most=at_most)
     statement = f"{grown.label} grows the process by under {format_bytes(at_most)} a call"
     statement += f" ({what})" if what else ""
     return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
+
+
+def _beyond(
+    interval: tuple[float, float], *, at_least: float | None = None, at_most: float | None = None
+) -> bool | None:
+    """Whether all of ``interval`` lies at or above ``at_least`` (or below ``at_most``): True,
+    False where all of it lies on the other side, None where it straddles the bound."""
+    low, high = interval
+    if at_least is not None:
+        return True if low >= at_least else False if high < at_least else None
+    return True if high < at_most else False if low >= at_most else None
+
+
+def falls(
+    statement: str,
+    before: tuple[float, float, float],
+    after: tuple[float, float, float],
+    what: str,
+) -> Claim:
+    """The claim that a measured value (``what`` it is) falls from ``before`` to ``after``
+    (each the value and its rerun interval, ``(value, low, high)``): held where the intervals
+    lie apart with ``after`` below, did not hold where they lie apart the other way,
+    inconclusive where they overlap.
+
+    >>> falls("x falls", (2.0, 1.8, 2.2), (1.2, 1.1, 1.3), "x").verdict
+    'HELD'
+    >>> falls("x falls", (2.0, 1.8, 2.2), (1.9, 1.7, 2.1), "x").evidence
+    'x from 2.00 (a rerun here: 1.80 to 2.20) to 1.90 (1.70 to 2.10)'
+    """
+    held = True if after[2] < before[1] else False if after[1] > before[2] else None
+    value, low, high = (three_figures(v) for v in before)
+    evidence = f"{what} from {value} (a rerun here: {low} to {high}) to {{}} ({{}} to {{}})".format(
+        *(three_figures(v) for v in after)
+    )
+    return Claim(statement, held, evidence, f"{value} to {three_figures(after[0])}")
+
+
+def share_of_time(
+    statement: str,
+    shares: Sequence[float],
+    *,
+    at_least: float | None = None,
+    at_most: float | None = None,
+) -> Claim:
+    """A claim on ops' share of a trace's op time, measured in each traced call (``shares``):
+    held where the share of the next call (a prediction interval over the calls) lies wholly
+    at or above ``at_least`` (below ``at_most``), did not hold where it lies wholly on the other
+    side, inconclusive where it straddles the bound.
+
+    >>> share_of_time("casts are cheap", [0.04, 0.05, 0.045], at_most=0.1).verdict
+    'HELD'
+    >>> share_of_time("products dominate", [0.88, 0.93, 0.91], at_least=0.9).verdict
+    'INCONCLUSIVE'
+    """
+    low, high = next_process(shares)
+    low, high = max(low, 0.0), min(high, 1.0)
+    bound = f"at least {at_least:.0%}" if at_least is not None else f"under {at_most:.0%}"
+    evidence = (
+        f"{min(shares):.1%} to {max(shares):.1%} of op time in {len(shares)} traced calls; "
+        f"the next call: {low:.1%} to {high:.1%} (claimed: {bound})"
+    )
+    effect = f"{statistics.median(shares):.0%} of op time"
+    held = _beyond((low, high), at_least=at_least, at_most=at_most)
+    return Claim(statement, held, evidence, effect, bound)
 
 
 #: What each kind of a training step's peak is, in a claim's words.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from perfguide.measure.profile import Grouping, OpTime, op_events, op_times
+from perfguide.measure.profile import Grouping, OpTime, events_per_call, op_events, op_times
 from perfguide.report.compare import html_table, text_table
 from perfguide.report.format import format_count, format_percent, format_seconds
 
@@ -19,14 +19,22 @@ class OpTable:
         if not times:
             raise ValueError("no TensorFlow ops in the trace: nothing to show")
         self.times, self.top, self.by = list(times), top, by
+        #: The op times of each traced call, where the table was read from a trace.
+        self.calls: list[list[OpTime]] = []
 
     @classmethod
     def from_trace(cls, path: str | os.PathLike, top: int = 10, by: Grouping = "type") -> OpTable:
-        return cls(op_times(op_events(path), by), top, by)
+        table = cls(op_times(op_events(path), by), top, by)
+        table.calls = [op_times(events, by) for events in events_per_call(path) if events]
+        return table
 
     def share(self, matches: Callable[[str], bool]) -> float:
         """The share of op time in the ops whose type (or name) ``matches``."""
         return sum(t.share for t in self.times if matches(t.op))
+
+    def share_per_call(self, matches: Callable[[str], bool]) -> tuple[float, ...]:
+        """:meth:`share` in each traced call: how much it moves from call to call."""
+        return tuple(sum(t.share for t in times if matches(t.op)) for times in self.calls)
 
     def header(self) -> list[str]:
         return [f"op {self.by}", "count", "self time", "per run", "share of op time"]
