@@ -35,7 +35,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import ClaimReport, Faster, exact
 from perfguide.report.compare import Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import rate_plot, scaling_plot
@@ -445,7 +445,7 @@ def worst_x(name):
 
 
 naive_nan = np.isnan(errors["naive"])
-stable_claim = Claim(
+stable_claim = exact(
     "stable-custom-gradient is finite and float32-precise everywhere",
     worst("stable-custom-gradient") < 1e-6,
     f"largest relative error {worst('stable-custom-gradient'):.1e}",
@@ -453,7 +453,7 @@ stable_claim = Claim(
 )
 ClaimReport(
     [
-        Claim(
+        exact(
             "the naive gradient is NaN for large x",
             bool(naive_nan.any()),
             f"NaN at {int(naive_nan.sum())} of {x.shape[0]} points, "
@@ -461,12 +461,12 @@ ClaimReport(
             if naive_nan.any()
             else "no NaN",
         ),
-        Claim(
+        exact(
             "the article's custom-gradient is finite everywhere",
             bool(np.isfinite(errors["custom-gradient"]).all()),
             f"largest relative error {worst('custom-gradient'):.1e}",
         ),
-        Claim(
+        exact(
             "the article's custom-gradient loses float32 precision for very negative x",
             worst("custom-gradient") >= 1e-6 and worst_x("custom-gradient") < 0,
             f"largest relative error {worst('custom-gradient'):.1e}, "
@@ -522,7 +522,7 @@ second_errors = {
 }
 ClaimReport(
     [
-        Claim(
+        exact(
             f"nested tapes give {name}'s second derivative to 1e-6",
             error < 1e-6,
             f"largest absolute error {error:.1e}",

@@ -32,7 +32,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import ClaimReport, Faster, exact
 from perfguide.report.compare import Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import dot_plot, rate_plot
@@ -236,7 +236,7 @@ recovery_error = max(
     abs(r - o) / abs(o) for r, o in zip(recovered_ab, optimum_ab, strict=True)
 )
 converged = raw_iterations is not None and scaled_iterations is not None
-scaling_claim = Claim(
+scaling_claim = exact(
     "standardizing x cuts the iterations to converge at least 100-fold",
     converged and raw_iterations >= 100 * scaled_iterations,
     f"raw x {raw_iterations}, standardized x {scaled_iterations} iterations",
@@ -249,7 +249,7 @@ scaling_claim = Claim(
 ClaimReport(
     [
         scaling_claim,
-        Claim(
+        exact(
             "un-scaling the standardized fit recovers a and b to 1e-6",
             recovery_error < 1e-6,
             f"largest relative error {recovery_error:.1e}",

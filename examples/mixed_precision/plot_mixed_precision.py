@@ -39,7 +39,7 @@ from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, share_of_time
+from perfguide.report.claims import ClaimReport, Faster, exact, share_of_time
 from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
@@ -308,7 +308,7 @@ Table(
 halved = [
     memory[p]["activations"] / memory["float32"]["activations"] for p in POLICIES[1:]
 ]
-memory_claim = Claim(
+memory_claim = exact(
     "a mixed policy about halves the activations and leaves the weights' bytes as they are",
     # Not exactly: the logits stay float32.
     all(abs(share - 0.5) < 0.01 for share in halved)
@@ -343,7 +343,7 @@ plt.show()
 LOSS_TOLERANCE = 0.02
 final = {p: losses[-1] for p, losses in curves.items()}
 gaps = {p: abs(final[p] / final["float32"] - 1) for p in final if p != "float32"}
-loss_claim = Claim(
+loss_claim = exact(
     f"every policy's loss after {STEPS} steps is within {LOSS_TOLERANCE:.0%} of float32's",
     max(gaps.values()) <= LOSS_TOLERANCE,
     f"float32 {final['float32']:.4f} (from {curves['float32'][0]:.4f}); "

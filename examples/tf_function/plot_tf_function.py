@@ -28,7 +28,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, per_process
+from perfguide.report.claims import ClaimReport, Faster, exact, per_process
 from perfguide.report.compare import Comparison, pick
 from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
@@ -158,19 +158,19 @@ for case, count in traces.items():
 # the two demonstrations above:
 ClaimReport(
     [
-        Claim(
+        exact(
             "print runs once per trace, tf.print on every call",
             (len(python_lines), len(tf_lines)) == (1, 3),
             f"3 calls: print {len(python_lines)} line(s), tf.print {len(tf_lines)}",
         ),
-        Claim(
+        exact(
             "a Python number is frozen at trace time; a tf.Variable is read every call",
             frozen["Python number"][1] == 4.0 and frozen["tf.Variable"][1] == 8.0,
             f"after the change: Python number gives {frozen['Python number'][1]:g}, "
             f"tf.Variable {frozen['tf.Variable'][1]:g}",
         ),
         *(
-            Claim(
+            exact(
                 f"{case}: {expected} trace(s)",
                 traces[case] == expected,
                 f"{traces[case]} traced",
@@ -203,7 +203,7 @@ retracing_checked = tensor_argument.check(retracing)
 ClaimReport(
     [
         retracing_checked,
-        Claim(
+        exact(
             "the harness saw the Python-argument variant retrace and the tensor variant not",
             python_arg.retraced and not tensor_arg.retraced,
             f"retraces while timed: {python_arg.retraces} and {tensor_arg.retraces}",
@@ -260,7 +260,7 @@ plt.show()
 graph_loop_checked = graph_loop.check(tracing_runs[loop_steps[-1]])
 ClaimReport(
     [
-        Claim(
+        exact(
             "the unrolled graph grows with the loop; the tf.range graph does not",
             op_counts["python-for"][-1] > 10 * op_counts["python-for"][0]
             and len(set(op_counts["tf-range"])) == 1,
@@ -314,7 +314,7 @@ print(
 )
 ClaimReport(
     [
-        Claim(
+        exact(
             "run eagerly, a tf.function runs its Python every call",
             len(python_lines_debug) == 3,
             f"print wrote {len(python_lines_debug)} line(s) in 3 calls",

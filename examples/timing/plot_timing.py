@@ -36,7 +36,7 @@ from perfguide.measure.runner import default_device, run
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, per_process
+from perfguide.report.claims import ClaimReport, Faster, exact, per_process
 from perfguide.report.format import format_seconds, format_speedup
 from perfguide.workloads import eager
 from perfguide.workloads import timing as tm
@@ -268,7 +268,7 @@ misses = [
     if i != j and not low <= other <= high
 ]
 pairs = len(own) * (len(own) - 1)
-process_claim = Claim(
+process_claim = exact(
     "one process's own interval misses where another fresh process lands",
     bool(misses),
     f"{len(misses)} of {pairs} times a process's median fell outside another's own 95 % interval",

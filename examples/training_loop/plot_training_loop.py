@@ -31,7 +31,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster
+from perfguide.report.claims import ClaimReport, Faster, exact
 from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import format_seconds, format_speedup
 from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
@@ -364,7 +364,7 @@ for m in retracing:
     print(
         f"{m.label:18s} {counted:20s} first pass {format_seconds(extra)} longer than later ones"
     )
-retrace_claim = Claim(
+retrace_claim = exact(
     f"a plain tf.function traces once per new batch size ({sizes} sizes)",
     traces["tf-function-step"] == sizes,
     f"{traces['tf-function-step']} traces for {sizes} sizes; input_signature "

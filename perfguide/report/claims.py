@@ -99,6 +99,15 @@ class Claim:
         return dataclasses.replace(self, statement=f"{self.statement} ({what})")
 
 
+def exact(statement: str, held: bool, evidence: str, effect: str = "") -> Claim:
+    """A claim on what does not vary from run to run, so judged bare: a count (traces, ops,
+    lines printed, iterations to converge), bytes worked out from shapes, or the numbers a
+    deterministic computation returns. A claim on anything timed or sampled is judged on its
+    interval instead (:class:`Faster`, :func:`per_process`, :func:`share_of_time`, …); chapters
+    build no :class:`Claim` by hand (a test checks)."""
+    return Claim(statement, held, evidence, effect)
+
+
 def paired(a: Measurement, b: Measurement) -> bool:
     """Whether ``a`` and ``b`` were timed by the same processes, taking turns, so they compare
     process by process (two measurements from this process's one run are paired too)."""

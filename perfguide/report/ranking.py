@@ -105,7 +105,8 @@ def _evidence_words(claim: Claim) -> str:
 #: Words that name a winner; each sentence that holds one must show its separation.
 _WINNER = re.compile(
     r"\b(?:was|were|is|are) (?:the )?(?:fastest|best)\b|\b(?:served|answered|ran) fastest\b"
-    r"|\bworth most\b|\bthe fastest (?:path|way|form|variant)\b"
+    r"|\bworth most\b|\bthe fastest (?:path|way|form|variant)\b",
+    re.IGNORECASE,
 )
 _SEPARATION = re.compile(rf"([\d.,]+)x to ([\d.,]+)x {AHEAD}")
 
@@ -122,7 +123,7 @@ def unseparated_winners(text: str) -> list[str]:
     ['a was fastest, 1.00x to 1.50x ahead of the runner-up, b']
     """
     found = []
-    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z(])|\n+", text):
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         if not _WINNER.search(sentence):
             continue
         margin = _SEPARATION.search(sentence)
