@@ -3,8 +3,11 @@
 Serves the site on 127.0.0.1, opens every page at a phone's width (375 px) and a desktop's
 (1400 px), and reports, one line each: console errors and uncaught exceptions, images that did not
 load, internal links (and their #fragments) that lead nowhere, pages wider than the window, a
-claim whose stated speed-up disagrees with the two medians printed beside it, advice given where
-its claim did not hold, and a search for "xla" that does not find the gradient-descent chapter.
+claim whose stated speed-up disagrees with the two medians printed beside it, a "fastest", "best"
+or "worth most" named without a separation from its runner-up, advice given where its claim did
+not hold, and a search for "xla" that does not find the gradient-descent chapter. It counts the
+words and tables each chapter puts in view (code, output and collapsed sections aside) against
+its budget.
 Screenshots of every page at both widths go to a folder, to look at.
 
     python tools/site_check.py [SITE] [--screenshots DIR]
@@ -29,12 +32,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfguide.report.claims import disagreements
+from perfguide.report.ranking import unseparated_winners
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)
 SKIPPED_DIRS = {"_static", "_sources", "_images", "_downloads", "site-check"}
 # Pages whose claim lines were measured (the API pages show made-up ones, as examples).
 CHAPTERS = "auto_examples/"
+# Pages built from measured claims beside the chapters, where a named winner must be separated.
+MEASURED_PAGES = ("checklist.html",)
+# What a reader is asked to read on a chapter page: words of prose and tables (code and its
+# printed output aside), and tables, neither inside a collapsed section.
+WORD_BUDGET, TABLE_BUDGET = 2500, 6
 SEARCH_TERM, SEARCH_MUST_FIND = "xla", "auto_examples/linear_regression/plot_linear_regression"
 
 # Elements that overflow the window on their right edge, minus those inside a scrolling box.
@@ -60,6 +69,16 @@ return [...document.body.querySelectorAll("*")]
 ADVICE_VERDICTS = """
 return [...document.querySelectorAll('.perfguide-advice .perfguide-verdict')]
   .map((badge) => badge.textContent);
+"""
+
+# Words and tables in view: the article less code blocks, printed output and closed details.
+IN_VIEW = """
+const article = document.querySelector("article") || document.body;
+const copy = article.cloneNode(true);
+copy.querySelectorAll("pre, details:not([open]), .sphx-glr-download, script, style")
+  .forEach((el) => el.remove());
+const words = (copy.innerText || copy.textContent).split(/\\s+/).filter((w) => /\\w/.test(w));
+return [words.length, copy.querySelectorAll("table").length];
 """
 
 BROKEN_IMAGES = """
@@ -151,14 +170,23 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
     for verdict in driver.execute_script(ADVICE_VERDICTS):
         if verdict != "HELD":
             yield f"advice given on a claim that came out {verdict}"
-    if page.startswith(CHAPTERS):
+    if page.startswith(CHAPTERS) or page in MEASURED_PAGES:
         body = driver.execute_script("return document.body.innerText;")
         for line in disagreements(body):
             yield f"claim line disagrees with its medians: {line}"
+        for sentence in unseparated_winners(body):
+            yield f"a winner named without a separation from its runner-up: {sentence[:200]}"
     hrefs = driver.execute_script("return [...document.links].map((a) => a.href);")
     for href in sorted({h for h in hrefs if h.startswith(base)}):
         if problem := links.problem(href):
             yield problem
+
+
+def in_view(driver, base: str, page: str) -> tuple[int, int]:
+    """The words and tables a reader is asked to read on ``page`` (see :data:`IN_VIEW`)."""
+    driver.get(base + page)
+    words, tables = driver.execute_script(IN_VIEW)
+    return words, tables
 
 
 def check_search(driver, base: str) -> Iterator[str]:
@@ -196,13 +224,22 @@ def main(argv: list[str] | None = None) -> int:
     problems = []
     try:
         links = LinkChecker(base)
+        budgets = []
         for page in pages(args.site):
             problems += [f"{page}: {p}" for p in check_page(driver, base, page, links, shots)]
+            if page.startswith(CHAPTERS) and Path(page).name.startswith("plot_"):
+                budgets.append((page, *in_view(driver, base, page)))
         problems += [f"search.html: {p}" for p in check_search(driver, base)]
     finally:
         driver.quit()
         server.shutdown()
     print("\n".join(problems) or "site-check: no problems found")
+    for page, words, tables in budgets:
+        over = words > WORD_BUDGET or tables > TABLE_BUDGET
+        print(
+            f"site-check: {page}: {words:,} words and {tables} tables in view"
+            + (f" (over the budget of {WORD_BUDGET:,} and {TABLE_BUDGET})" if over else "")
+        )
     print(f"site-check: {len(pages(args.site))} pages checked, screenshots in {shots}")
     return 1 if problems else 0
 

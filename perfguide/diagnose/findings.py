@@ -3,8 +3,11 @@ measured, and which changes pay, each a checked claim with the chapter that expl
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. Every change is measured against the form the reader's code runs as written (a plain
-function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit``), and only a
-change whose claim held is advice. The bound is read off the fastest form the reader can use:
+function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit`` over an
+epoch), and only a change whose claim held is advice. Other forms are alternatives, so of those
+that held only the ones tied with the fastest are advised (:func:`~perfguide.report.ranking.rank`),
+and one is named worth most only where the numbers separate it from the runner-up. The bound is
+read off the fastest form the reader can use:
 
 - **compute** or **memory**: its arithmetic reaches at least :data:`NEAR_LIMIT` of the machine's
   measured peak FLOP/s, or the bytes it moves that share of the measured bandwidth (the bytes
@@ -25,7 +28,16 @@ from typing import Any
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.memory import Growth, growth
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, Faster, Share, grows, per_process, ratio_interval
+from perfguide.report.claims import (
+    Claim,
+    Faster,
+    Share,
+    grows,
+    in_common,
+    per_process,
+    ratio_interval,
+)
+from perfguide.report.compare import pick
 from perfguide.report.format import (
     format_bytes,
     format_count,
@@ -34,6 +46,7 @@ from perfguide.report.format import (
     format_speedup,
     three_figures,
 )
+from perfguide.report.ranking import Ranking, rank
 
 #: A share of the machine's peak or bandwidth from which work counts as bound by it.
 NEAR_LIMIT = 0.5
