@@ -128,7 +128,7 @@ def test_variants_timed_by_the_same_processes_are_judged_process_by_process():
     ms = [pooled("fast", speeds), pooled("slow", [2 * s for s in speeds])]
     claim = Faster("fast", "slow", by=1.5).check(ms)
     assert claim.held and claim.effect == "2.00x faster"
-    assert "per call over 3 processes; a rerun here: " in claim.evidence
+    assert "per call over 3 processes; rerun interval: " in claim.evidence
 
 
 def test_variants_timed_by_different_processes_carry_both_spreads():
@@ -158,5 +158,5 @@ def test_a_share_of_the_peak_is_judged_process_by_process_against_the_peak_timed
     ms = [pooled("form", [2 * s for s in speeds]), pooled("peak", [0.5 * s for s in speeds])]
     claim = Share("form", "peak", 0.5, work=3, reference_work=1).check(ms)
     assert claim.held and claim.effect == "75% of peak"
-    assert "per call over 3 processes; a rerun here: " in claim.evidence
+    assert "per call over 3 processes; rerun interval: " in claim.evidence
     assert Share("form", "peak", 0.9, work=3, reference_work=1).check(ms).held is False

@@ -38,12 +38,15 @@ from perfguide.measure.memory import Growth, Peaks, next_process
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
+    NEXT_PROCESS,
+    RERUN,
     format_bytes,
-    format_factor,
     format_seconds,
     format_speedup,
+    speedup_interval,
     three_figures,
 )
+from perfguide.report.ratios import in_common, ratio_interval
 
 #: A ratio this close to a claimed factor is too close to call (asv's default factor for a
 #: change, 1.1). Some ratios move about as much between builds, so a verdict whose ratio lies
@@ -106,39 +109,6 @@ def exact(statement: str, held: bool, evidence: str, effect: str = "") -> Claim:
     interval instead (:class:`Faster`, :func:`per_process`, :func:`share_of_time`, …); chapters
     build no :class:`Claim` by hand (a test checks)."""
     return Claim(statement, held, evidence, effect)
-
-
-def paired(a: Measurement, b: Measurement) -> bool:
-    """Whether ``a`` and ``b`` were timed by the same processes, taking turns, so they compare
-    process by process (two measurements from this process's one run are paired too)."""
-    return a.process_ids == b.process_ids and a.processes == b.processes
-
-
-def in_common(a: Measurement, b: Measurement) -> tuple[Measurement, Measurement]:
-    """``a`` and ``b`` as timed by the processes that timed both (a comparison that was given
-    more processes than the rest of its workload shares only those with the others); unchanged
-    where they share none."""
-    shared = [name for name in a.process_ids if name in b.process_ids]
-    if not shared or (len(shared) == a.processes == b.processes):
-        return a, b
-    return tuple(m.of_processes([m.process_ids.index(name) for name in shared]) for m in (a, b))
-
-
-def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, float]:
-    """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
-    in another run here, 95 %: from each process's own ratio where the same processes timed
-    both (a process that runs everything slower moves both sides), else from both sides'
-    spreads added (see :mod:`perfguide.measure.stats`). Pass measurements :func:`in_common`."""
-    ratio = slow.median_s / fast.median_s
-    spreads = calibration.current()
-    if paired(slow, fast):
-        per_process = [
-            s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
-        ]
-        return ratio, *stats.rerun_interval(ratio, per_process, spreads.ratio)
-    return ratio, *stats.unpaired_interval(
-        ratio, slow.process_median_s, fast.process_median_s, spreads.time
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,7 +174,7 @@ class Faster:
         evidence = (
             f"{self.fast} is {effect} than {self.slow}".replace("as fast than", "as fast as")
             + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
-            f"{fast.unit}{_over(fast, measurements)}; a rerun here: {_interval_words(low, high)}"
+            f"{fast.unit}{_over(fast, measurements)}; {RERUN}: {speedup_interval(low, high)}"
         )
         if reason:
             evidence += f"; {reason}"
@@ -251,7 +221,7 @@ class Share:
         evidence = (
             f"{self.variant} at {share:.0%} of {self.reference}'s rate: "
             f"{format_seconds(variant.median_s)} vs {format_seconds(reference.median_s)} per "
-            f"{variant.unit}{_over(variant, measurements)}; a rerun here: {low:.0%} to {high:.0%}"
+            f"{variant.unit}{_over(variant, measurements)}; {RERUN}: {low:.0%} to {high:.0%}"
             + (f"; {reason}" if reason else "")
         )
         effect = f"{share:.0%} of {self.reference}"
@@ -300,7 +270,7 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     >>> claim.verdict, claim.effect
     ('HELD', '7.00x too slow')
     >>> claim.evidence  # doctest: +ELLIPSIS
-    '6.00x to 8.00x too slow in 3 processes; a rerun here: ...x to ...x (claimed: at least 5x)'
+    '6.00x to 8.00x too slow in 3 processes; rerun interval: ...x to ...x (claimed: at least 5x)'
     """
     median = statistics.median(ratios)
     low, high = stats.rerun_interval(median, ratios, calibration.current().ratio)
@@ -309,21 +279,12 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     target = "" if factor == 1 else f"at least {factor:g}x"
     evidence = (
         f"{three_figures(min(ratios))}x to {three_figures(max(ratios))}x {what} in "
-        f"{len(ratios)} process{'es' * (len(ratios) != 1)}; a rerun here: "
+        f"{len(ratios)} process{'es' * (len(ratios) != 1)}; {RERUN}: "
         f"{three_figures(low)}x to {three_figures(high)}x"
         + (f" (claimed: {target})" if target else "")
         + (f"; {reason}" if reason else "")
     )
     return Claim(statement, held, evidence, f"{three_figures(median)}x {what}", target)
-
-
-def _interval_words(low: float, high: float) -> str:
-    """A speed-up interval in one direction where it has one, e.g. "1.9x to 2.3x faster"."""
-    if low >= 1:
-        return f"{format_factor(low)} to {format_factor(high)} faster"
-    if high <= 1:
-        return f"{format_factor(1 / high)} to {format_factor(1 / low)} slower"
-    return f"{format_factor(1 / low)} slower to {format_factor(high)} faster"
 
 
 def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: float = 1) -> Claim:
@@ -336,7 +297,7 @@ def _growth_evidence(grown: Growth) -> str:
     return (
         f"{grown.label} grew {format_bytes(grown.rate)} a call (median of "
         f"{len(grown.rates)} fresh processes: {format_bytes(min(grown.rates))} to "
-        f"{format_bytes(max(grown.rates))}); the next process: "
+        f"{format_bytes(max(grown.rates))}); {NEXT_PROCESS}: "
         f"{format_bytes(low)} to {format_bytes(high)}"
     )
 
@@ -394,11 +355,11 @@ def falls(
     >>> falls("x falls", (2.0, 1.8, 2.2), (1.2, 1.1, 1.3), "x").verdict
     'HELD'
     >>> falls("x falls", (2.0, 1.8, 2.2), (1.9, 1.7, 2.1), "x").evidence
-    'x from 2.00 (a rerun here: 1.80 to 2.20) to 1.90 (1.70 to 2.10)'
+    'x from 2.00 (rerun interval: 1.80 to 2.20) to 1.90 (1.70 to 2.10)'
     """
     held = True if after[2] < before[1] else False if after[1] > before[2] else None
     value, low, high = (three_figures(v) for v in before)
-    evidence = f"{what} from {value} (a rerun here: {low} to {high}) to {{}} ({{}} to {{}})".format(
+    evidence = f"{what} from {value} ({RERUN}: {low} to {high}) to {{}} ({{}} to {{}})".format(
         *(three_figures(v) for v in after)
     )
     return Claim(statement, held, evidence, f"{value} to {three_figures(after[0])}")
@@ -463,8 +424,8 @@ def needs_less(light: Peaks, heavy: Peaks, kind: str, by: float) -> Claim:
     evidence = (
         f"{format_bytes(statistics.median(heavier))} against "
         f"{format_bytes(statistics.median(lighter))} an example, median of "
-        f"{len(heavier)} fresh processes each; the next pair: {three_figures(low)}x to "
-        f"{three_figures(high)}x" + (f"; {reason}" if reason else "")
+        f"{len(heavier)} fresh processes each; {NEXT_PROCESS} of the ratio: "
+        f"{three_figures(low)}x to {three_figures(high)}x" + (f"; {reason}" if reason else "")
     )
     return Claim(statement, held, evidence, f"{three_figures(ratio)}x less", f"at least {by:g}x")
 

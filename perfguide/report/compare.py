@@ -4,7 +4,7 @@
 >>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  next run, 95 %     vs slow      first-call overhead  flags
+variant  time per iteration  rerun interval     vs slow      first-call overhead  flags
 -------  ------------------  -----------------  -----------  -------------------  -----
 slow     2.00 ms             1.74 ms – 2.30 ms  baseline     498 ms
 fast     5.00 µs             4.34 µs – 5.76 µs  400x faster  10.0 ms
@@ -17,7 +17,7 @@ import html
 from collections.abc import Collection, Sequence
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.format import format_interval, format_seconds, format_speedup
+from perfguide.report.format import RERUN, format_interval, format_seconds, format_speedup
 
 
 def html_table(
@@ -130,8 +130,8 @@ class Comparison:
         self.unit = measurements[0].unit
 
     def header(self) -> list[str]:
-        # Where a rerun of the same code here lands, 95 %: a prediction, not this run's spread.
-        columns = ["variant", f"time per {self.unit}", "next run, 95 %"]
+        # Where a rerun of the same code here lands: a prediction, not this run's spread.
+        columns = ["variant", f"time per {self.unit}", RERUN]
         if self.baseline:
             columns.append(f"vs {self.baseline}")
         return [*columns, "first-call overhead", "flags"]

@@ -4,6 +4,13 @@ counts with thousands separators."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+#: The two kinds of interval the guide prints, each always by this name (the docs' "How to read
+#: these pages" defines them): where another run's median lands, and where the next fresh
+#: process's value lands.
+RERUN = "rerun interval"
+NEXT_PROCESS = "next-process interval"
 
 _SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
@@ -64,6 +71,31 @@ def format_speedup(speedup: float) -> str:
     if speedup > 1:
         return f"{format_factor(speedup)} faster"
     return f"{format_factor(1 / speedup)} slower"
+
+
+def speedup_interval(low: float, high: float) -> str:
+    """A speed-up interval in one direction where it has one.
+
+    >>> speedup_interval(1.9, 2.3), speedup_interval(0.5, 0.8), speedup_interval(0.8, 1.25)
+    ('1.90x to 2.30x faster', '1.25x to 2.00x slower', '1.25x slower to 1.25x faster')
+    """
+    if low >= 1:
+        return f"{format_factor(low)} to {format_factor(high)} faster"
+    if high <= 1:
+        return f"{format_factor(1 / high)} to {format_factor(1 / low)} slower"
+    return f"{format_factor(1 / low)} slower to {format_factor(high)} faster"
+
+
+def format_span(low: float, high: float, shown: Callable[[float], str], processes: int) -> str:
+    """The values of several processes from ``low`` to ``high`` as ``shown`` prints them; where
+    they print alike, that they were the same in all, never "1.28x to 1.28x".
+
+    >>> format_span(1.2, 1.4, "{:.2f}x".format, 3), format_span(1.281, 1.279, "{:.2f}x".format, 3)
+    ('1.20x to 1.40x', '1.28x in all 3 processes')
+    """
+    if shown(low) == shown(high):
+        return f"{shown(low)} in all {processes} processes"
+    return f"{shown(low)} to {shown(high)}"
 
 
 def format_percent(share: float) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from perfguide.measure.memory import Experiment, Growth, Peaks
 from perfguide.report.compare import Table
-from perfguide.report.format import format_bytes
+from perfguide.report.format import NEXT_PROCESS, format_bytes
 from perfguide.report.results import write_atomically
 
 
@@ -47,7 +47,7 @@ def growth_table(
             cells.append(f"{objects[label]:.3g}")
         return cells + ([described[label]] if described else [])
 
-    header = ["", "grows a call", "next process, 95 %", "held, at most"]
+    header = ["", "grows a call", NEXT_PROCESS, "held, at most"]
     header += ["traces"] if traces is not None else []
     header += ["objects left a call"] if objects is not None else []
     header += ["as written"] if described else []
@@ -93,8 +93,8 @@ def per_example_table(title: str, peaks: Mapping[str, Peaks], available: float) 
         median = statistics.median(p.per_example(kind))
         return f"{format_bytes(median)} ({format_bytes(low)} to {format_bytes(high)})"
 
-    header = ["policy", "activations", "kept", "tensors at peak (next process)"]
-    header += ["process at peak (next process)", f"largest batch in {format_bytes(available)}"]
+    header = ["policy", "activations", "kept", f"tensors at peak ({NEXT_PROCESS})"]
+    header += [f"process at peak ({NEXT_PROCESS})", f"largest batch in {format_bytes(available)}"]
     rows = [
         [label, format_bytes(p.activations), format_bytes(statistics.median(p.per_example("kept")))]
         + [slope(p, "tensors"), slope(p, "resident"), f"{p.largest_batch(available):,}"]

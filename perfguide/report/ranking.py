@@ -13,7 +13,7 @@ median is named the winner only where the claim that it is faster than each othe
 >>> ranking.tied, ranking.separated
 (('litert', 'int8'), False)
 >>> print(ranking.sentence())  # doctest: +ELLIPSIS
-litert and int8 are tied here (litert against int8: 1.01x faster; a rerun here: ...)
+litert and int8 are tied here (litert against int8: 1.01x faster; rerun interval: ...)
 >>> print(rank(ms[:2]).sentence(" on the tiny model"))  # doctest: +ELLIPSIS
 litert was fastest on the tiny model, ...x to ...x ahead of the runner-up, onnx (... 8.00x ...)
 """
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import Claim, Faster, ratio_interval
 from perfguide.report.compare import pick
-from perfguide.report.format import format_factor
+from perfguide.report.format import RERUN, format_factor
 
 #: How a separated winner is worded, so that a built page can be checked for winners named
 #: without a separation (:func:`unseparated_winners`).
@@ -73,7 +73,7 @@ class Ranking:
             return (
                 f"{self.leader} was fastest{where}, {format_factor(low)} to "
                 f"{format_factor(high)} {AHEAD}, {self.order[1]} ("
-                + self.versus[0].evidence.split("; a rerun here")[0]
+                + self.versus[0].evidence.split(f"; {RERUN}")[0]
                 + ")"
             )
         others = [
@@ -98,8 +98,8 @@ def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ran
 
 def _evidence_words(claim: Claim) -> str:
     """A speed claim's effect and rerun interval, without its statement's restatement."""
-    interval = claim.evidence.split("; a rerun here: ")[1].split("; ")[0]
-    return f"{claim.effect}; a rerun here: {interval}"
+    interval = claim.evidence.split(f"; {RERUN}: ")[1].split("; ")[0]
+    return f"{claim.effect}; {RERUN}: {interval}"
 
 
 #: Words that name a winner; each sentence that holds one must show its separation.

@@ -1,0 +1,40 @@
+"""The ratio of two variants' medians and where it lands in a rerun here: process by process
+where the same processes timed both, else from both sides' spreads."""
+
+from __future__ import annotations
+
+from perfguide.measure import calibration, stats
+from perfguide.measure.timer import Measurement
+
+
+def paired(a: Measurement, b: Measurement) -> bool:
+    """Whether ``a`` and ``b`` were timed by the same processes, taking turns, so they compare
+    process by process (two measurements from this process's one run are paired too)."""
+    return a.process_ids == b.process_ids and a.processes == b.processes
+
+
+def in_common(a: Measurement, b: Measurement) -> tuple[Measurement, Measurement]:
+    """``a`` and ``b`` as timed by the processes that timed both (a comparison that was given
+    more processes than the rest of its workload shares only those with the others); unchanged
+    where they share none."""
+    shared = [name for name in a.process_ids if name in b.process_ids]
+    if not shared or (len(shared) == a.processes == b.processes):
+        return a, b
+    return tuple(m.of_processes([m.process_ids.index(name) for name in shared]) for m in (a, b))
+
+
+def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, float]:
+    """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
+    in another run here, 95 %: from each process's own ratio where the same processes timed
+    both (a process that runs everything slower moves both sides), else from both sides'
+    spreads added (see :mod:`perfguide.measure.stats`). Pass measurements :func:`in_common`."""
+    ratio = slow.median_s / fast.median_s
+    spreads = calibration.current()
+    if paired(slow, fast):
+        per_process = [
+            s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
+        ]
+        return ratio, *stats.rerun_interval(ratio, per_process, spreads.ratio)
+    return ratio, *stats.unpaired_interval(
+        ratio, slow.process_median_s, fast.process_median_s, spreads.time
+    )
