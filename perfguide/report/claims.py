@@ -42,6 +42,7 @@ from perfguide.report.format import (
     RERUN,
     format_bytes,
     format_seconds,
+    format_span,
     format_speedup,
     speedup_interval,
     three_figures,
@@ -260,6 +261,10 @@ def judge(
     return None, "the interval straddles the claimed factor"
 
 
+def _times(factor: float) -> str:
+    return f"{three_figures(factor)}x"
+
+
 def per_process(statement: str, ratios: Sequence[float], factor: float, what: str) -> Claim:
     """A claim on a ratio each fresh process worked out for itself (what a hand-rolled timer
     reported over what the harness measured, say), judged as :class:`Faster` judges a ratio:
@@ -270,7 +275,7 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     >>> claim.verdict, claim.effect
     ('HELD', '7.00x too slow')
     >>> claim.evidence  # doctest: +ELLIPSIS
-    '6.00x to 8.00x too slow in 3 processes; rerun interval: ...x to ...x (claimed: at least 5x)'
+    'too slow: 6.00x to 8.00x across 3 processes; rerun interval: ...x to ...x (claimed: ...)'
     """
     median = statistics.median(ratios)
     low, high = stats.rerun_interval(median, ratios, calibration.current().ratio)
@@ -278,8 +283,7 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     # A factor of 1 claims a direction, which the statement says: nothing to add beside it.
     target = "" if factor == 1 else f"at least {factor:g}x"
     evidence = (
-        f"{three_figures(min(ratios))}x to {three_figures(max(ratios))}x {what} in "
-        f"{len(ratios)} process{'es' * (len(ratios) != 1)}; {RERUN}: "
+        f"{what}: {format_span(min(ratios), max(ratios), _times, len(ratios))}; {RERUN}: "
         f"{three_figures(low)}x to {three_figures(high)}x"
         + (f" (claimed: {target})" if target else "")
         + (f"; {reason}" if reason else "")
@@ -295,9 +299,9 @@ def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: flo
 def _growth_evidence(grown: Growth) -> str:
     low, high = grown.interval
     return (
-        f"{grown.label} grew {format_bytes(grown.rate)} a call (median of "
-        f"{len(grown.rates)} fresh processes: {format_bytes(min(grown.rates))} to "
-        f"{format_bytes(max(grown.rates))}); {NEXT_PROCESS}: "
+        f"{grown.label} grew {format_bytes(grown.rate)} a call (median of fresh processes: "
+        f"{format_span(min(grown.rates), max(grown.rates), format_bytes, len(grown.rates))}); "
+        f"{NEXT_PROCESS}: "
         f"{format_bytes(low)} to {format_bytes(high)}"
     )
 

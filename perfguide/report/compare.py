@@ -1,14 +1,14 @@
 """Set measurements side by side: a table in plain text (terminal) and HTML (the docs).
 
 >>> from perfguide.measure.timer import Measurement
->>> slow = Measurement("slow", "iteration", 1, 10, 0.5, (2e-3,) * 5)
->>> fast = Measurement("fast", "iteration", 1, 10, 0.01, (5e-6,) * 5)
->>> print(Comparison([slow, fast], baseline="slow"))
-variant  time per iteration  rerun interval     vs slow      first-call overhead  flags
--------  ------------------  -----------------  -----------  -------------------  -----
-slow     2.00 ms             1.74 ms – 2.30 ms  baseline     498 ms
-fast     5.00 µs             4.34 µs – 5.76 µs  400x faster  10.0 ms
-"""
+>>> slow = Measurement("tf", "call", 1, 10, 0.5, (2e-3,) * 5)
+>>> fast = Measurement("np", "call", 1, 10, 0.01, (5e-6,) * 5)
+>>> print(Comparison([slow, fast], baseline="tf"))
+variant  time per call  rerun interval     vs tf                              first-call overhead  flags
+-------  -------------  -----------------  ---------------------------------  -------------------  -----
+tf       2.00 ms        1.74 ms – 2.30 ms  baseline                           498 ms
+np       5.00 µs        4.34 µs – 5.76 µs  400x faster (366x to 437x faster)  10.0 ms
+"""  # noqa: E501 (a table as a terminal shows it)
 
 from __future__ import annotations
 
@@ -17,7 +17,14 @@ import html
 from collections.abc import Collection, Sequence
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.format import RERUN, format_interval, format_seconds, format_speedup
+from perfguide.report.format import (
+    RERUN,
+    format_interval,
+    format_seconds,
+    format_speedup,
+    speedup_interval,
+)
+from perfguide.report.ratios import in_common, ratio_interval
 
 
 def html_table(
@@ -136,15 +143,21 @@ class Comparison:
             columns.append(f"vs {self.baseline}")
         return [*columns, "first-call overhead", "flags"]
 
+    def versus_baseline(self, m: Measurement) -> str:
+        """``m``'s speed-up over the baseline with its rerun interval: process by process
+        where the same processes timed both (the sharper figure), as claims judge it."""
+        if m.label == self.baseline:
+            return "baseline"
+        (base,) = pick(self.measurements, self.baseline)
+        ratio, low, high = ratio_interval(*in_common(base, m))
+        return f"{format_speedup(ratio)} ({speedup_interval(low, high)})"
+
     def rows(self) -> list[list[str]]:
-        ratios = speedups(self.measurements, self.baseline) if self.baseline else {}
         rows = []
         for m in self.measurements:
             row = [m.label, format_seconds(m.median_s), format_interval(*m.interval_s)]
             if self.baseline:
-                row.append(
-                    "baseline" if m.label == self.baseline else format_speedup(ratios[m.label])
-                )
+                row.append(self.versus_baseline(m))
             rows.append([*row, first_call_overhead(m), " ".join(m.flags)])
         return rows
 

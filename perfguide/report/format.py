@@ -87,15 +87,19 @@ def speedup_interval(low: float, high: float) -> str:
 
 
 def format_span(low: float, high: float, shown: Callable[[float], str], processes: int) -> str:
-    """The values of several processes from ``low`` to ``high`` as ``shown`` prints them; where
-    they print alike, that they were the same in all, never "1.28x to 1.28x".
+    """The values of ``processes`` fresh processes, from ``low`` to ``high``, as ``shown`` prints
+    them; where they print alike, that they were the same in all, never "1.28x to 1.28x".
 
     >>> format_span(1.2, 1.4, "{:.2f}x".format, 3), format_span(1.281, 1.279, "{:.2f}x".format, 3)
-    ('1.20x to 1.40x', '1.28x in all 3 processes')
+    ('1.20x to 1.40x across 3 processes', '1.28x in all 3 processes')
+    >>> format_span(2.0, 2.0, "{:.2f}x".format, 1)
+    '2.00x in one process'
     """
+    if processes == 1:
+        return f"{shown(low)} in one process"
     if shown(low) == shown(high):
         return f"{shown(low)} in all {processes} processes"
-    return f"{shown(low)} to {shown(high)}"
+    return f"{shown(low)} to {shown(high)} across {processes} processes"
 
 
 def format_percent(share: float) -> str:

@@ -25,7 +25,8 @@ import re
 from collections.abc import Sequence
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, Faster, ratio_interval
+from perfguide.report.claims import Claim, Faster
+from perfguide.report.ratios import in_common, ratio_interval
 from perfguide.report.compare import pick
 from perfguide.report.format import RERUN, format_factor
 
@@ -93,7 +94,7 @@ def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ran
         return Ranking(order, (), (1.0, 1.0, 1.0))
     versus = tuple(Faster(order[0], other).check(measurements) for other in order[1:])
     fast, runner_up = pick(measurements, order[0], order[1])
-    return Ranking(order, versus, ratio_interval(runner_up, fast))
+    return Ranking(order, versus, ratio_interval(*in_common(runner_up, fast)))
 
 
 def _evidence_words(claim: Claim) -> str:
