@@ -26,9 +26,9 @@ from collections.abc import Sequence
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import Claim, Faster
-from perfguide.report.ratios import in_common, ratio_interval
 from perfguide.report.compare import pick
 from perfguide.report.format import RERUN, format_factor
+from perfguide.report.ratios import in_common, ratio_interval
 
 #: How a separated winner is worded, so that a built page can be checked for winners named
 #: without a separation (:func:`unseparated_winners`).
