@@ -18,6 +18,7 @@ from collections.abc import Collection, Sequence
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.format import (
+    GLOSSARY,
     RERUN,
     format_interval,
     format_seconds,
@@ -43,9 +44,9 @@ def html_table(
 
     def cells(tag: str, row: Sequence[str]) -> str:
         return "".join(
-            f'<{tag} class="perfguide-text">{html.escape(cell)}</{tag}>'
+            f'<{tag} class="perfguide-text">{_linked(cell)}</{tag}>'
             if i in text_columns
-            else f"<{tag}>{html.escape(cell)}</{tag}>"
+            else f"<{tag}>{_linked(cell)}</{tag}>"
             for i, cell in enumerate(row)
         )
 
@@ -55,6 +56,18 @@ def html_table(
         f'<table class="table perfguide-comparison">{caption}<thead><tr>{cells("th", header)}'
         f"</tr></thead><tbody>{body}</tbody></table>"
     )
+
+
+def _linked(cell: str) -> str:
+    """A cell as HTML; a term the guide defines (a kind of interval) links to its definition.
+
+    >>> _linked("rerun interval")
+    '<a href="../../reading.html#rerun-interval">rerun interval</a>'
+    """
+    for term, href in GLOSSARY.items():
+        if term in cell:
+            return html.escape(cell).replace(term, f'<a href="{href}">{term}</a>')
+    return html.escape(cell)
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -11,6 +11,9 @@ from collections.abc import Callable
 #: process's value lands.
 RERUN = "rerun interval"
 NEXT_PROCESS = "next-process interval"
+#: That page, from a chapter's page (``auto_examples/<topic>/``), with each term's anchor.
+READING = "../../reading.html"
+GLOSSARY = {RERUN: f"{READING}#rerun-interval", NEXT_PROCESS: f"{READING}#next-process-interval"}
 
 _SCALES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
