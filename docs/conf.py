@@ -205,5 +205,18 @@ def offline_run_times(app, docname, source):
         source[0] = _without_memory_column(_CDN_BLOCK.sub("", source[0]))
 
 
+# -- Chapters: the guide's own calls run but stay out of view (sphinx-gallery's ignore markers).
+# A code cell made only of them leaves an empty code block, which would show as an empty box. --
+_EMPTY_CODE_BLOCK = re.compile(
+    r"^\.\. code-block:: python\n(?:   :[\w-]+:.*\n)*\n(?=\n*(?:\S|\Z))", re.MULTILINE
+)
+
+
+def without_empty_code_blocks(app, docname, source):
+    if docname.startswith("auto_examples/"):
+        source[0] = _EMPTY_CODE_BLOCK.sub("", source[0])
+
+
 def setup(app):
     app.connect("source-read", offline_run_times)
+    app.connect("source-read", without_empty_code_blocks)

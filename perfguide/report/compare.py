@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import html
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.format import (
@@ -98,6 +99,35 @@ class Table:
 
     def _repr_html_(self) -> str:
         return html_table(self.header, self.rows, self.caption)
+
+
+@dataclasses.dataclass(frozen=True)
+class Collapsed:
+    """Anything a page shows (a table, a claim report), collapsed under a one-line ``summary``
+    that a reader opens to see it: for what supports a page rather than answers its question,
+    so that the page stays short. A terminal shows it whole.
+
+    >>> print(Collapsed("Every path, in full", Table("Times", ["path"], [["eager"]])))
+    Every path, in full
+    Times
+    path
+    -----
+    eager
+    >>> Collapsed("More", Table("", ["a"], []))._repr_html_()[:60]
+    '<details class="perfguide-collapsed"><summary>More</summary>'
+    """
+
+    summary: str
+    shown: Any
+
+    def __str__(self) -> str:
+        return f"{self.summary}\n{self.shown}"
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<details class="perfguide-collapsed"><summary>{html.escape(self.summary)}'
+            f"</summary>{self.shown._repr_html_()}</details>"
+        )
 
 
 def pick(measurements: Sequence[Measurement], *labels: str) -> list[Measurement]:
