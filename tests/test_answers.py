@@ -56,8 +56,22 @@ def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path
         "claim": "a is faster than b",
         "evidence": "a is 2.00x faster",
         "anchor": HELD.anchor,
+        "caveats": [],
+        "requires": [],
     }
     assert prefer_c["verdict"] == "INCONCLUSIVE"
+
+
+def test_advice_needs_every_claim_it_requires_and_carries_its_caveats():
+    close = Claim("its answers lie within 0.05 of Keras's", True, "0.01 apart")
+    far = Claim("its answers lie within 0.05 of Keras's", False, "0.07 apart")
+    kept = Recommendation("Use int8", HELD, requires=(close,), caveats=("slower at 256",))
+    dropped = Recommendation("Use int8", HELD, requires=(far,))
+    answer = ShortAnswer("Why.", [kept, dropped])
+    assert answer.advice == [kept] and answer.findings == [dropped]
+    assert dropped.finding == "its answers lie within 0.05 of Keras's: did not hold here"
+    assert "Use int8</strong>; but slower at 256" in answer._repr_html_()
+    assert kept.to_dict()["requires"][0]["verdict"] == "HELD"
 
 
 def test_published_files_are_valid_json_and_nothing_else_is_left(tmp_path, monkeypatch):

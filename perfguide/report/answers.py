@@ -44,25 +44,44 @@ def answers_dir() -> Path:
 @dataclasses.dataclass(frozen=True)
 class Recommendation:
     """Advice ("do this", "avoid that") and the checked claim that measures its effect. Only a
-    claim that held makes it advice; otherwise the answer says ``instead`` (what the page measured
-    in its place, e.g. "an op right after a product ran 3.4x faster here"), or, without one, that
-    the claim did not hold or could not be told here."""
+    claim that held makes it advice, and only where every claim it also ``requires`` held too
+    (that a converted model answers as the original does, say); otherwise the answer says
+    ``instead`` (what the page measured in its place, e.g. "an op right after a product ran 3.4x
+    faster here"), or, without one, which claim did not hold or could not be told here.
+    ``caveats`` are what the page measured against the advice (a batch size where the way
+    loses, its stalls): given beside it, never left out.
+
+    >>> from perfguide.report.claims import Claim
+    >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
+    >>> close = Claim("int8 answers within 0.05 of float", False, "0.07 apart")
+    >>> r = Recommendation("Use int8 weights", fast, requires=(close,))
+    >>> r.advised, r.finding
+    (False, 'int8 answers within 0.05 of float: did not hold here')
+    """
 
     advice: str
     claim: Claim
     instead: str = ""
+    requires: tuple[Claim, ...] = ()
+    caveats: tuple[str, ...] = ()
 
     @property
     def advised(self) -> bool:
-        return self.claim.held is True
+        return all(claim.held is True for claim in (self.claim, *self.requires))
 
     @property
     def finding(self) -> str:
-        """What a reader is told where the claim did not hold: never the advice itself."""
+        """What a reader is told where a claim did not hold: never the advice itself."""
         if self.instead:
             return self.instead
-        how = "did not hold" if self.claim.held is False else "could not be told apart from noise"
-        return f"{self.claim.statement}: {how} here"
+        failed = next(c for c in (self.claim, *self.requires) if c.held is not True)
+        how = "did not hold" if failed.held is False else "could not be told apart from noise"
+        return f"{failed.statement}: {how} here"
+
+    @property
+    def advice_with_caveats(self) -> str:
+        """The advice, with what was measured against it."""
+        return self.advice + "".join(f"; but {caveat}" for caveat in self.caveats)
 
     def to_dict(self) -> dict[str, str | bool]:
         return {
@@ -75,6 +94,11 @@ class Recommendation:
             "claim": self.claim.statement,
             "evidence": self.claim.evidence,
             "anchor": self.claim.anchor,
+            "caveats": list(self.caveats),
+            "requires": [
+                {"claim": c.statement, "verdict": c.verdict, "evidence": c.evidence}
+                for c in self.requires
+            ],
         }
 
 
@@ -125,7 +149,8 @@ class ShortAnswer:
     def __str__(self) -> str:
         lines = [f"Short answer: {self.answer}"]
         lines += [
-            f"- {r.advice}: {r.claim.effect} ({r.claim.verdict}: {r.claim.statement})"
+            f"- {r.advice_with_caveats}: {r.claim.effect} ({r.claim.verdict}: "
+            f"{r.claim.statement})"
             for r in self.advice
         ]
         if self.findings:
@@ -148,7 +173,14 @@ class ShortAnswer:
                 f'<a href="#{r.claim.anchor}">evidence</a></li>'
             )
 
-        advice = "".join(item(f"<strong>{html.escape(r.advice)}</strong>", r) for r in self.advice)
+        advice = "".join(
+            item(
+                f"<strong>{html.escape(r.advice)}</strong>"
+                + "".join(f"; but {html.escape(caveat)}" for caveat in r.caveats),
+                r,
+            )
+            for r in self.advice
+        )
         advice = (
             f'<ul class="perfguide-advice">{advice}</ul>'
             if advice
