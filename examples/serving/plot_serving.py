@@ -34,8 +34,8 @@ from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster
-from perfguide.report.compare import Comparison
+from perfguide.report.claims import ClaimReport, Faster, exact
+from perfguide.report.compare import Comparison, at_size
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
@@ -89,6 +89,34 @@ Scenario(
         for way in differences["mlp"]
     ],
 )
+
+# %%
+# A converted or quantized model is advised only where its answers stay within a stated
+# tolerance of Keras's (as a share of Keras's largest answer): float ways within
+# :data:`~perfguide.workloads.serving.FLOAT_TOLERANCE`, int8 weights within
+# :data:`~perfguide.workloads.serving.QUANTIZED_TOLERANCE`.
+
+
+def answers_close(model, way):
+    tolerance = serving.tolerance(way)
+    return exact(
+        f"{way}'s answers lie within {tolerance:g} of Keras's",
+        differences[model][way] <= tolerance,
+        f"largest difference {differences[model][way]:.1e}, as a share of Keras's largest answer",
+    ).on(model)
+
+
+CONVERTED_ADVICE = (
+    ("mlp", "litert"),
+    ("conv1d", "litert-int8"),
+    ("mobilenet", "onnxruntime"),
+)
+close = {
+    (model, way): answers_close(model, way)
+    for model, way in CONVERTED_ADVICE
+    if way in differences[model]
+}
+ClaimReport(list(close.values()))
 
 # %%
 # One request at a time
@@ -245,7 +273,14 @@ def across(way, key):
 
 Scenario(
     f"{REQUESTS} requests of the small model, one after another, per process",
-    ["way", "p50", "p99", "p99 / p50", "slowest", "stalls"],
+    [
+        "way",
+        "p50",
+        "p99",
+        "p99 / p50",
+        "slowest",
+        f"stalls (≥ {serving.STALL_FACTOR}x p50)",
+    ],
     [
         [
             way,
@@ -260,8 +295,8 @@ Scenario(
 )
 
 # %%
-# A stall is a request that took :data:`~perfguide.workloads.serving.STALL_FACTOR` times its
-# process's median or more: a few stalls in a process make its slowest answers, and its p99 once
+# A *stall* is a request that took many times its process's median (the column's heading says
+# how many): a few stalls in a process make its slowest answers, and its p99 once
 # they are 1 % of its requests, while its median stays put. Where the stalls were:
 for way in TAIL_WAYS:
     stalled = [t for t in tails[way] if t["stalls"]]
@@ -455,6 +490,29 @@ for name, report in reports.items():
 #
 # The box at the top of this page, built from the checks above.
 fastest = {name: rank(ms) for name, ms in served.items()}
+
+
+def onnx_caveats():
+    """What this page measured against ONNX Runtime: batches of the small model where a
+    tf.function answered faster, and stalls beyond a tf.function's."""
+    found = []
+    for batch in BATCHES:
+        tf_faster = Faster("tf-function", "onnxruntime").check(at_size(batched, batch))
+        if tf_faster.held:
+            found.append(
+                f"at a batch of {batch} of the small model a tf.function was {tf_faster.effect}"
+            )
+    stalls = {
+        w: sum(t["stalls"] for t in tails[w]) for w in ("onnxruntime", "tf-function")
+    }
+    if stalls["onnxruntime"] > stalls["tf-function"]:
+        found.append(
+            f"{stalls['onnxruntime']} of its {REQUESTS * len(tails['onnxruntime'])} requests "
+            f"of the small model stalled, against {stalls['tf-function']} of a tf.function's"
+        )
+    return tuple(found)
+
+
 mlp_call, mlp_litert = by_label[MLP.name]["model-call"], by_label[MLP.name]["litert"]
 scenario = Scenario(
     "A small network's prediction, impsy#48's laptop and this machine's tiny MLP",
@@ -488,6 +546,7 @@ answer = ShortAnswer(
         Recommendation(
             "Serve a small model with LiteRT's interpreter, not Keras",
             checked[MLP.name, litert_vs_keras],
+            requires=(close["mlp", "litert"],),
         ),
         Recommendation(
             "Never call predict once per request",
@@ -500,6 +559,7 @@ answer = ShortAnswer(
         Recommendation(
             "Try int8 weights in LiteRT for a model of a few large products",
             checked[CONV1D.name, int8_faster],
+            requires=(close["conv1d", "litert-int8"],),
         ),
         Recommendation(
             "Keep float weights in LiteRT for a model of many small convolutions",
@@ -508,6 +568,8 @@ answer = ShortAnswer(
         Recommendation(
             "Try ONNX Runtime beside a tf.function on a convolutional model",
             checked[MOBILENET.name, onnx_vs_tf],
+            requires=(close["mobilenet", "onnxruntime"],),
+            caveats=onnx_caveats(),
         ),
     ],
     scenario,
