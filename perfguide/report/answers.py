@@ -14,8 +14,8 @@ Short answer: Per-call overhead.
 >>> failed = Claim("numpy is faster than xla", False, "…", effect="9.80x slower")
 >>> print(ShortAnswer("Overhead.", [Recommendation("Stay in NumPy", failed)]))
 Short answer: Overhead.
-Measured, not advised here:
-- numpy is faster than xla: did not hold here (DID NOT HOLD: 9.80x slower)
+Did not hold here:
+- numpy is faster than xla (9.80x slower)
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ def answers_dir() -> Path:
     return Path(os.environ.get(ANSWERS_DIR_ENV) or measurements_dir())
 
 
+#: How a short answer heads what it measured that is no advice, by the deciding claim's verdict.
+FINDING_HEADINGS = {"DID NOT HOLD": "Did not hold here", "INCONCLUSIVE": "Too close to call here"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Recommendation:
     """Advice ("do this", "avoid that") and the checked claim that measures its effect. Only a
@@ -55,8 +59,8 @@ class Recommendation:
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
     >>> close = Claim("int8 answers within 0.05 of float", False, "0.07 apart")
     >>> r = Recommendation("Use int8 weights", fast, requires=(close,))
-    >>> r.advised, r.finding
-    (False, 'int8 answers within 0.05 of float: did not hold here')
+    >>> r.advised, r.finding, r.deciding.verdict
+    (False, 'int8 answers within 0.05 of float', 'DID NOT HOLD')
     """
 
     advice: str
@@ -70,13 +74,15 @@ class Recommendation:
         return all(claim.held is True for claim in (self.claim, *self.requires))
 
     @property
+    def deciding(self) -> Claim:
+        """The claim that decided: the first that did not hold, else the advice's own."""
+        return next((c for c in (self.claim, *self.requires) if c.held is not True), self.claim)
+
+    @property
     def finding(self) -> str:
-        """What a reader is told where a claim did not hold: never the advice itself."""
-        if self.instead:
-            return self.instead
-        failed = next(c for c in (self.claim, *self.requires) if c.held is not True)
-        how = "did not hold" if failed.held is False else "could not be told apart from noise"
-        return f"{failed.statement}: {how} here"
+        """What a reader is told where a claim did not hold, under that claim's verdict: never
+        the advice itself."""
+        return self.instead or self.deciding.statement
 
     @property
     def advice_with_caveats(self) -> str:
@@ -88,12 +94,12 @@ class Recommendation:
             "advice": self.advice,
             "advised": self.advised,
             "finding": "" if self.advised else self.finding,
-            "effect": self.claim.effect,
-            "target": self.claim.target,
-            "verdict": self.claim.verdict,
-            "claim": self.claim.statement,
-            "evidence": self.claim.evidence,
-            "anchor": self.claim.anchor,
+            "effect": self.deciding.effect,
+            "target": self.deciding.target,
+            "verdict": self.deciding.verdict,
+            "claim": self.deciding.statement,
+            "evidence": self.deciding.evidence,
+            "anchor": self.deciding.anchor,
             "caveats": list(self.caveats),
             "requires": [
                 {"claim": c.statement, "verdict": c.verdict, "evidence": c.evidence}
@@ -153,12 +159,12 @@ class ShortAnswer:
             f"{r.claim.statement})"
             for r in self.advice
         ]
-        if self.findings:
-            lines.append("Measured, not advised here:")
+        for verdict, heading in FINDING_HEADINGS.items():
+            found = [r for r in self.findings if r.deciding.verdict == verdict]
+            lines += [f"{heading}:"] * bool(found)
             lines += [
-                f"- {r.finding} ({r.claim.verdict}: "
-                f"{effect_and_target(r.claim.effect, r.claim.target)})"
-                for r in self.findings
+                f"- {r.finding} ({effect_and_target(r.deciding.effect, r.deciding.target)})"
+                for r in found
             ]
         if self.scenario:
             lines += [self.scenario.caption, " | ".join(self.scenario.header)]
@@ -166,18 +172,18 @@ class ShortAnswer:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        def item(text: str, r: Recommendation) -> str:
-            effect = effect_and_target(r.claim.effect + " here", r.claim.target)
+        def item(text: str, claim: Claim) -> str:
+            effect = effect_and_target(claim.effect + " here", claim.target)
             return (
-                f"<li>{text}: {html.escape(effect)} {verdict_badge(r.claim.verdict)} "
-                f'<a href="#{r.claim.anchor}">evidence</a></li>'
+                f"<li>{text}: {html.escape(effect)} {verdict_badge(claim.verdict)} "
+                f'<a href="#{claim.anchor}">evidence</a></li>'
             )
 
         advice = "".join(
             item(
                 f"<strong>{html.escape(r.advice)}</strong>"
                 + "".join(f"; but {html.escape(caveat)}" for caveat in r.caveats),
-                r,
+                r.claim,
             )
             for r in self.advice
         )
@@ -186,12 +192,14 @@ class ShortAnswer:
             if advice
             else "<p>No practice this page checked paid off here.</p>"
         )
-        findings = "".join(item(html.escape(r.finding), r) for r in self.findings)
-        if findings:
-            findings = (
-                '<p class="perfguide-short-answer-findings">Measured, not advised here:</p>'
-                f"<ul>{findings}</ul>"
-            )
+        findings = ""
+        for verdict, heading in FINDING_HEADINGS.items():
+            found = [r for r in self.findings if r.deciding.verdict == verdict]
+            if found:
+                items = "".join(item(html.escape(r.finding), r.deciding) for r in found)
+                findings += (
+                    f'<p class="perfguide-short-answer-findings">{heading}:</p><ul>{items}</ul>'
+                )
         scenario = self.scenario._repr_html_() if self.scenario else ""
         return (
             '<div class="perfguide-short-answer"><p class="perfguide-short-answer-title">'
