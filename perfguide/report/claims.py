@@ -398,6 +398,30 @@ def share_of_time(
     return Claim(statement, held, evidence, effect, bound)
 
 
+def grows_less(grown: Growth, reference: Growth, fraction: float, what: str) -> Claim:
+    """The claim that ``grown.label`` grows the process by under ``fraction`` of what
+    ``reference.label`` grows it (``what`` that fraction is, in words: "a tenth"), judged on
+    both next-process intervals: held where all of ``grown``'s lies below ``fraction`` of the
+    lowest the reference's reaches, did not hold where all of it lies at or above ``fraction``
+    of the highest, inconclusive otherwise.
+
+    >>> fixed = Growth("reduce-retracing", (10e3, 12e3, 11e3), (0.0,) * 3)
+    >>> retracing = Growth("tf-function", (400e3, 420e3, 410e3), (0.0,) * 3)
+    >>> grows_less(fixed, retracing, 1 / 10, "a tenth").verdict
+    'HELD'
+    """
+    (low, high), (ref_low, ref_high) = grown.interval, reference.interval
+    held = True if high < fraction * ref_low else False if low >= fraction * ref_high else None
+    statement = f"{grown.label} grows the process by under {what} of {reference.label}'s growth"
+    evidence = (
+        f"{_growth_evidence(grown)}; against {reference.label}'s "
+        f"{format_bytes(reference.rate)} a call ({NEXT_PROCESS}: {format_bytes(ref_low)} to "
+        f"{format_bytes(ref_high)})"
+    )
+    effect = f"{format_bytes(grown.rate)} against {format_bytes(reference.rate)} a call"
+    return Claim(statement, held, evidence, effect, f"under {what}")
+
+
 #: What each kind of a training step's peak is, in a claim's words.
 PEAK_KINDS = {
     "tensors": "its tensors at the step's peak",
