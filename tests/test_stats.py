@@ -59,7 +59,18 @@ def test_unpaired_ratios_carry_both_sides_spreads():
     spread = Spread(0.03, 4, 0.01)
     one_side = stats.rerun_interval(2.0, [2.0, 2.1, 1.9], spread)
     both = stats.unpaired_interval(2.0, [2.0, 2.1, 1.9], [1.0, 1.05, 0.95], spread)
-    assert half_width(*both) > 1.3 * half_width(*one_side)
+    # Twice the variance (sqrt 2 the width), less what twice the degrees of freedom take off t.
+    assert half_width(*both) > 1.25 * half_width(*one_side)
+
+
+def test_a_known_drift_is_not_inflated_by_t_at_a_few_processes():
+    # Three processes that agree, and a drift that dominates: the interval is about the
+    # normal quantile of the drift, not Student's t at two or three degrees of freedom.
+    spread = Spread(0.01, 1.5, 0.07)
+    low, high = stats.rerun_interval(1.0, [1.0, 1.0, 1.0], spread)
+    normal = math.exp(1.96 * math.sqrt(2) * 0.07)
+    assert high == pytest.approx(normal, rel=0.02)
+    assert stats.rerun_variance([1.0, 1.0, 1.0], spread)[1] > 100
 
 
 def test_the_interval_covers_reruns_drawn_from_its_own_model():
