@@ -51,6 +51,7 @@ inside the graph), while this page is built; what it prints is what you would se
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -79,6 +80,9 @@ def diagnose(function: str, *inputs: str):
     plt.show()
 
 
+# sphinx_gallery_end_ignore
+
+
 # %%
 # A tf.function called with Python numbers
 # ----------------------------------------
@@ -88,7 +92,9 @@ def diagnose(function: str, *inputs: str):
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:scale --input float32[64,256]
 # --input 0.5 --quick``
+# sphinx_gallery_start_ignore
 diagnose("scale", "float32[64,256]", "0.5")
+# sphinx_gallery_end_ignore
 
 # %%
 # A Python loop of small ops
@@ -99,7 +105,9 @@ diagnose("scale", "float32[64,256]", "0.5")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:row_norms
 # --input float32[32,16] --quick``
+# sphinx_gallery_start_ignore
 diagnose("row_norms", "float32[32,16]")
+# sphinx_gallery_end_ignore
 
 # %%
 # One large product
@@ -110,7 +118,9 @@ diagnose("row_norms", "float32[32,16]")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:product
 # --input float32[1024,1024] --input float32[1024,1024] --quick``
+# sphinx_gallery_start_ignore
 diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
+# sphinx_gallery_end_ignore
 
 # %%
 # A function that cannot be a graph
@@ -126,7 +136,9 @@ diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:clipped_mean
 # --input float32[256,64] --quick``
+# sphinx_gallery_start_ignore
 diagnose("clipped_mean", "float32[256,64]")
+# sphinx_gallery_end_ignore
 
 # %%
 # A graph that waits for Python
@@ -143,10 +155,14 @@ diagnose("clipped_mean", "float32[256,64]")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:log_magnitude
 # --input float32[64] --quick``
+# sphinx_gallery_start_ignore
 diagnose("log_magnitude", "float32[64]")
+# sphinx_gallery_end_ignore
 
 # %%
 # Previous question: :doc:`Why does my TensorFlow process keep growing?
 # </auto_examples/memory/plot_memory>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 workers.close()
+# sphinx_gallery_end_ignore

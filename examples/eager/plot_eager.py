@@ -24,6 +24,7 @@ and :doc:`How to read the numbers </index>` explains the tables and verdicts.
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 import functools
 
 import matplotlib.pyplot as plt
@@ -61,6 +62,7 @@ print(
         or "none installed"
     )
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # One op, from one element to ten million
@@ -79,6 +81,7 @@ print(
 #
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: _matmul_call
+# sphinx_gallery_start_ignore
 add_sizes = [10**k for k in range(8)]
 matmul_sizes = [4**k for k in range(0, 12, 2)]  # square matrices of side 1 to 1024
 small_add = Faster("numpy", "eager", by=10)
@@ -116,11 +119,13 @@ add_ax.set_title("x + x")
 scaling_plot(matmul, eg.MATMUL.size_name, ax=matmul_ax)
 matmul_ax.set_title("x @ x (square)")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # The same measurements as work done per second, against this machine's measured limits: x + x
 # reads n floats and writes n (8 bytes an element), against the memory bandwidth; a product of
 # side s does 2·s³ floating-point operations, against the peak of a large matrix product.
+# sphinx_gallery_start_ignore
 fig, (add_ax, matmul_ax) = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
 rate_plot(
     add,
@@ -143,9 +148,11 @@ rate_plot(
 )
 matmul_ax.set_title("x @ x: operations per second")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # At the largest sizes, each variant's share of the limit that bounds it:
+# sphinx_gallery_start_ignore
 for m in add_runs[add_sizes[-1]]:
     share = machine.bandwidth_share(8 * m.size, m.median_s)
     print(
@@ -156,10 +163,12 @@ for m in matmul_runs[matmul_sizes[-1]]:
     print(
         f"x @ x,  {m.label:6s} {format_seconds(m.median_s):>9s}: {share:6.1%} of peak"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # The checks compare eager TensorFlow with NumPy at the smallest and the largest size, and with
 # each installed peer.
+# sphinx_gallery_start_ignore
 checked = {
     claim: claim.check(add_runs[add_sizes[0]]) for claim in [small_add, *peer_small]
 } | {large_add: large_add.check(add_runs[add_sizes[-1]])}
@@ -175,6 +184,7 @@ if not peers:
         "no claims about them. Install torch and jax beside TensorFlow and rerun to see them."
     )
 ClaimReport(list(checked.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # Two things these checks show at the largest sizes have causes the page can measure.
@@ -184,6 +194,7 @@ ClaimReport(list(checked.values()))
 # the first time they are touched, on every call. TensorFlow's allocator keeps freed buffers and
 # hands them out again. The ``numpy-preallocated`` row adds into one output array made once
 # (``np.add(x, x, out)``), in the same run: if fresh memory is the cost, that closes the gap.
+# sphinx_gallery_start_ignore
 largest_add = add_runs[add_sizes[-1]]
 fresh, preallocated, eager_add = pick(
     largest_add, "numpy", "numpy-preallocated", "eager"
@@ -194,17 +205,20 @@ for m in (fresh, preallocated, eager_add):
 fresh_memory = Faster("numpy-preallocated", "numpy", by=1.5)
 fresh_memory_checked = fresh_memory.check(largest_add)
 ClaimReport([fresh_memory_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # **x @ x: the gap is the kernel, not eager dispatch.** The fixed cost of one eager op (measured
 # below, in the table of calls that do nothing) is microseconds; a product of side 1024 takes
 # milliseconds. The difference between the two libraries is how close their matrix-multiply
 # kernels come to the peak:
+# sphinx_gallery_start_ignore
 numpy_mm, eager_mm = pick(matmul_runs[matmul_sizes[-1]], "numpy", "eager")
 flops = eg.matmul_flops(numpy_mm.size)
 for m in (numpy_mm, eager_mm):
     share = machine.compute_share(flops, m.median_s)
     print(f"{m.label:6s} {format_seconds(m.median_s):>9s}  {share:6.1%} of the peak")
+# sphinx_gallery_end_ignore
 
 # %%
 # A chain of small ops
@@ -217,13 +231,17 @@ for m in (numpy_mm, eager_mm):
 #
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: small_ops
+# sphinx_gallery_start_ignore
 chain = Faster("tf-function", "eager")
 small_ops = workers.run(eg.SMALL_OPS, settle=[chain])
 Comparison(small_ops, baseline="eager")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 chain_checked = chain.check(small_ops)
 ClaimReport([chain_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # What a call costs when it does nothing
@@ -233,10 +251,13 @@ ClaimReport([chain_checked])
 # overhead: a plain Python function, one eager op and one ``tf.function`` call. The fourth,
 # ``numpy-copy``, is what ``.numpy()`` costs: a copy of the tensor into a new NumPy array, paid
 # whenever a result is fetched to Python.
+# sphinx_gallery_start_ignore
 calls = workers.run(eg.CALL_OVERHEAD)
 Comparison(calls, baseline="python-function")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 python_call, op, function = pick(
     calls, "python-function", "eager-identity", "tf-function"
 )
@@ -259,6 +280,7 @@ ClaimReport(
         .restated("a trivial tf.function call costs more than a trivial eager op")
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Where the time of one call goes
@@ -282,6 +304,7 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/measure/anatomy.py
 #       :pyobject: function_layers
+# sphinx_gallery_start_ignore
 op_layers = workers.run(eg.OP_LAYERS)
 concrete = Faster("concrete-function", "tf-function")
 function_layers = workers.run(eg.FUNCTION_LAYERS, settle=[concrete])
@@ -293,13 +316,17 @@ layer_calls = {
     "concrete-function": anatomy.python_calls(traced.get_concrete_function(x), x),
 }
 Comparison(function_layers, baseline="tf-function")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 Comparison(op_layers, baseline="public-api")
+# sphinx_gallery_end_ignore
 
 
 # %%
 # The same split as bars on a linear axis: each segment is what one layer adds.
+# sphinx_gallery_start_ignore
 def layer_times(layers, order):
     """Each layer's own time (its median minus the next inner layer's), outermost first."""
     medians = [m.median_s for m in pick(layers, *order)]
@@ -330,8 +357,10 @@ for ax, (name, layers, order) in zip(
     ax.set_title(name, fontsize=10)
     ax.set_xlabel("µs per call (median), split by layer")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 function_total, function_runtime = pick(
     function_layers, "tf-function", "runtime-execute"
 )
@@ -363,6 +392,7 @@ ClaimReport(
         ),
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # So ``tf.function`` pays off when it replaces enough eager ops to cover its own call; the claims
@@ -379,13 +409,17 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: network_gradient
+# sphinx_gallery_start_ignore
 graph_gradient = Faster("tf-function-tape", "eager-tape")
 gradients = workers.run(eg.GRADIENT, settle=[graph_gradient])
 Comparison(gradients, baseline="eager-tape")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 gradient_checked = graph_gradient.check(gradients)
 ClaimReport([gradient_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # log(1 + e^x) and its custom gradients
@@ -414,6 +448,7 @@ ClaimReport([gradient_checked])
 #
 # Each is compared with the float64 derivative (computed stably) over x from −80 to 120; the
 # plot shows relative error, with NaN drawn at the top.
+# sphinx_gallery_start_ignore
 x = tf.constant(np.linspace(-80, 120, 801).astype(np.float32))
 reference = eg.sigmoid_float64(x.numpy())
 errors = {
@@ -432,10 +467,12 @@ ax.set_ylabel("relative error of the gradient\n(log scale; NaN drawn at 10)")
 ax.set_title("d/dx log(1 + e^x) in float32 against float64")
 ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, frameon=False)
 plt.show()
+# sphinx_gallery_end_ignore
 
 
 # %%
 # The checks. "Float32 precision" means a relative error below 1e-6 everywhere in the range.
+# sphinx_gallery_start_ignore
 def worst(name):
     return float(np.max(errors[name]))  # NaN if any NaN
 
@@ -475,17 +512,22 @@ ClaimReport(
         stable_claim,
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Do the custom gradients cost speed? Value and gradient of 1000 points in [−10, 10], where all
 # three agree, eagerly. The article says reusing e^x makes the gradient cheaper.
+# sphinx_gallery_start_ignore
 cheaper = Faster("custom-gradient", "naive")
 stable_cost = Faster("stable-custom-gradient", "naive", by=1 / 2)
 log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=[cheaper, stable_cost])
 Comparison(log1pexp, baseline="naive")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)])
+# sphinx_gallery_end_ignore
 
 # %%
 # Why: reusing e^x saves one exponential, but the custom gradient runs more ops, and on this
@@ -493,6 +535,7 @@ ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)])
 # and gradient, counted from its traced graph (``IdentityN`` and the extra ``Identity`` ops are
 # how ``tf.custom_gradient`` attaches the gradient), and what the extra ops should cost at the
 # median eager op measured above:
+# sphinx_gallery_start_ignore
 x_timed = tf.constant(10 * eg.make_vector(eg.LOG1PEXP_WORKLOAD.default_size))
 op_counts = {
     name: eg.graph_op_counts(functools.partial(eg.value_and_gradient, fn), x_timed)
@@ -507,6 +550,7 @@ for name, counts in op_counts.items():
         f"{extra * op.median_s * 1e6:+6.0f} µs predicted, {measured * 1e6:+6.0f} µs measured"
     )
     print(f"{'':23s} {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}")
+# sphinx_gallery_end_ignore
 
 # %%
 # Higher-order gradients
@@ -514,6 +558,7 @@ for name, counts in op_counts.items():
 #
 # Nesting two tapes gives the second derivative, e^x/(1 + e^x)², through each version, custom
 # gradients included; here compared with its float64 value at 41 points in [−10, 10].
+# sphinx_gallery_start_ignore
 x_small = tf.constant(np.linspace(-10, 10, 41).astype(np.float32))
 s = eg.sigmoid_float64(x_small.numpy())
 second_errors = {
@@ -530,12 +575,14 @@ ClaimReport(
         for name, error in second_errors.items()
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 numpy_small, eager_small = pick(add_runs[add_sizes[0]], "numpy", "eager")
 eager_over_numpy = {
     n: pick(runs, "eager")[0].median_s / pick(runs, "numpy")[0].median_s
@@ -571,6 +618,7 @@ answer.publish(
     "Why is eager TensorFlow slow on small ops, and what do custom gradients cost?",
 )
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -589,6 +637,7 @@ print(answer)
 # operations buy over loops, and how close do they get to the hardware?
 # </auto_examples/vectorization/plot_vectorization>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 published = (
     add
     + matmul
@@ -602,3 +651,4 @@ published = (
 results.save(results.measurements_dir() / "eager.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

@@ -23,6 +23,7 @@ median over calibrated blocks, with the first call (tracing and compilation) rep
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 import dataclasses
 
 import matplotlib.pyplot as plt
@@ -48,6 +49,7 @@ machine = workers.machine_limits
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
 print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write)")
+# sphinx_gallery_end_ignore
 
 # %%
 # Six ways to take the same step
@@ -83,6 +85,7 @@ print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write
 #
 #    .. literalinclude:: /../perfguide/workloads/linear_regression.py
 #       :pyobject: _graph_loop
+# sphinx_gallery_start_ignore
 workload = WORKLOADS["linear-regression"]
 whole_loop = Faster("tf-function-loop", "tf-function-step", by=5)
 compiled = Faster("xla-loop", "tf-function-loop")
@@ -98,13 +101,16 @@ step_claims = [
 ]
 measurements = workers.run(workload, settle=step_claims)
 Comparison(measurements, baseline=workload.baseline)
+# sphinx_gallery_end_ignore
 
 # %%
 # The same medians on a log axis. Each variant's first call (tracing, and for XLA compiling) is
 # the table's *first-call overhead* and is not part of these times.
+# sphinx_gallery_start_ignore
 ax = dot_plot(measurements)
 ax.set_title(f"Gradient descent on {format_count(workload.default_size)} points")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # What each variant pays for, besides the arithmetic: ``Session.run`` enters the TF1 runtime and
@@ -112,14 +118,17 @@ plt.show()
 # op, and a step with its gradient is a dozen ops; ``tf.function`` per step crosses once per step;
 # the whole-loop variants cross once per call, and XLA can in addition fuse the step's
 # element-wise ops into one kernel. The checks:
+# sphinx_gallery_start_ignore
 checked = {claim: claim.check(measurements) for claim in step_claims}
 ClaimReport(list(checked.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # The learner's run on this machine
 # ---------------------------------
 #
 # Their 100 000 steps, at the median time per step measured above:
+# sphinx_gallery_start_ignore
 LEARNER_STEPS = 100_000
 QUOTED = {"numpy": "about 4 s", "tf1-session": "about 40 s (CPU), 80 s (GPU)"}
 scenario = Scenario(
@@ -135,6 +144,7 @@ scenario = Scenario(
     ],
 )
 scenario
+# sphinx_gallery_end_ignore
 
 # %%
 # When does overhead stop dominating?
@@ -145,6 +155,7 @@ scenario
 # least read x and y once (8 bytes a point), so that many bytes per step over the time per step
 # is the rate at which it consumes the data. The dashed line is this machine's measured memory
 # bandwidth: no step can consume data faster than memory delivers it.
+# sphinx_gallery_start_ignore
 sizes = [10**k for k in range(2, 8)]
 sweep_variants = ["numpy", "tf-function-step", "tf-function-loop", "xla-loop"]
 largest = sizes[-1]
@@ -171,11 +182,13 @@ ax = rate_plot(
 )
 ax.set_title("Data consumed per second: x and y once per step")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # At small sizes every line climbs in step with the size: a step's fixed cost is the time, so
 # more points per step come for free. The lines flatten where the arithmetic and the memory
 # traffic take over. At the largest size each variant's share of the bandwidth:
+# sphinx_gallery_start_ignore
 shares = {
     m.label: machine.bandwidth_share(lr.bytes_per_step(m.size), m.median_s)
     for m in sweep[largest]
@@ -183,6 +196,7 @@ shares = {
 for label, share in shares.items():
     print(f"{label:18s} {share:6.1%} of the memory bandwidth")
 ClaimReport([claim.check(sweep[largest]) for claim in large_claims])
+# sphinx_gallery_end_ignore
 
 # %%
 # None of them comes near the bandwidth: reading x and y once is the least a step can do, and
@@ -199,6 +213,7 @@ ClaimReport([claim.check(sweep[largest]) for claim in large_claims])
 # the valley round: a step a thousand times larger is stable and should converge in far fewer
 # iterations, and *a* and *b* for the raw x follow by undoing the scaling. (This part counts
 # iterations, not seconds, in float64 NumPy.)
+# sphinx_gallery_start_ignore
 x, y = lr.make_data(workload.default_size, np.float64)
 optimum_ab = lr.least_squares(x, y)
 optimum = lr.mean_squared_error(x, y, *optimum_ab)
@@ -229,9 +244,11 @@ ax.set_ylabel("loss / least-squares loss − 1 (log scale)")
 ax.set_title("Convergence with and without feature scaling")
 ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # The checks.
+# sphinx_gallery_start_ignore
 recovery_error = max(
     abs(r - o) / abs(o) for r, o in zip(recovered_ab, optimum_ab, strict=True)
 )
@@ -256,6 +273,7 @@ ClaimReport(
         ),
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The learner's GPU
@@ -264,6 +282,7 @@ ClaimReport(
 # On a GPU each op adds a kernel launch and each fed array a copy from host to device, so a step
 # this small has more overhead to pay; the learner's GPU run took twice as long as their CPU run.
 # This part measures that, and runs only when TensorFlow sees a GPU.
+# sphinx_gallery_start_ignore
 gpus = env["gpus"]
 per_device = []
 if gpus:
@@ -282,12 +301,14 @@ else:
         "SKIPPED: TensorFlow sees no GPU on the machine that built this page, so there is no"
     )
     print("CPU/GPU comparison here. Run this script on a machine with a GPU to see it.")
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 numpy_m, tf1, eager, loop, xla = pick(
     measurements, "numpy", "tf1-session", "eager", "tf-function-loop", "xla-loop"
 )
@@ -322,6 +343,7 @@ answer.publish(
     "linear_regression", "Why is my TensorFlow gradient descent slower than NumPy?"
 )
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -337,6 +359,7 @@ print(answer)
 # Next question: :doc:`Why is my tf.function fast, slow, or wrong?
 # </auto_examples/tf_function/plot_tf_function>` The measuring machine is described on the
 # :doc:`build machine </environment>` page.
+# sphinx_gallery_start_ignore
 published = measurements + [
     m for n in sizes if n != workload.default_size for m in sweep[n]
 ]
@@ -345,3 +368,4 @@ results.save(
 )
 print(f"published {len(published) + len(per_device)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

@@ -28,6 +28,7 @@ the machine that built it; the workloads are in :mod:`perfguide.workloads.memory
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 import statistics
 
 import matplotlib.pyplot as plt
@@ -63,6 +64,7 @@ print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}")
 print(f"memory: {format_bytes(psutil.virtual_memory().total)} in all")
 for name, why in memory.allocators()[1].items():
     print(f"not measured here: {name} ({why})")
+# sphinx_gallery_end_ignore
 
 # %%
 # Every experiment below runs in fresh processes of its own, three each, all queued at once and
@@ -73,7 +75,9 @@ for name, why in memory.allocators()[1].items():
 # experiment's three come from three such processes started apart, since much of what makes one
 # process's memory differ from the next (where its heap and libraries land, Python's hash seed)
 # is settled when a process starts.
+# sphinx_gallery_start_ignore
 measured, peaks = memory.measure()
+# sphinx_gallery_end_ignore
 
 # %%
 # One shape, call after call
@@ -93,6 +97,7 @@ measured, peaks = memory.measure()
 #
 #    .. literalinclude:: /../perfguide/measure/memory.py
 #       :pyobject: resident_series
+# sphinx_gallery_start_ignore
 GROWS = 1e3  # bytes a call from which a way counts as growing the process
 one_shape = measured["one shape"]
 growth_table(
@@ -101,26 +106,33 @@ growth_table(
     memory.WAYS,
     one_shape.traces,
 )
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ax = resident_plot(one_shape.series)
 ax.set_title("One shape: memory held, first process")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 predict_grows = grows(one_shape.growth["predict"], GROWS)
 flat_one_shape = {
     way: stays_flat(one_shape.growth[way], GROWS)
     for way in ("model-call", "predict-on-batch", "input-signature")
 }
 ClaimReport([predict_grows, *flat_one_shape.values()])
+# sphinx_gallery_end_ignore
 
 # %%
 # What a growth rate means for a server that answers every request the same way: how many calls
 # until it has used this machine's memory (the process and the system need some of it first).
+# sphinx_gallery_start_ignore
 total = psutil.virtual_memory().total
 for line in calls_to_fill(one_shape.growth, total, GROWS):
     print(line)
+# sphinx_gallery_end_ignore
 
 
 # %%
@@ -135,6 +147,7 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 # size, with ``reduce_retracing=True`` or an input signature whose batch dimension is ``None``,
 # or to pad each batch to one of a few sizes (here the next power of two) and cut the answer
 # back (``buckets``). ``traces`` counts the graphs each traced.
+# sphinx_gallery_start_ignore
 new_shapes = measured["new shapes"]
 growth_table(
     "A new shape every call: growth per call (median of 3 processes)",
@@ -142,13 +155,17 @@ growth_table(
     memory.WAYS,
     new_shapes.traces,
 )
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ax = resident_plot(new_shapes.series)
 ax.set_title("A new shape every call: memory held, first process")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 retracing = new_shapes.growth["tf-function"]
 retrace_grows = grows(retracing, 10 * GROWS)
 reduce_fixes, signature_fixes = (
@@ -157,10 +174,13 @@ reduce_fixes, signature_fixes = (
 )
 signature_grows = grows(new_shapes.growth["input-signature"], 10 * GROWS)
 ClaimReport([retrace_grows, reduce_fixes, signature_fixes, signature_grows])
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 for line in calls_to_fill(new_shapes.growth, total, GROWS):
     print(line)
+# sphinx_gallery_end_ignore
 
 # %%
 # Why one graph can still grow
@@ -170,6 +190,7 @@ for line in calls_to_fill(new_shapes.growth, total, GROWS):
 # ``reduce_retracing=True`` two, yet both grew with every new shape. The same calls in processes
 # started with ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of
 # oneDNN's:
+# sphinx_gallery_start_ignore
 onednn_off = measured["oneDNN off"]
 onednn_claims = []
 for way, without in onednn_off.growth.items():
@@ -187,6 +208,7 @@ for way, without in onednn_off.growth.items():
 # Padded to a few sizes, the process should stop growing: under the page's own bound.
 buckets_fix = stays_flat(new_shapes.growth["buckets"], GROWS)
 ClaimReport([*onednn_claims, buckets_fix])
+# sphinx_gallery_end_ignore
 
 # %%
 # Where the growth stops with oneDNN off, it was oneDNN's: TensorFlow keeps the oneDNN kernel
@@ -204,6 +226,7 @@ ClaimReport([*onednn_claims, buckets_fix])
 # change is from the step before):
 
 
+# sphinx_gallery_start_ignore
 new_shapes_held = new_shapes.held()
 new_shapes_change = changes(new_shapes_held)
 Scenario(
@@ -214,6 +237,7 @@ Scenario(
         for step, held in new_shapes_held.items()
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The allocator
@@ -224,6 +248,7 @@ Scenario(
 # one shape, ``predict``, then the same steps, in fresh processes started with each other
 # allocator this machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``), beside glibc's
 # as it comes (the first experiment's ``predict``, which ran first in its processes too):
+# sphinx_gallery_start_ignore
 by_allocator = {"glibc malloc": one_shape} | {
     name.removeprefix("predict, "): experiment
     for name, experiment in measured.items()
@@ -234,10 +259,12 @@ growth_table(
     {name: experiment.growth["predict"] for name, experiment in by_allocator.items()},
     objects={name: m.objects_per_call["predict"] for name, m in by_allocator.items()},
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # What the calls added and what the steps then gave back, by allocator (the glibc row's
 # processes had called the other three ways as well):
+# sphinx_gallery_start_ignore
 given_back = {
     name: changes(experiment.held()) for name, experiment in by_allocator.items()
 }
@@ -254,8 +281,10 @@ Scenario(
         for name, change in given_back.items()
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 glibc_predict = one_shape.growth["predict"]
 allocator_claims = {
     name: stays_flat(
@@ -265,13 +294,16 @@ allocator_claims = {
     if name != "glibc malloc"
 }
 ClaimReport(list(allocator_claims.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # An allocator can only give back memory the program has freed. What ``predict`` keeps is in
 # use: the Python objects each way left behind per call (more tracked by the garbage collector
 # after its calls than before), under every allocator:
+# sphinx_gallery_start_ignore
 for way, objects in one_shape.objects_per_call.items():
     print(f"{way}: {objects:.3g} objects a call")
+# sphinx_gallery_end_ignore
 
 # %%
 # A training step's peak
@@ -296,39 +328,50 @@ for way, objects in one_shape.objects_per_call.items():
 #
 #    .. literalinclude:: /../perfguide/measure/memory.py
 #       :pyobject: step_peak
+# sphinx_gallery_start_ignore
 peak_table("A training step's peak memory (median of 3 processes)", peaks)
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ax = peak_plot(peaks)
 ax.set_title("A training step's peak memory against batch size")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # Each example of a batch costs the slope of these lines; the fixed rest is the model, its
 # optimizer and the traced step. At those slopes, the largest batch whose step would fit in the
 # memory this machine has free now:
+# sphinx_gallery_start_ignore
 available = psutil.virtual_memory().available
 per_example_table(
     "Memory a training step needs per example of its batch (median of 3 processes)",
     peaks,
     available,
 )
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 float32, bfloat16 = (peaks[policy] for policy in memory.TRAINING_POLICIES)
 peak_claims = [needs_less(bfloat16, float32, kind, by=1.5) for kind in PEAK_KINDS]
 ClaimReport(peak_claims)
+# sphinx_gallery_end_ignore
 
 # %%
 # ``mixed_bfloat16`` halves the activations from the shapes, yet the step's tensors shrink far
 # less. Where the forward pass keeps what it keeps, layer by layer (per example, at the largest
 # batch; each layer's count includes its output):
+# sphinx_gallery_start_ignore
 layer_table("What each layer keeps for the backward pass, per example", peaks)
+# sphinx_gallery_end_ignore
 
 # %%
 # The layer that keeps the most beyond its own output under ``mixed_bfloat16``, and what it
 # keeps for each element of its input (which the layer before it put out in bfloat16, 2 bytes
 # an element):
+# sphinx_gallery_start_ignore
 names = list(bfloat16.layers)
 heaviest = max(
     names, key=lambda n: bfloat16.layers[n]["kept"] - bfloat16.layers[n]["output"]
@@ -340,12 +383,14 @@ print(
     f"{bfloat16.layers[heaviest]['kept'] / input_elements:.3g} bytes for each element of "
     "its input"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 freed = sum(new_shapes_change[step] for step in list(new_shapes_change)[1:-1])
 answer = ShortAnswer(
     "Measure the way you call the model: on this machine predict grew the process by "
@@ -399,6 +444,7 @@ answer = ShortAnswer(
 )
 answer.publish("memory", "Why does my TensorFlow process keep growing?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -412,5 +458,7 @@ print(answer)
 # </auto_examples/serving/plot_serving>` Next: :doc:`Diagnose your own code
 # </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 save(results.measurements_dir() / "memory.json", env, measured, peaks)
 print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
+# sphinx_gallery_end_ignore

@@ -31,6 +31,7 @@ float32's loss. :doc:`How to read the numbers </index>` explains the tables and 
 # needs loss scaling. A CPU does arithmetic on bfloat16 natively with ``avx512_bf16`` or
 # ``amx_bf16``, on float16 with ``avx512_fp16`` or ``amx_fp16``; ``python -m perfguide env``
 # prints the flags of yours. The claims below are stated for this build's kind of CPU.
+# sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 
 from perfguide.measure.profile import is_onednn
@@ -68,6 +69,7 @@ print(
 for dtype, has in native.items():
     flags = " or ".join(mp.NATIVE_FLAGS[dtype])
     print(f"{dtype:9s} arithmetic in hardware: {'yes' if has else 'no'} ({flags})")
+# sphinx_gallery_end_ignore
 
 # %%
 # Products and convolutions in three types
@@ -85,6 +87,7 @@ for dtype, has in native.items():
 #
 #    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
 #       :pyobject: _convolution_call
+# sphinx_gallery_start_ignore
 SIDES = [128, 512, 2048]
 largest = SIDES[-1]
 
@@ -113,8 +116,10 @@ ax = rate_plot(
 )
 ax.set_title("One product, by type")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 side = mp.CONVOLUTION.default_size
 
 
@@ -136,8 +141,10 @@ Table(
         [f"convolution, side {side}", *peak_shares(convolutions, conv_flops(side))],
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 kernel_checked = [
     c.check(products[largest]).on(f"product, side {largest}") for c in kernel_claims
 ]
@@ -145,6 +152,7 @@ kernel_checked += [
     c.check(convolutions).on(f"convolution, side {side}") for c in kernel_claims
 ]
 ClaimReport(kernel_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # A share above 100 % is no error: the peak is float32's, and a type with half the bits can do
@@ -167,14 +175,17 @@ ClaimReport(kernel_checked)
 #
 #    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
 #       :pyobject: compiled_model
+# sphinx_gallery_start_ignore
 inference_claims = [kind_claim("bfloat16", "mixed-bfloat16")]
 inference = workers.run(mp.INFERENCE, quick=True, settle=inference_claims)
 Comparison(inference, baseline="float32")
+# sphinx_gallery_end_ignore
 
 
 # %%
 # Then training, one ``train_on_batch`` step at a time under each policy, and each again with
 # ``jit_compile=True``. Under ``mixed_float16`` the optimizer scales the loss.
+# sphinx_gallery_start_ignore
 policy_claims = [
     kind_claim("bfloat16", "mixed-bfloat16"),
     kind_claim("float16", "mixed-float16"),
@@ -182,16 +193,21 @@ policy_claims = [
 ]
 training = workers.run(mp.TRAINING, quick=True, settle=policy_claims)
 Comparison(training, baseline="float32")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ax = dot_plot(training)
 ax.set_title("One training step of 64 images, by policy")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 policy_checked = [c.check(training).on("training step") for c in policy_claims]
 inference_checked = [c.check(inference).on("inference") for c in inference_claims]
 ClaimReport(policy_checked + inference_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # Which kernels ran
@@ -200,6 +216,7 @@ ClaimReport(policy_checked + inference_checked)
 # Profiles say which kernels ran: one trace per variant, of five calls, taken in one of the
 # page's fresh processes after all the timing above. Kernels whose names start with ``_Mkl`` are
 # oneDNN's; others are TensorFlow's generic (Eigen) kernels. First the product of each type:
+# sphinx_gallery_start_ignore
 logdir = results.measurements_dir() / "mixed_precision.profile"
 
 
@@ -237,11 +254,13 @@ kernels(
     traces(mp.PRODUCT, largest, mp.DTYPES),
     f"The product of side {largest}: its slowest op, and shares of op time",
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Then one training step per policy: the op that took the most time, the share of op time in
 # oneDNN's kernels, and the share in the casts a mixed policy adds (each layer casts its float32
 # weights and inputs to the 16-bit type).
+# sphinx_gallery_start_ignore
 step_tables = traces(
     mp.TRAINING,
     mp.BATCH,
@@ -250,11 +269,13 @@ step_tables = traces(
 kernels(
     step_tables, "One training step per policy: its slowest op, and shares of op time"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Where oneDNN's share falls to zero, TensorFlow ran its generic kernels for that type, which on
 # this CPU are the slow ones; under XLA the compiled cluster runs XLA's own code instead of
 # oneDNN's kernels, whatever the type. In numbers:
+# sphinx_gallery_start_ignore
 f16_ops, xla_ops = step_tables["mixed-float16"], step_tables["mixed-bfloat16-xla"]
 slowest = f16_ops.times[:2]
 f32_step, f32_xla = pick(training, "float32", "float32-xla")
@@ -267,12 +288,16 @@ print(
     f"time, the compiled cluster {xla_ops.times[0].share:.0%}; in float32 too, XLA's step was "
     f"{format_speedup(f32_step.median_s / f32_xla.median_s)} than the step without it"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The ops of the ``mixed_float16`` step, in full:
+# sphinx_gallery_start_ignore
 step_tables["mixed-float16"]
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ClaimReport(
     [
         share_of_time(
@@ -283,6 +308,7 @@ ClaimReport(
         for v in ("mixed-bfloat16", "mixed-float16")
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Memory: weights and activations
@@ -291,6 +317,7 @@ ClaimReport(
 # A mixed policy keeps each variable in float32 and computes on a 16-bit copy, so the weights
 # take as many bytes as before; the activations a batch leaves for the backward pass are stored
 # in the 16-bit type.
+# sphinx_gallery_start_ignore
 POLICIES = mp.INFERENCE.variants  # float32, mixed-bfloat16, mixed-float16
 memory = {
     p: workers.call_in(0, f"{mp.__name__}:memory_bytes", variant=p) for p in POLICIES
@@ -303,8 +330,10 @@ Table(
         for p, b in memory.items()
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 halved = [
     memory[p]["activations"] / memory["float32"]["activations"] for p in POLICIES[1:]
 ]
@@ -318,6 +347,7 @@ memory_claim = exact(
     effect="activations halved",
 )
 ClaimReport([memory_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # Same model, same loss?
@@ -325,6 +355,7 @@ ClaimReport([memory_claim])
 #
 # Each policy trains from the same weights on the same four batches for 30 steps, in one of the
 # page's processes. A policy that changes what the model learns is no speed-up:
+# sphinx_gallery_start_ignore
 STEPS = 30
 curves = {
     p: workers.call_in(0, f"{mp.__name__}:losses_after", variant=p, steps=STEPS)
@@ -338,8 +369,10 @@ ax.set(
 )
 ax.legend()
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 LOSS_TOLERANCE = 0.02
 final = {p: losses[-1] for p, losses in curves.items()}
 gaps = {p: abs(final[p] / final["float32"] - 1) for p in final if p != "float32"}
@@ -351,6 +384,7 @@ loss_claim = exact(
     effect=f"at most {max(gaps.values()):.2%} apart",
 )
 ClaimReport([loss_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # On a GPU
@@ -359,6 +393,7 @@ ClaimReport([loss_claim])
 # On NVIDIA GPUs float16 products run on tensor cores, which want dimensions in multiples of 8.
 # This part times the product at a side that is a multiple of 8 and one that is not, and runs
 # only where TensorFlow sees a GPU.
+# sphinx_gallery_start_ignore
 if env["gpus"]:
     with Workers(device="gpu") as gpu:
         on_gpu = [
@@ -367,12 +402,14 @@ if env["gpus"]:
     Comparison(on_gpu, baseline="float32")
 else:
     print("skipped: this build machine has no GPU that TensorFlow can see")
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above for this build's kind of CPU.
+# sphinx_gallery_start_ignore
 f32, bf16, f16 = pick(training, "float32", "mixed-bfloat16", "mixed-float16")
 f16_top = f16_ops.times[0]
 f16_kernel = "oneDNN's" if is_onednn(f16_top.op) else "TensorFlow's generic"
@@ -426,6 +463,7 @@ answer = ShortAnswer(
 )
 answer.publish("mixed_precision", "Why did mixed precision make my model slower?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -444,9 +482,11 @@ print(answer)
 # </auto_examples/timing/plot_timing>` Next: :doc:`Why don't prefetch and cache speed up my
 # tf.data pipeline? </auto_examples/tf_data/plot_tf_data>`; all recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 published = (
     [m for ms in products.values() for m in ms] + convolutions + training + inference
 )
 results.save(results.measurements_dir() / "mixed_precision.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

@@ -26,6 +26,7 @@ tables and verdicts.
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -50,6 +51,7 @@ print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}")
 print(f"measured peak: {machine.peak_flops / 1e9:.0f} GFLOP/s")
 for way, why in serving.UNAVAILABLE.items():
     print(f"not served here: {way} ({why})")
+# sphinx_gallery_end_ignore
 
 # %%
 # The models and the ways to serve them
@@ -80,6 +82,7 @@ for way, why in serving.UNAVAILABLE.items():
 #
 # Every way's answers agree with Keras's (``model(x)``), as a share of Keras's largest answer;
 # the int8 way rounds its weights, and says how far that moves the answers:
+# sphinx_gallery_start_ignore
 differences = workers.call_in(0, f"{serving.__name__}:output_differences")
 Scenario(
     "Largest difference from Keras's answers, per model and way",
@@ -89,6 +92,7 @@ Scenario(
         for way in differences["mlp"]
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # A converted or quantized model is advised only where its answers stay within a stated
@@ -97,6 +101,7 @@ Scenario(
 # :data:`~perfguide.workloads.serving.QUANTIZED_TOLERANCE`.
 
 
+# sphinx_gallery_start_ignore
 def answers_close(model, way):
     tolerance = serving.tolerance(way)
     return exact(
@@ -117,6 +122,7 @@ close = {
     if way in differences[model]
 }
 ClaimReport(list(close.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # One request at a time
@@ -127,6 +133,7 @@ ClaimReport(list(close.values()))
 # build short, ``predict`` is timed on the tiny model only, and Keras's other calls, XLA and the
 # SavedModel (which runs the ``tf.function``'s graph) on the two smaller models only. A way
 # whose verdict below is undecided after three processes is timed in more.
+# sphinx_gallery_start_ignore
 SMALLER_MODELS_ONLY = (
     "predict",
     "model-call",
@@ -167,21 +174,29 @@ for workload in (MLP, CONV1D, MOBILENET):
         workload, variants, quick=True, settle=model_claims[workload.name]
     )
 Comparison(served[MLP.name], baseline="predict")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 Comparison(served[CONV1D.name], baseline="model-call")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 Comparison(served[MOBILENET.name], baseline="tf-function")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 fig, axes = plt.subplots(3, 1, figsize=(7, 10), layout="constrained")
 for ax, (name, measurements) in zip(axes, served.items(), strict=True):
     dot_plot(measurements, ax=ax)
     ax.set_title(f"{name}: one request")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 by_label = {name: {m.label: m for m in ms} for name, ms in served.items()}
 checked = {
     (name, claim): claim.check(served[name]).on(name.removeprefix("serving-"))
@@ -189,6 +204,7 @@ checked = {
     for claim in claims
 }
 ClaimReport(list(checked.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # Calls or arithmetic
@@ -196,9 +212,11 @@ ClaimReport(list(checked.values()))
 #
 # What a call costs with nothing to compute: each way (but ``predict``, priced on the tiny model
 # above) answering a model that returns its request unchanged, ``identity``:
+# sphinx_gallery_start_ignore
 calls = workers.run(IDENTITY, [w for w in ways if w != "predict"], quick=True)
 call_s = {m.label: m.median_s for m in calls}
 Comparison(calls, baseline="model-call")
+# sphinx_gallery_end_ignore
 
 # %%
 # Each model's time per request set against the call alone (the identity model's time, the
@@ -206,6 +224,7 @@ Comparison(calls, baseline="model-call")
 # what is left over is the work a way does around each op. A share of the peak above 100 % is
 # not float32 arithmetic: int8 weights multiply on the CPU's integer units, which the float32
 # peak does not measure.
+# sphinx_gallery_start_ignore
 flops = {
     name: workers.call_in(
         0, f"{serving.__name__}:request_flops", name=name.removeprefix("serving-")
@@ -240,6 +259,7 @@ Scenario(
         for m in sorted(measurements, key=lambda m: m.median_s)
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The tail: what a user waits for
@@ -249,6 +269,7 @@ Scenario(
 # model one after another with each way, after one untimed request, and keeps every answer's
 # time: the median (p50) and the 99th percentile (p99) of each process, lowest to highest
 # across the processes.
+# sphinx_gallery_start_ignore
 TAIL_WAYS = [
     w
     for w in ("model-call", "tf-function", "saved-model", "litert", "onnxruntime")
@@ -293,11 +314,13 @@ Scenario(
         for way in TAIL_WAYS
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # A *stall* is a request that took many times its process's median (the column's heading says
 # how many): a few stalls in a process make its slowest answers, and its p99 once
 # they are 1 % of its requests, while its median stays put. Where the stalls were:
+# sphinx_gallery_start_ignore
 for way in TAIL_WAYS:
     stalled = [t for t in tails[way] if t["stalls"]]
     if stalled:
@@ -309,6 +332,7 @@ for way in TAIL_WAYS:
         )
     else:
         print(f"{way}: no stalls")
+# sphinx_gallery_end_ignore
 
 # %%
 # Batches: throughput against latency
@@ -317,6 +341,7 @@ for way in TAIL_WAYS:
 # Requests that arrive together can be answered in one call: the call's price is paid once for
 # the batch, and the arithmetic runs on more data at a time. The small model's requests per
 # second at each batch size, against the most the arithmetic allows at the measured peak:
+# sphinx_gallery_start_ignore
 BATCH_WAYS = [w for w in ("tf-function", "litert", "onnxruntime") if w in ways]
 BATCHES = (1, 16, 256)
 batched = [
@@ -334,9 +359,11 @@ ax = rate_plot(
 )
 ax.set_title("The small model: requests answered per second")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # Each batch is one call, so a request waits for the whole batch to be answered:
+# sphinx_gallery_start_ignore
 Scenario(
     "The small model: time to answer a whole batch",
     ["way", *(f"batch {b}" for b in BATCHES)],
@@ -345,6 +372,7 @@ Scenario(
         for way in BATCH_WAYS
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # A cold start
@@ -355,6 +383,7 @@ Scenario(
 # of these is timed apart in a fresh Python process that has imported nothing but NumPy, once
 # per page process, for the MobileNet saved as a ``.keras`` file (answered by Keras), as a
 # ``.tflite`` file and as an ``.onnx`` file:
+# sphinx_gallery_start_ignore
 COLD_WAYS = [w for w in ("keras", "litert", "onnxruntime") if w == "keras" or w in ways]
 starts = {
     way: workers.call(f"{serving.__name__}:cold_start", name="mobilenet", way=way)
@@ -390,10 +419,12 @@ Scenario(
         for way in COLD_WAYS
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # A LiteRT or ONNX Runtime server never imports TensorFlow. How much of each cold start the
 # import is:
+# sphinx_gallery_start_ignore
 import_share = {
     way: median_of(way, "import_s")
     / sum(median_of(way, key) for key in serving.COLD_STEPS)
@@ -401,6 +432,7 @@ import_share = {
 }
 for way, share in import_share.items():
     print(f"{way}: the import is {share:.0%} of the cold start")
+# sphinx_gallery_end_ignore
 
 # %%
 # Which kernels ran
@@ -410,6 +442,7 @@ for way, share in import_share.items():
 # </environment>` says which instruction set they were generated for); the LiteRT interpreter
 # hands what it can of the graph to a delegate, XNNPACK on a CPU; ONNX Runtime runs the graph
 # with an execution provider, on a CPU its own (MLAS) kernels. What each says of the MobileNet:
+# sphinx_gallery_start_ignore
 reports = {}
 if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
     for w in (CONV1D, MOBILENET):
@@ -426,6 +459,7 @@ if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
     )
     print(f"LiteRT: {sum(report['litert_ops'].values())} ops ({ops}), {handed}")
     print(f"ONNX Runtime: {', '.join(report['onnxruntime_providers'])}")
+# sphinx_gallery_end_ignore
 
 # %%
 # Why TensorFlow takes milliseconds on the MobileNet
@@ -437,13 +471,16 @@ if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
 # ``tf.function``'s time. TensorFlow's profiler says where it goes: five calls traced in one of
 # the page's processes after its timing, by op type, most time first (self time leaves out
 # nested ops; the share is of all op time in the trace).
+# sphinx_gallery_start_ignore
 logdir = results.measurements_dir() / "serving.profile"
 trace = workers.trace(0, MOBILENET, "tf-function", 1, str(logdir))
 op_table = OpTable.from_trace(trace, top=6)
 op_table
+# sphinx_gallery_end_ignore
 
 # %%
 # Per request, against LiteRT's interpreter on the same model:
+# sphinx_gallery_start_ignore
 tf_ops = sum(t.count for t in op_table.times) / TRACED_CALLS
 convolutions = [t for t in op_table.times if "Conv" in t.op]
 conv_count = sum(t.count for t in convolutions) / TRACED_CALLS
@@ -469,12 +506,14 @@ if reports:
         f"{litert_ops.get('MUL', 0) + litert_ops.get('ADD', 0)} MUL and ADD (its converter "
         "folds batch normalization into the convolutions' weights)"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # On a request this small, what TensorFlow pays is each convolution kernel's cost beyond its
 # arithmetic, times the dozens of them, and the ops LiteRT's converter removed. int8 weights have a price per op too: each op of the int8 model that takes
 # them quantizes its float input at every call. The int8 model's time over the float one's, per
 # such op:
+# sphinx_gallery_start_ignore
 for name, report in reports.items():
     float_s, int8_s = (by_label[name][w].median_s for w in ("litert", "litert-int8"))
     per_op = (int8_s - float_s) / report["int8_weight_ops"]
@@ -483,12 +522,14 @@ for name, report in reports.items():
         f"{format_seconds(int8_s)} against {format_seconds(float_s)}: "
         f"{format_seconds(abs(per_op))} an op {'more' if per_op > 0 else 'less'}"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 fastest = {name: rank(ms) for name, ms in served.items()}
 
 
@@ -576,6 +617,7 @@ answer = ShortAnswer(
 )
 answer.publish("serving", "How should I serve my model on a CPU?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -594,8 +636,10 @@ print(answer)
 # :doc:`the checklist </checklist>`.
 # One request a call is published from the first runs; the batch plot's own run of it would be
 # a second row of the same workload, way and size.
+# sphinx_gallery_start_ignore
 published = [m for ms in served.values() for m in ms] + calls
 published += [m for m in batched if m.size > 1]
 results.save(results.measurements_dir() / "serving.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

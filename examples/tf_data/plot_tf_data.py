@@ -56,6 +56,7 @@ and verdicts.
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: endless
+# sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 
 from perfguide.measure.runner import default_device
@@ -76,6 +77,7 @@ print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
 PASS = tf_data.IMAGES // tf_data.BATCH
 print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batches")
+# sphinx_gallery_end_ignore
 
 # %%
 # Is the model waiting for data?
@@ -93,30 +95,37 @@ print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batch
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: draw_batches
+# sphinx_gallery_start_ignore
 overlap = workers.run(tf_data.OVERLAP, quick=True)
 Comparison(overlap, baseline="together")
+# sphinx_gallery_end_ignore
 
 
 # %%
 # Each variant's *cores busy* is the CPU time its process used over the wall time: how many of
 # the machine's cores it kept working. The pipeline's and the step's CPU time, spread over
 # every core, is the least time the two can take together, however well they overlap:
+# sphinx_gallery_start_ignore
 cores = env["usable_cores"]
 alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
 both = Overlap(alone, step, prefetched, cores)
 both.table("Pipeline and step, apart and together, and what the cores allow")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 overlap_claims = [
     both.no_overlap_claim(f"{tf_data.FILTERS} filters"),
     Faster("together-prefetch", "together").check(overlap),
 ]
 ClaimReport(overlap_claims)
+# sphinx_gallery_end_ignore
 
 # %%
 # Reading ahead needs a core to read on. Each of the two alone keeps most of the machine's
 # cores busy (TensorFlow runs an op's work on a pool of threads, and tf.data runs its own), so
 # together they ask for more cores than there are, and one's threads run while the other's wait:
+# sphinx_gallery_start_ignore
 print(f"cores busy, pipeline alone: {alone.cores_busy:.2f}")
 print(f"cores busy, step alone: {step.cores_busy:.2f}")
 print(f"asked for together: {alone.cores_busy + step.cores_busy:.2f} of {cores}")
@@ -124,6 +133,7 @@ print(
     f"with prefetch: {prefetched.median_s / both.one_after_other:.0%} of one after the other"
 )
 print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:.0%}")
+# sphinx_gallery_end_ignore
 
 # %%
 # Each transformation, alone and combined
@@ -144,6 +154,7 @@ print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: Storage
 
+# sphinx_gallery_start_ignore
 # The guide's advice, then the settings and placements (a setting that should change little is
 # claimed to cost at most 1.25x the time: a claim closer to "as fast" cannot be decided here);
 # a claim still undecided after three processes gets more.
@@ -167,17 +178,22 @@ pipelines = workers.run(
     tf_data.PIPELINE, quick=True, settle=guide_claims + setting_claims
 )
 Comparison(pipelines, baseline="naive")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ax = dot_plot(pipelines)
 ax.set_title("One batch, through each pipeline, into the step")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # The guide's advice, each piece checked on this machine; then the settings and placements:
+# sphinx_gallery_start_ignore
 guide_checked = [c.check(pipelines) for c in guide_claims]
 setting_checked = [c.check(pipelines) for c in setting_claims]
 ClaimReport(guide_checked + setting_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # .. warning::
@@ -194,20 +210,25 @@ ClaimReport(guide_checked + setting_checked)
 # by default since TensorFlow 2.12) add a prefetch after the last transformation and run a
 # stateless ``map`` in parallel. The guide's two first pieces of advice are in ``naive``
 # already. Turned off, in numbers:
+# sphinx_gallery_start_ignore
 naive, prefetched, unoptimized, untuned = pick(
     pipelines, "naive", "prefetch", "no-default-optimizations", "autotune-off"
 )
 for m in (naive, unoptimized, untuned, prefetched):
     print(f"{m.label}: {format_seconds(m.median_s)} a batch")
+# sphinx_gallery_end_ignore
 
 # %%
 # Where a transformation that removes work gains little beside the step, the pipeline alone
 # says why: how much work there was to remove. No pipeline can make training faster than the
 # step alone, which bounds what ``combined`` can reach. The same pipelines drawn with no step:
+# sphinx_gallery_start_ignore
 inputs = workers.run(tf_data.INPUT_ALONE, quick=True)
 Comparison(inputs, baseline="naive")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 by_record, by_batch, from_cache = pick(inputs, "naive", "batch-then-map", "cache")
 print(
     f"mapping each batch saves {format_seconds(by_record.median_s - by_batch.median_s)} a batch"
@@ -220,6 +241,7 @@ print(
     "the most removing all of the pipeline's work could gain: "
     f"{format_speedup(naive.median_s / step.median_s)}"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # What a new epoch costs
@@ -234,6 +256,7 @@ print(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: epoch_costs
+# sphinx_gallery_start_ignore
 EPOCH_VARIANTS = ("naive", "autotune-off")
 epoch_costs = {
     v: workers.call_in(0, f"{tf_data.__name__}:epoch_costs", variant=v)
@@ -256,6 +279,7 @@ Table(
         for v, costs in epoch_costs.items()
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # When storage keeps the pipeline waiting
@@ -264,14 +288,17 @@ Table(
 # The same records from storage that makes every read of 8 records wait, as a remote bucket
 # does. A wait holds no core, so here much of the pipeline's time is not the cores' work, and
 # reading ahead, or reading several files at once, can hide it.
+# sphinx_gallery_start_ignore
 latency_ms = tf_data.REMOTE.default_size
 remote = workers.run(tf_data.REMOTE, quick=True)
 reads = tf_data.IMAGES // tf_data.READ_RECORDS
 print(f"each read waits {latency_ms} ms; {reads} reads a pass of {PASS} batches")
 print(f"waiting a batch, one read after another: {reads * latency_ms / PASS:g} ms")
 Comparison(remote, baseline="naive")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 remote_claims = [
     Faster("prefetch", "naive"),
     Faster("interleave", "naive"),
@@ -281,17 +308,20 @@ remote_checked = [
     c.check(remote).on(f"storage with {latency_ms} ms waits") for c in remote_claims
 ]
 ClaimReport(remote_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # Here the loop waits for storage, not for the cores: the naive pipeline's process kept fewer
 # than one core busy. Its prefetch (the one tf.data adds, and the explicit one) already runs
 # the step while the next reads wait; what it cannot do is make one file's reads, which come one
 # after another, wait less. Reading four files at once does:
+# sphinx_gallery_start_ignore
 remote_naive, remote_interleave = pick(remote, "naive", "interleave")
 for m in (remote_naive, remote_interleave):
     print(
         f"{m.label}: {format_seconds(m.median_s)} a batch, {m.cores_busy:.2f} cores busy"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # Python in the map
@@ -308,6 +338,7 @@ for m in (remote_naive, remote_interleave):
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: parse_with_py_function
+# sphinx_gallery_start_ignore
 python_claims = [
     Faster("naive", "py-function"),
     Faster("py-function-parallel", "py-function"),
@@ -315,17 +346,22 @@ python_claims = [
 ]
 python = workers.run(tf_data.PYTHON, quick=True, settle=python_claims)
 Comparison(python, baseline="naive")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 python_checked = [c.check(python) for c in python_claims]
 ClaimReport(python_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # Parallel calls cannot run Python in parallel: every call of the function needs Python's global
 # lock, so the calls take turns, and the process keeps fewer cores busy than the same map in
 # TensorFlow ops does:
+# sphinx_gallery_start_ignore
 for m in python:
     print(f"{m.label}: {m.cores_busy:.2f} cores busy")
+# sphinx_gallery_end_ignore
 
 # %%
 # A step that outweighs the pipeline
@@ -334,6 +370,7 @@ for m in python:
 # The step alone and the step fed by the pipeline, with a wider model (64 filters per
 # convolution) whose step takes several times the pipeline's time. However fast the pipeline
 # gets, it can save at most what it adds to the step.
+# sphinx_gallery_start_ignore
 WIDE = 64
 # At most a third saved: the step alone takes at least two thirds of the step fed.
 wide_saves = Faster("together", "step-alone", by=2 / 3)
@@ -345,8 +382,10 @@ wide = workers.run(
     settle=[wide_saves],
 )
 Comparison(wide, baseline="together")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 wide_step, wide_together = pick(wide, "step-alone", "together")
 pipeline_share = 1 - wide_step.median_s / wide_together.median_s
 wide_claim = wide_saves.check(wide).restated(
@@ -354,6 +393,7 @@ wide_claim = wide_saves.check(wide).restated(
     f"the pipeline adds {pipeline_share:.0%} of the epoch",
 )
 ClaimReport([wide_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # The epoch, batch by batch
@@ -369,6 +409,7 @@ ClaimReport([wide_claim])
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: _one_pass
+# sphinx_gallery_start_ignore
 remote_options = {"latency_ms": latency_ms}
 RECORDED = {v: {} for v in (*tf_data.TRANSFORMATIONS, "py-function")} | {
     f"{v}, remote": remote_options for v in tf_data.REMOTE.variants
@@ -386,11 +427,13 @@ fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
 timeline_plot({label: recorded[label].events for label in SHOWN}, ax=ax)
 ax.set_title(f"One pass of {PASS} batches: waiting for input, and training")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # Every pipeline's passes in numbers: the share of the pass the loop waited for input, and how
 # long a step took inside the loop against the step alone. A pipeline that never makes the loop wait
 # can still slow training, by taking the cores from the step.
+# sphinx_gallery_start_ignore
 Table(
     f"Each recorded pass (the median of three), against the step alone "
     f"({format_seconds(step.median_s)})",
@@ -405,12 +448,14 @@ Table(
         for label, r in recorded.items()
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 answer = ShortAnswer(
     f"Because on this machine the pipeline and the step compete for the same "
     f"{env['usable_cores']} cores, and because tf.data already prefetches. The pipeline alone "
@@ -470,6 +515,7 @@ answer = ShortAnswer(
 )
 answer.publish("tf_data", "Why don't prefetch and cache speed up my tf.data pipeline?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -486,7 +532,9 @@ print(answer)
 # Previous question: :doc:`Why did mixed precision make my model slower?
 # </auto_examples/mixed_precision/plot_mixed_precision>` Next question: :doc:`How should I serve
 # my model on a CPU? </auto_examples/serving/plot_serving>`
+# sphinx_gallery_start_ignore
 published = overlap + pipelines + inputs + remote + python + wide
 results.save(results.measurements_dir() / "tf_data.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

@@ -21,6 +21,7 @@ tables and verdicts.
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 import tensorflow as tf
 
@@ -42,6 +43,7 @@ env = workers.environment
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}")
 print(f"TensorFlow ops placed on: {device}")
+# sphinx_gallery_end_ignore
 
 # %%
 # The article's loop: eager, graph, compiled
@@ -61,6 +63,7 @@ print(f"TensorFlow ops placed on: {device}")
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: _series_call
+# sphinx_gallery_start_ignore
 graph_speedup = Faster("tf-function", "eager", by=2)
 series_claims = [
     graph_speedup,
@@ -69,13 +72,17 @@ series_claims = [
 ]
 series = workers.run(tfn.SERIES, settle=series_claims)
 Comparison(series, baseline="eager")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ax = dot_plot(series)
 ax.set_title("99 products of a 100 × 100 matrix, time per call")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 eager, graph = pick(series, "eager", "tf-function")
 first_call_claim = per_process(
     "the first tf.function call, which traces, costs at least 10 steady calls",
@@ -85,12 +92,14 @@ first_call_claim = per_process(
 )
 checked = {claim: claim.check(series) for claim in series_claims}
 ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # The article's ten calls on this machine
 # ---------------------------------------
 #
 # The author timed ten calls of each; here are ten calls at the medians just measured.
+# sphinx_gallery_start_ignore
 QUOTED = {"eager": "about 0.12 s", "tf-function": "about 0.026 s"}
 scenario = Scenario(
     "ten calls of the 99-product loop",
@@ -102,6 +111,7 @@ scenario = Scenario(
     ],
 )
 scenario
+# sphinx_gallery_end_ignore
 
 # %%
 # Tracing made visible
@@ -109,22 +119,27 @@ scenario
 #
 # Python code inside a ``tf.function`` runs while tracing, not on every call. ``print`` is Python;
 # ``tf.print`` is an op in the graph. Three calls of one function that uses both:
+# sphinx_gallery_start_ignore
 python_lines, tf_lines = tfn.print_lines(calls=3)
 print(f"print wrote {len(python_lines)} line(s), tf.print wrote {len(tf_lines)}:")
 print("\n".join(python_lines + tf_lines))
+# sphinx_gallery_end_ignore
 
 # %%
 # A Python value read inside the function is frozen into the graph when it is traced. Here
 # ``power(x)`` computes ``x ** exponent`` for x = 2; the exponent changes from 2 to 3 between two
 # calls, as a Python number and as a ``tf.Variable``:
+# sphinx_gallery_start_ignore
 frozen = tfn.frozen_global_results()
 for kind, (before, after) in frozen.items():
     print(f"exponent as a {kind:13s}: power(2) = {before:g} before, {after:g} after")
+# sphinx_gallery_end_ignore
 
 # %%
 # When does it trace again? The function keeps one graph per *signature* of its arguments: the
 # value of each Python argument, and the dtype and shape of each tensor. These counts come from
 # ``experimental_get_tracing_count()`` on a fresh function after four calls.
+# sphinx_gallery_start_ignore
 four_shapes = [tf.zeros([n]) for n in range(1, 5)]
 any_length = [
     tf.TensorSpec([None]),
@@ -151,11 +166,13 @@ traces = {
 }
 for case, count in traces.items():
     print(f"{case:36s} {count} trace(s)")
+# sphinx_gallery_end_ignore
 
 # %%
 # ``reduce_retracing`` generalizes the shape after the second one it sees; an
 # ``input_signature`` with a ``None`` dimension fixes it before the first. The checks, including
 # the two demonstrations above:
+# sphinx_gallery_start_ignore
 ClaimReport(
     [
         exact(
@@ -179,6 +196,7 @@ ClaimReport(
         ),
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The price of retracing
@@ -193,11 +211,14 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: _retracing_call
+# sphinx_gallery_start_ignore
 tensor_argument = Faster("tensor-argument", "python-argument", by=5)
 retracing = workers.run(tfn.RETRACING, settle=[tensor_argument])
 Comparison(retracing, baseline="python-argument")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 python_arg, tensor_arg = pick(retracing, "python-argument", "tensor-argument")
 retracing_checked = tensor_argument.check(retracing)
 ClaimReport(
@@ -210,6 +231,7 @@ ClaimReport(
         ),
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Unrolled Python loops
@@ -230,6 +252,7 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: trace_loop
+# sphinx_gallery_start_ignore
 loop_steps = [10, 30, 100, 300, 1000]
 graph_loop = Faster("tf-range", "python-for", by=10)
 tracing_runs = {
@@ -255,8 +278,10 @@ ops_ax.set_title("Graph size")
 ops_ax.grid(True, alpha=0.3)
 ops_ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 graph_loop_checked = graph_loop.check(tracing_runs[loop_steps[-1]])
 ClaimReport(
     [
@@ -270,6 +295,7 @@ ClaimReport(
         graph_loop_checked,
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Loops over rows
@@ -286,13 +312,17 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: vectorized
+# sphinx_gallery_start_ignore
 vectorize = Faster("vectorized", "row-loop")
 rows = workers.run(tfn.ROWS, settle=[vectorize])
 vectorize_checked = vectorize.check(rows)
 Comparison(rows, baseline="row-loop")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ClaimReport([vectorize_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # Debugging: run functions eagerly
@@ -302,6 +332,7 @@ ClaimReport([vectorize_checked])
 # ``print``, breakpoints and debuggers see every call. Does it also give back the speed-up? The
 # ``run-eagerly`` row of the first table on this page is the article's loop timed that way, in
 # the same interleaved run as the eager and ``tf.function`` rows.
+# sphinx_gallery_start_ignore
 with tfn.functions_run_eagerly():
     python_lines_debug, _ = tfn.print_lines(calls=3)
 run_eagerly = pick(series, "run-eagerly")[0]
@@ -322,12 +353,14 @@ ClaimReport(
         checked[series_claims[2]],
     ]
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
     f"article's loop of 99 products a call took {format_seconds(graph.median_s)} against "
@@ -356,6 +389,7 @@ answer = ShortAnswer(
 )
 answer.publish("tf_function", "Why is my tf.function fast, slow, or wrong?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -372,7 +406,9 @@ print(answer)
 # </auto_examples/linear_regression/plot_linear_regression>` Next question: :doc:`Why is eager
 # TensorFlow slow on small ops, and what do custom gradients cost?
 # </auto_examples/eager/plot_eager>`
+# sphinx_gallery_start_ignore
 published = series + retracing + tracing + rows
 results.save(results.measurements_dir() / "tf_function.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

@@ -25,6 +25,7 @@ it down); a number below is the median over the processes unless it says otherwi
 # %%
 # Where this page was measured, and the step being timed
 # ------------------------------------------------------
+# sphinx_gallery_start_ignore
 import dataclasses
 import math
 import statistics
@@ -46,6 +47,7 @@ workers = Workers(5, device=device)
 env = workers.environment
 print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
 print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+# sphinx_gallery_end_ignore
 
 # %%
 # Every mistake below times this step, a ``tf.function`` over 1,000 floats:
@@ -54,6 +56,7 @@ print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {dev
 #    :pyobject: step
 
 
+# sphinx_gallery_start_ignore
 def across(name: str, **kwargs) -> list[dict]:
     """``tm.<name>(**kwargs)`` run in each fresh process: one result per process."""
     return workers.call(f"perfguide.workloads.timing:{name}", **kwargs)
@@ -61,6 +64,9 @@ def across(name: str, **kwargs) -> list[dict]:
 
 def median_of(per_process: list[dict], key: str) -> float:
     return statistics.median(result[key] for result in per_process)
+
+
+# sphinx_gallery_end_ignore
 
 
 # %%
@@ -72,6 +78,7 @@ def median_of(per_process: list[dict], key: str) -> float:
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: first_call_in_timing
+# sphinx_gallery_start_ignore
 first_calls = across("first_call_in_timing")
 naive_ratios = [r["naive_s"] / r["steady_s"] for r in first_calls]
 for r, ratio in zip(first_calls, naive_ratios, strict=True):
@@ -87,6 +94,7 @@ first_call_claim = per_process(
     "a steady call's time",
 )
 ClaimReport([first_call_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # One call at a time
@@ -98,6 +106,7 @@ ClaimReport([first_call_claim])
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: one_call_at_a_time
+# sphinx_gallery_start_ignore
 single = across("one_call_at_a_time")
 
 
@@ -137,8 +146,10 @@ ax.set_ylabel("samples")
 ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
 ax.set_title("The same step, timed one call at a time and in blocks")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 single_call_claim = per_process(
     "single-call timings spread wider than calibrated blocks",
     [s / b for s, b in zip(single_spread, block_spread, strict=True)],
@@ -146,6 +157,7 @@ single_call_claim = per_process(
     "the blocks' spread",
 )
 ClaimReport([single_call_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # On Linux both clocks resolve nanoseconds, so the clock is not what blurs a single call here.
@@ -153,11 +165,13 @@ ClaimReport([single_call_claim])
 # speed moving from one moment to the next, a change that lasts longer than a block and that
 # no block can average away; which is what the median of many blocks, and of several
 # processes, is for. The two spreads, as shares of their medians:
+# sphinx_gallery_start_ignore
 print(
     f"blocks: middle 90 % spans {statistics.median(block_spread):.0%} of their median; "
     f"single calls: {statistics.median(single_spread):.0%} "
     f"({statistics.median(single_spread) / statistics.median(block_spread):.1f}x the blocks')"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Work that has not run when the clock stops
@@ -171,6 +185,7 @@ print(
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: pipeline_built_or_run
+# sphinx_gallery_start_ignore
 pipelines = across("pipeline_built_or_run")
 built, ran = median_of(pipelines, "built_s"), median_of(pipelines, "run_s")
 traced = median_of(pipelines, "trace_s")
@@ -184,11 +199,14 @@ unrun_claim = per_process(
     "the build's time",
 )
 ClaimReport([unrun_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # Building the pipeline is not free either: ``map`` traces ``step`` into a graph right away.
 # Tracing the same step on its own, in the same processes, took
+# sphinx_gallery_start_ignore
 print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
+# sphinx_gallery_end_ignore
 
 # %%
 # So a timer around the build measures tf.data's setup, of which tracing ``step`` is that share,
@@ -204,6 +222,7 @@ print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: a_then_b
+# sphinx_gallery_start_ignore
 orders = across("a_then_b")
 ratios = {
     key: [stats.blocks_ratio_interval(r[key]["b"], r[key]["a"]) for r in orders]
@@ -233,6 +252,7 @@ order_claim = per_process(
     "as far from 1 one after the other as in turns",
 )
 ClaimReport([order_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # In brackets, each ratio's 95 % interval from its blocks. Where the intervals of both orders
@@ -247,6 +267,7 @@ ClaimReport([order_claim])
 # The harness's own numbers, for the same step: five fresh processes, each timing calibrated
 # blocks. Each process's median, with the 95 % interval its own blocks give it (what a
 # benchmark run in one process would report), against where the other processes landed:
+# sphinx_gallery_start_ignore
 (step_m,) = workers.run(tm.STEP)
 own = [stats.blocks_interval(blocks) for blocks in step_m.by_process]
 for (low, high), median in zip(own, step_m.process_median_s, strict=True):
@@ -275,6 +296,7 @@ process_claim = exact(
     effect=f"{len(misses)} of {pairs} missed",
 )
 ClaimReport([process_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # A single process, however many blocks it times, says little about the next one: its blocks
@@ -290,6 +312,7 @@ ClaimReport([process_claim])
 # process: in a docs build it has already run every chapter before this one. Here one small
 # eager op, ``x + x`` on 1,000 floats, is timed in this page's fresh processes, and in this
 # page's own process:
+# sphinx_gallery_start_ignore
 (fresh_add,) = workers.run(eager.ADD, ["eager"], size=1000)
 (here,) = run(eager.ADD, ["eager"], size=1000, device=device)
 fresh_add = dataclasses.replace(fresh_add, label="a fresh process")
@@ -302,6 +325,7 @@ print(
     f"{format_seconds(here.median_s)} in this page's process"
 )
 ClaimReport([leftover_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # Whichever way it came out in this build, no number elsewhere in this guide depends on it:
@@ -318,6 +342,7 @@ ClaimReport([leftover_claim])
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: after_busy_pools
+# sphinx_gallery_start_ignore
 pools = across("after_busy_pools")
 right_after, idle = median_of(pools, "right_after_s"), median_of(pools, "after_idle_s")
 slept, steady = median_of(pools, "after_sleep_s"), median_of(pools, "steady_s")
@@ -334,11 +359,13 @@ pool_claim = per_process(
     "faster than after idle",
 )
 ClaimReport([pool_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # Where that claim holds, sharing the cores with spinning threads did not slow the op down: a
 # core that had just been busy ran it faster. The sleep alone tells whether the product or the
 # idle time before the op made the difference:
+# sphinx_gallery_start_ignore
 sleep_claim = per_process(
     "an op timed after a short sleep, with no product before it, runs slower than right after "
     "the product",
@@ -347,16 +374,19 @@ sleep_claim = per_process(
     "slower than right after the product",
 )
 ClaimReport([sleep_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # Where both claims hold, what slows a single op is the idle time before it, product or not: a
 # core that has slept (on a virtual machine, one the host may have handed to another guest
 # meanwhile) wakes slowly, and the op's data and code have left its caches. Against a steady
 # call, each single op here took
+# sphinx_gallery_start_ignore
 print(
     f"right after the product {right_after / steady:.1f}x, after the wait {idle / steady:.1f}x, "
     f"after the sleep {slept / steady:.1f}x a steady call"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The harness sidesteps all of it by timing calibrated blocks of the same call, after warm-up
@@ -367,6 +397,7 @@ print(
 # ------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "Because each timing measured something else. Here, ten calls timed from the first read "
     f"{first_call_claim.effect} (tracing counted as work); a tf.data pipeline timed where it "
@@ -403,6 +434,7 @@ answer = ShortAnswer(
 )
 answer.publish("timing", "Why do my TensorFlow timings disagree?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -418,7 +450,9 @@ print(answer)
 # </auto_examples/training_loop/plot_training_loop>` Next question: :doc:`Why did mixed
 # precision make my model slower? </auto_examples/mixed_precision/plot_mixed_precision>` All
 # recommendations of the guide, measured: :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 published = [step_m, fresh_add, here]
 results.save(results.measurements_dir() / "timing.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

@@ -24,6 +24,7 @@ same updated weights. :doc:`How to read the numbers </index>` explains the table
 # %%
 # Where this page was measured
 # ----------------------------
+# sphinx_gallery_start_ignore
 import keras
 import matplotlib.pyplot as plt
 
@@ -49,6 +50,7 @@ print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {dev
 print(
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s ({machine.how['peak_flops']})"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The models, the data, and how they are scaled
@@ -79,6 +81,7 @@ print(
 #
 #    .. literalinclude:: /../perfguide/workloads/training_loop.py
 #       :pyobject: tf1_session_step
+# sphinx_gallery_start_ignore
 SMALL, LONG, MEDIUM = (
     "small model, 140 steps",
     "small model, 1,400 steps",
@@ -100,6 +103,7 @@ print(
     f"the answer's large model, 1,400 steps: {large_flops / 1e9:.0f} GFLOP per step, "
     f"at least {format_seconds(large_flops / machine.peak_flops)} here even at the measured peak"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Eight ways to train, timed per step
@@ -115,6 +119,7 @@ print(
 # pipeline in one call of its compiled function; ``tf1-session`` is the small model written as a
 # TensorFlow 1 graph, run by ``Session.run``. All paths of a column are timed in one interleaved
 # run in each of the page's three fresh processes.
+# sphinx_gallery_start_ignore
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
 tf1_claim = Faster("tf1-session", "train-on-batch", by=1.47)
@@ -199,18 +204,23 @@ ax = heatmap(grid, list(tl.TRAIN_SMALL.variants))
 ax.set_title("Time per training step, and how many times the column's fastest")
 ax.figure.set_size_inches(8, 6)
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # The small model on the answer's small data, in full:
+# sphinx_gallery_start_ignore
 small = grid[SMALL]
 Comparison(small, baseline="fit")
+# sphinx_gallery_end_ignore
 
 # %%
 # The checks, on the small model and data (the answer's own "small" benchmark), each judged
 # process by process: "by 2" is the answer's "each factor can at least double the time"; "by
 # 1.47" is the question's "TF1 runs 47 % to 276 % faster".
+# sphinx_gallery_start_ignore
 small_checked = {claim: claim.check(small) for claim in small_claims}
 ClaimReport(list(small_checked.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # Autotuning, and the spread of a ``fit`` call
@@ -220,6 +230,7 @@ ClaimReport(list(small_checked.values()))
 # with tf.data's autotuning on, and a pipeline handed to ``fit`` has it on unless it is turned
 # off. How much the blocks of each path spread in each process (the middle half of its block
 # times, against their median):
+# sphinx_gallery_start_ignore
 AUTOTUNE_PATHS = ("fit", "tf-data", "tf-data-no-autotune")
 spread = {m.label: m.spread_by_process for m in pick(small, *AUTOTUNE_PATHS)}
 for label, shares in spread.items():
@@ -232,6 +243,7 @@ print(
     if steadier
     else "autotuning off did not spread less than on in every process"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Where a path's blocks spread widely, the median of one process can land among its fast calls
@@ -249,6 +261,7 @@ print(
 # batch, that price is paid per step. Its price per call (a ``fit`` on one batch less a
 # ``train_on_batch`` on one batch), and its share of a ``fit`` over eight batches, per column
 # where both ran:
+# sphinx_gallery_start_ignore
 for column, measurements in grid.items():
     if not {"fit", "fit-per-batch"} <= {m.label for m in measurements}:
         continue
@@ -260,6 +273,7 @@ for column, measurements in grid.items():
         f"{column:34s} fit's own price {format_seconds(price)} per call: "
         f"{price / (fit * tl.FIT_STEPS):.0%} of a fit over {tl.FIT_STEPS} batches"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # What the arithmetic itself allows: each path's floating-point operations per second on the
@@ -267,6 +281,7 @@ for column, measurements in grid.items():
 # data), against the peak this machine reached in a large matrix product. A path far below the
 # peak there is paying for something other than arithmetic; the share of the peak is written on
 # each bar.
+# sphinx_gallery_start_ignore
 ax = rate_bars(
     grid[LONG],
     lambda m: flops[LONG],
@@ -277,6 +292,7 @@ ax = rate_bars(
 ax.set_title("Small model, 1,400 time steps: arithmetic per second")
 ax.figure.set_size_inches(7, 5)
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # So the small model's step is half arithmetic and half everything else, and the paths differ
@@ -285,6 +301,7 @@ plt.show()
 # arithmetic. A TensorFlow 1 session saves a little of the rest, not the 47 % to 276 % the
 # question saw. Each path's time per step on the small data, its share of the peak, and the
 # time it spends beyond the arithmetic at the peak rate:
+# sphinx_gallery_start_ignore
 small_flops = flops[SMALL]
 at_peak = small_flops / machine.peak_flops
 print(f"the arithmetic of one step at the measured peak: {format_seconds(at_peak)}")
@@ -294,6 +311,7 @@ for m in sorted(small, key=lambda m: m.median_s):
         f"{machine.compute_share(small_flops, m.median_s):4.0%} of the peak, "
         f"{format_seconds(m.median_s - at_peak)} beyond the arithmetic"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # Keras 3 against Keras 2
@@ -305,6 +323,7 @@ for m in sorted(small, key=lambda m: m.median_s):
 # process. So both are timed in fresh processes started with it (Keras 3 imported as
 # ``keras``), interleaved, on the small model and data, through ``train_on_batch`` and ``fit``
 # per batch, and checked process by process as the grid is.
+# sphinx_gallery_start_ignore
 keras_claims = [
     Faster("keras-3-train-on-batch", "keras-2-train-on-batch"),
     Faster("keras-3-fit-per-batch", "keras-2-fit-per-batch"),
@@ -313,14 +332,18 @@ with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as lega
     print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
     versions = legacy.run(tl.KERAS_VERSIONS, quick=True, settle=keras_claims)
 Comparison(versions, baseline="keras-2-train-on-batch")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 keras_checked = [claim.check(versions) for claim in keras_claims]
 ClaimReport(keras_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # Where the two Keras differ: the price of a ``fit`` call beyond a ``train_on_batch`` call on
 # the same batch, in each:
+# sphinx_gallery_start_ignore
 for version in ("3", "2"):
     per_batch, on_batch = pick(
         versions, f"keras-{version}-fit-per-batch", f"keras-{version}-train-on-batch"
@@ -329,6 +352,7 @@ for version in ("3", "2"):
         f"Keras {version}: fit's own price {format_seconds(per_batch.median_s - on_batch.median_s)}"
         f" per call, train_on_batch {format_seconds(on_batch.median_s)} per step"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # New batch sizes, new traces?
@@ -348,13 +372,16 @@ for version in ("3", "2"):
 #
 #    .. literalinclude:: /../perfguide/workloads/training_loop.py
 #       :pyobject: _retracing_step
+# sphinx_gallery_start_ignore
 sizes = tl.KERAS_RETRACING.default_size
 retracing = workers.run(tl.KERAS_RETRACING, quick=True)
 Comparison(retracing, baseline="train-on-batch")
+# sphinx_gallery_end_ignore
 
 # %%
 # How many times each ``tf.function`` traced in its first pass (counted by TensorFlow; Keras
 # keeps its compiled function to itself), and what the first pass cost beyond a later one:
+# sphinx_gallery_start_ignore
 traces = {
     m.label: m.first_call_traces for m in retracing if m.first_call_traces is not None
 }
@@ -372,6 +399,7 @@ retrace_claim = exact(
     f"{traces['tf-function-step']} traces instead of 1",
 )
 ClaimReport([retrace_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # Predicting: model(x), predict, predict_on_batch
@@ -383,6 +411,7 @@ ClaimReport([retrace_claim])
 # forward pass once per input shape. The small model on batches of 1 to 1,024 samples (serving
 # requests, by these and by LiteRT and ONNX Runtime, has a chapter of its own: :doc:`How should I
 # serve my model on a CPU? </auto_examples/serving/plot_serving>`):
+# sphinx_gallery_start_ignore
 BATCHES = [1, 32, 1024]
 inference = [
     m
@@ -392,8 +421,10 @@ inference = [
 ax = scaling_plot(inference, tl.KERAS_INFERENCE.size_name)
 ax.set_title("Small model: time per call against batch size")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 one_sample = [m for m in inference if m.size == 1]
 full_batch = [m for m in inference if m.size == BATCHES[-1]]
 small_batch_claims = [
@@ -406,14 +437,18 @@ inference_checked = [
     large_batch_claim.check(full_batch),
 ]
 Comparison(one_sample, baseline="predict")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 ClaimReport(inference_checked)
+# sphinx_gallery_end_ignore
 
 # %%
 # ``predict`` splits what it is given into batches of 32 (its default ``batch_size``) and runs
 # its loop over them, so at 1,024 samples it makes 32 compiled calls where
 # ``predict_on_batch`` makes one. Those 32 calls, from ``predict_on_batch``'s time at 32:
+# sphinx_gallery_start_ignore
 per_32 = pick([m for m in inference if m.size == 32], "predict-on-batch")[0].median_s
 predict_1024, on_batch_1024 = pick(full_batch, "predict", "predict-on-batch")
 print(
@@ -421,6 +456,7 @@ print(
     f"{format_seconds(32 * per_32)}; predict_on_batch at 1,024: "
     f"{format_seconds(on_batch_1024.median_s)}"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The answer's lists, checked here
@@ -433,6 +469,7 @@ print(
 # the separate package of the day, here Keras 2 in its own process, against Keras 3's
 # ``train_on_batch`` there. TensorFlow 1 and ``tf.python.keras`` are not installable with
 # today's TensorFlow, so a rule that needs them is not measured.
+# sphinx_gallery_start_ignore
 keras_2_rule = dont_rule("keras-2-fit-per-batch", reference="keras-3-train-on-batch")
 rule_rows = [
     [
@@ -480,10 +517,12 @@ Table(
     ],
     rule_rows,
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # And the lists this build's grid gives, by the same measure: DO the paths within twice the
 # hand-written step's time in every column where both ran, DON'T those at twice or more in any.
+# sphinx_gallery_start_ignore
 rows = list(tl.TRAIN_SMALL.variants)
 worst = {
     label: max(
@@ -501,6 +540,7 @@ Table(
         for label, factor in sorted(worst.items(), key=lambda item: item[1])
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # The question's benchmark, here
@@ -508,6 +548,7 @@ Table(
 #
 # The answer timed 200 calls per configuration on the small model and data. The same 200 steps
 # here, per path, from the medians above:
+# sphinx_gallery_start_ignore
 ITERATIONS = 200
 scenario = Scenario(
     f"{ITERATIONS} training steps of the small model on the small data, on this machine",
@@ -518,12 +559,14 @@ scenario = Scenario(
     ],
 )
 scenario
+# sphinx_gallery_end_ignore
 
 # %%
 # Short answer
 # ------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "It is not TensorFlow 2 as such but the path a step takes. Here, with TensorFlow 2.21, a "
     f"TensorFlow 1 style session was {small_checked[tf1_claim].effect} than Keras's "
@@ -570,6 +613,7 @@ answer = ShortAnswer(
 )
 answer.publish("training_loop", "Why is TF2 much slower than TF1?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -589,7 +633,9 @@ print(answer)
 # timings disagree? </auto_examples/timing/plot_timing>` The measuring machine is described on the
 # :doc:`build machine </environment>` page. All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 published = [m for ms in grid.values() for m in ms] + versions + retracing + inference
 results.save(results.measurements_dir() / "training_loop.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore

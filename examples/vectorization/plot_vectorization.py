@@ -25,6 +25,7 @@ handbook's NumPy arrays were float64, twice the bytes and half the vector width)
 # Where this page was measured
 # ----------------------------
 
+# sphinx_gallery_start_ignore
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -75,6 +76,9 @@ def gflops(flops: float, seconds: float) -> str:
     return f"{three_figures(flops / seconds / 1e9)} GFLOP/s"
 
 
+# sphinx_gallery_end_ignore
+
+
 # %%
 # From Python loops to BLAS
 # -------------------------
@@ -95,6 +99,7 @@ def gflops(flops: float, seconds: float) -> str:
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: product
+# sphinx_gallery_start_ignore
 SIDES = [16, 32, 64, 256, 1024, 2048]
 LOOP_SIDES, largest_side = SIDES[:3], SIDES[-1]
 loop_claim = Faster("numpy", "python-loops", by=1000)
@@ -122,11 +127,14 @@ ax = rate_plot(
 )
 ax.set_title("One square float32 product: arithmetic per second")
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # The loop does a few million operations a second; BLAS, eager or not, gets within reach of the
 # peak once a product is large enough to hide the cost of the call. At the largest side:
+# sphinx_gallery_start_ignore
 Comparison(products[largest_side], baseline="numpy")
+# sphinx_gallery_end_ignore
 
 # %%
 # The handbook's 10000 × 10000 product, on this machine. A product of side 10000 would take
@@ -134,6 +142,7 @@ Comparison(products[largest_side], baseline="numpy")
 # ones by the n³ operation count: the loop's from its largest measured side (the exponent of a
 # power law fitted to its times is printed as a check: the closer to 3, the more of the time is
 # the arithmetic), BLAS's from side 2048, where it is bound by arithmetic.
+# sphinx_gallery_start_ignore
 HANDBOOK_SIDE = 10_000
 loop_times = [pick(products[n], "python-loops")[0].median_s for n in LOOP_SIDES]
 exponent, _ = np.polyfit(np.log(LOOP_SIDES), np.log(loop_times), 1)
@@ -164,9 +173,11 @@ handbook = Scenario(
     ],
 )
 handbook
+# sphinx_gallery_end_ignore
 
 # %%
 # The checks: the loop against NumPy at the loop's largest side, and the products at side 2048:
+# sphinx_gallery_start_ignore
 loop_checked = loop_claim.check(products[LOOP_SIDES[-1]])
 large_checked = large_product.check(products[largest_side])
 best_product = min(products[largest_side], key=lambda m: m.median_s)
@@ -174,6 +185,7 @@ product_share = machine.compute_share(
     vz.matmul_flops(largest_side), best_product.median_s
 )
 ClaimReport([loop_checked, large_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # Batched products: a loop, or one operation?
@@ -205,6 +217,7 @@ ClaimReport([loop_checked, large_checked])
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _batched_call
+# sphinx_gallery_start_ignore
 one_op = Faster("einsum", "loop-stack")
 vectorized = Faster("vectorized-map", "map-fn")
 # The handbook's last advice: is tf.function worth its extra code around one big op? Eager
@@ -221,9 +234,11 @@ Comparison(timed, baseline="loop-stack")
 (peak_m,) = pick(timed, limits.PEAK)
 batched = [m for m in timed if m is not peak_m]
 einsum_m, loop_m = pick(batched, "einsum", "loop-stack")
+# sphinx_gallery_end_ignore
 
 # %%
 # As arithmetic per second, with each form's share of the measured peak:
+# sphinx_gallery_start_ignore
 batch_flops = vz.batched_flops(vz.BATCHED_MATMUL.default_size)
 ax = rate_bars(
     batched,
@@ -237,11 +252,13 @@ ax.set_title(
     f"({vz.INNER} × {vz.COLUMNS})"
 )
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # The bars are set against the peak measured at the start of the page (its fastest block).
 # The claim instead sets the fastest form against the peak's product timed in turns with the
 # forms, median against median, process by process:
+# sphinx_gallery_start_ignore
 best_batched = min(batched, key=lambda m: m.median_s)
 peak_share = Share(
     best_batched.label, limits.PEAK, 0.75, batch_flops, limits.PEAK_FLOPS
@@ -249,9 +266,11 @@ peak_share = Share(
 peak_claim = peak_share.check(timed)
 batched_checked = {claim: claim.check(batched) for claim in batched_claims}
 ClaimReport([*batched_checked.values(), peak_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # The peak's product in these processes, and the fastest form's rate against it:
+# sphinx_gallery_start_ignore
 print(
     f"{limits.PEAK}: {gflops(limits.PEAK_FLOPS, peak_m.median_s)} "
     f"(processes: {', '.join(gflops(limits.PEAK_FLOPS, s) for s in peak_m.process_median_s)})"
@@ -259,15 +278,18 @@ print(
 print(
     f"{best_batched.label}: {gflops(batch_flops, best_batched.median_s)}, {peak_claim.effect}"
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
 # op dispatched from Python, and ``tf.stack`` copies all the results into one tensor. In a
 # ``tf.function`` the dispatches go, the copy stays. The ops each form runs:
+# sphinx_gallery_start_ignore
 for form, fn in vz.BATCHED_FORMS.items():
     counts = graph_op_counts(fn, *vz.make_batch(2))
     ops = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
     print(f"{form:17s} (2 matrices): {ops}")
+# sphinx_gallery_end_ignore
 
 # %%
 # Element-wise chains: fusion and the memory wall
@@ -291,6 +313,7 @@ for form, fn in vz.BATCHED_FORMS.items():
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _chain_call
+# sphinx_gallery_start_ignore
 CHAIN_SIZES = [10**3, 10**5, 10**7]
 largest_chain = CHAIN_SIZES[-1]
 fused_affine = Faster("xla", "tf-function", by=5)
@@ -315,9 +338,11 @@ for ax, chain in zip(axes, (vz.AFFINE, vz.TANH), strict=True):
     )
     ax.set_title(chain.name)
 plt.show()
+# sphinx_gallery_end_ignore
 
 # %%
 # At ten million elements, each variant's share of the bandwidth:
+# sphinx_gallery_start_ignore
 for chain in (vz.AFFINE, vz.TANH):
     for m in chains[chain.name, largest_chain]:
         share = machine.bandwidth_share(vz.chain_bytes(m.size), m.median_s)
@@ -328,6 +353,7 @@ fused_checked = {
 }
 small_checked = small_chain.check(chains[vz.AFFINE.name, CHAIN_SIZES[0]])
 ClaimReport([*fused_checked.values(), small_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # Fusion saves passes over memory, so it pays where memory is the limit. A chain far below the
@@ -336,12 +362,14 @@ ClaimReport([*fused_checked.values(), small_checked])
 # limited by memory or by arithmetic shows in two measurements of the same run: how close its
 # fastest variant comes to the bandwidth, and how many cores each variant kept busy while it ran
 # (the process's CPU time over wall time, per timed block):
+# sphinx_gallery_start_ignore
 for chain in (vz.AFFINE, vz.TANH):
     for m in chains[chain.name, largest_chain]:
         print(
             f"{chain.name:19s} {m.label:12s} {format_seconds(m.median_s):>9s} "
             f"on {m.cores_busy:.1f} cores"
         )
+# sphinx_gallery_end_ignore
 
 # %%
 # Feeding the data
@@ -370,6 +398,7 @@ for chain in (vz.AFFINE, vz.TANH):
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _train_step
+# sphinx_gallery_start_ignore
 HIDDEN_SIZES = [16, 2048]
 small_model, large_model = HIDDEN_SIZES[0], HIDDEN_SIZES[-1]
 preload = Faster("preloaded", "numpy-each-step")
@@ -384,11 +413,13 @@ feeding = {
     for n in HIDDEN_SIZES
 }
 Comparison(feeding[small_model], baseline="preloaded")
+# sphinx_gallery_end_ignore
 
 # %%
 # What feeding costs: a variant's time per step minus the preloaded one's, as a share of the
 # variant's step, at each model size. Where the share falls towards zero the step is bound by
 # its arithmetic and no pipeline can speed it up.
+# sphinx_gallery_start_ignore
 ax = scaling_plot(
     [m for n in HIDDEN_SIZES for m in feeding[n]], vz.INPUT_PIPELINE.size_name
 )
@@ -416,9 +447,11 @@ for n in HIDDEN_SIZES:
         for label, share in feeding_shares(feeding[n]).items()
     )
     print(f"{n:5d} hidden units: feeding takes {shares} of the step")
+# sphinx_gallery_end_ignore
 
 # %%
 # Its share of a step is 1 - 1/(its time over preloaded data's): the share falls as that does.
+# sphinx_gallery_start_ignore
 compute_bound = falls(
     f"from_generator's share of a step falls from {small_model} to {large_model} hidden units",
     *(
@@ -432,24 +465,30 @@ feeding_checked = {
     compute_bound: compute_bound,
 }
 ClaimReport(list(feeding_checked.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # Feeding alone, with no training step: each source drained for one epoch, per batch, in one
 # interleaved run. This is what the report of a tenfold gap between ``from_generator`` and
 # ``from_tensor_slices`` compared, and what a training step pays on top of its arithmetic.
+# sphinx_gallery_start_ignore
 generator_report = Faster("tf-data", "from-generator", by=10)
 # The advice itself, apart from the report's figure: is the pipeline faster at all?
 generator_advice = Faster("tf-data", "from-generator")
 sources = workers.run(vz.INPUT_ONLY, settle=[generator_report, generator_advice])
 Comparison(sources, baseline="preloaded")
+# sphinx_gallery_end_ignore
 
 # %%
+# sphinx_gallery_start_ignore
 source_checked = generator_advice.check(sources)
 ClaimReport([generator_report.check(sources), source_checked])
+# sphinx_gallery_end_ignore
 
 # %%
 # Set beside the training steps above: each step's feeding cost (its time beyond the preloaded
 # step at 16 hidden units) and the cost of producing one batch alone.
+# sphinx_gallery_start_ignore
 small_costs = feeding_costs(feeding[small_model])
 alone = {m.label: m.median_s for m in sources}
 for label, cost in small_costs.items():
@@ -457,6 +496,7 @@ for label, cost in small_costs.items():
         f"{label:16s} {format_seconds(cost):>9s} per step beyond preloaded; "
         f"{format_seconds(alone[label]):>9s} per batch alone"
     )
+# sphinx_gallery_end_ignore
 
 # %%
 # A ``tf.data`` pipeline is iterated from Python here, one batch per step, and that iteration
@@ -479,18 +519,21 @@ for label, cost in small_costs.items():
 #
 # .. literalinclude:: /../perfguide/workloads/vectorization.py
 #    :pyobject: loop_stack
+# sphinx_gallery_start_ignore
 logdir = results.measurements_dir() / "vectorization.profile"
 loop_in_function = "loop-stack" + vz.IN_FUNCTION
 batch = vz.BATCHED_MATMUL.default_size
 trace = Path(workers.trace(0, vz.BATCHED_MATMUL, loop_in_function, batch, str(logdir)))
 op_table = OpTable.from_trace(trace, top=5)
 op_table
+# sphinx_gallery_end_ignore
 
 # %%
 # If the products take nearly all of the time, the loop's own cost (the slices and the stack) is
 # not what to optimize. (An op's time in a trace is its wall time: in a ``tf.function`` the
 # executor runs independent products side by side on the two cores, so durations here are not
 # each product's cost alone.)
+# sphinx_gallery_start_ignore
 products_time = next(t for t in op_table.times if "MatMul" in t.op)
 profile_claim = share_of_time(
     "the loop's matrix products take at least 90 % of its op time",
@@ -498,11 +541,14 @@ profile_claim = share_of_time(
     at_least=0.9,
 )
 ClaimReport([profile_claim])
+# sphinx_gallery_end_ignore
 
 # %%
 # The trace is published beside the measurements, as
+# sphinx_gallery_start_ignore
 print(f"measurements/{trace.relative_to(results.measurements_dir())}")
 print(profile.how_to_open("vectorization.profile"))
+# sphinx_gallery_end_ignore
 
 # %%
 # The TensorFlow build and this CPU
@@ -513,6 +559,7 @@ print(profile.how_to_open("vectorization.profile"))
 # convolutions) on x86, picks its instruction set when it runs; the rest of TensorFlow is
 # compiled for a baseline, and says at import which of the CPU's instructions it leaves unused.
 # Asked of this machine:
+# sphinx_gallery_start_ignore
 instructions = tensorflow_instruction_sets()
 print("CPU vector extensions:", " ".join(env["cpu_vector_flags"]))
 print(
@@ -522,6 +569,7 @@ print(
     "not compiled for, elsewhere:",
     instructions["not_compiled_for_elsewhere"] or "(none)",
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Two process-wide settings change which kernels and how many threads run:
@@ -531,6 +579,7 @@ print(
 # saw; their processes take turns round by round (see :func:`perfguide.processes.pool.run_across`).
 # The same two kernels under each: a product of side 1024 and a 3 × 3 convolution of eight
 # 64 × 64 images with 32 channels, each as a ``tf.function``.
+# sphinx_gallery_start_ignore
 SETTINGS = {
     "default": {},
     "oneDNN off": {"TF_ENABLE_ONEDNN_OPTS": "0"},
@@ -560,21 +609,25 @@ Table(
         for kernel, measurements in by_kernel.items()
     ],
 )
+# sphinx_gallery_end_ignore
 
 # %%
 # Processes with the same setting differ, so each claim sets one setting's processes against
 # the other's, and its interval carries both spreads:
+# sphinx_gallery_start_ignore
 settings_checked = {
     "threads": Faster("default", "1 intra-op thread").check(by_kernel[vz.MATMUL.name]),
     "onednn": Faster("default", "oneDNN off").check(by_kernel[vz.CONV2D.name]),
 }
 ClaimReport(list(settings_checked.values()))
+# sphinx_gallery_end_ignore
 
 # %%
 # Short answer
 # ------------
 #
 # The box at the top of this page, built from the checks above.
+# sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "A lot where the loop runs in Python, less once the work is already in big kernels. A BLAS "
     f"product here was {loop_checked.effect} than the triple loop at side {LOOP_SIDES[-1]} and "
@@ -615,6 +668,7 @@ answer = ShortAnswer(
 )
 answer.publish("vectorization", "How much do tensor operations buy over loops?")
 print(answer)
+# sphinx_gallery_end_ignore
 
 # %%
 # Take the numbers with you
@@ -632,6 +686,7 @@ print(answer)
 # </auto_examples/training_loop/plot_training_loop>` The measuring machine is described on the
 # :doc:`build machine </environment>` page. All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
+# sphinx_gallery_start_ignore
 published = (
     sources
     + [m for ms in by_kernel.values() for m in ms]
@@ -643,3 +698,4 @@ published = (
 results.save(results.measurements_dir() / "vectorization.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
+# sphinx_gallery_end_ignore
