@@ -57,6 +57,7 @@ def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path
         "evidence": "a is 2.00x faster",
         "anchor": HELD.anchor,
         "caveats": [],
+        "recipe": "",
         "requires": [],
     }
     assert prefer_c["verdict"] == "INCONCLUSIVE"
@@ -73,6 +74,11 @@ def test_advice_needs_every_claim_it_requires_and_carries_its_caveats():
     assert dropped.to_dict()["verdict"] == "DID NOT HOLD"
     assert "Use int8</strong>; but slower at 256" in answer._repr_html_()
     assert kept.to_dict()["requires"][0]["verdict"] == "HELD"
+
+
+def test_advice_links_the_recipe_that_puts_it_in_code():
+    box = ShortAnswer("Why.", [Recommendation("Use a", HELD, recipe="use-a")])._repr_html_()
+    assert '<a href="#use-a">recipe</a>' in box
 
 
 def test_published_files_are_valid_json_and_nothing_else_is_left(tmp_path, monkeypatch):

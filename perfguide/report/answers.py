@@ -53,7 +53,8 @@ class Recommendation:
     ``instead`` (what the page measured in its place, e.g. "an op right after a product ran 3.4x
     faster here"), or, without one, which claim did not hold or could not be told here.
     ``caveats`` are what the page measured against the advice (a batch size where the way
-    loses, its stalls): given beside it, never left out.
+    loses, its stalls): given beside it, never left out. ``recipe`` is the anchor of the
+    chapter's recipe that puts the advice in code (its section's id, e.g. "pad-to-buckets").
 
     >>> from perfguide.report.claims import Claim
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
@@ -68,6 +69,7 @@ class Recommendation:
     instead: str = ""
     requires: tuple[Claim, ...] = ()
     caveats: tuple[str, ...] = ()
+    recipe: str = ""
 
     @property
     def advised(self) -> bool:
@@ -101,6 +103,7 @@ class Recommendation:
             "evidence": self.deciding.evidence,
             "anchor": self.deciding.anchor,
             "caveats": list(self.caveats),
+            "recipe": self.recipe,
             "requires": [
                 {"claim": c.statement, "verdict": c.verdict, "evidence": c.evidence}
                 for c in self.requires
@@ -172,11 +175,12 @@ class ShortAnswer:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        def item(text: str, claim: Claim) -> str:
+        def item(text: str, claim: Claim, recipe: str = "") -> str:
             effect = effect_and_target(claim.effect + " here", claim.target)
+            code = f' <a href="#{recipe}">recipe</a>' if recipe else ""
             return (
                 f"<li>{text}: {html.escape(effect)} {verdict_badge(claim.verdict)} "
-                f'<a href="#{claim.anchor}">evidence</a></li>'
+                f'<a href="#{claim.anchor}">evidence</a>{code}</li>'
             )
 
         advice = "".join(
@@ -184,6 +188,7 @@ class ShortAnswer:
                 f"<strong>{html.escape(r.advice)}</strong>"
                 + "".join(f"; but {html.escape(caveat)}" for caveat in r.caveats),
                 r.claim,
+                r.recipe,
             )
             for r in self.advice
         )
