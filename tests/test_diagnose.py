@@ -10,11 +10,20 @@ import pytest
 
 from perfguide.cli import main
 from perfguide.diagnose import findings, report
-from perfguide.diagnose.target import BATCH_WORKLOAD, WORKLOAD, InputSpec, Target, TargetError
+from perfguide.diagnose.target import (
+    BATCH_WORKLOAD,
+    TRAINING_WORKLOAD,
+    WORKLOAD,
+    InputSpec,
+    Target,
+    TargetError,
+)
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.timer import Measurement
 from perfguide.processes.fresh import BadInput
 from perfguide.report import results
+from perfguide.report.claims import Faster
+from perfguide.report.ranking import AHEAD, unseparated_winners
 
 SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
 
@@ -83,7 +92,8 @@ def probe():
     from perfguide.workloads import WORKLOADS
 
     yield probe
-    for name in (WORKLOAD, BATCH_WORKLOAD):  # register() adds them to this process's registry
+    # register() adds them to this process's registry
+    for name in (WORKLOAD, BATCH_WORKLOAD, TRAINING_WORKLOAD):
         WORKLOADS.pop(name, None)
 
 
@@ -636,3 +646,150 @@ def test_a_process_started_for_an_undecided_claim_is_set_up_like_the_others(monk
         never = Faster("eager", "eager", tolerance=0)
         (eager,) = workers.run(WORKLOAD, ["eager"], quick=True, settle=[never])
         assert eager.processes == 2 and len(set(eager.process_ids)) == 2
+
+
+# -- Advice that never contradicts the measurements, nor itself ---------------------------------
+
+AS_WRITTEN_GRAPH = {
+    "variants": ["eager", "tf-function", "jit-compile"],
+    "problems": {},
+    "as_written": "tf-function",
+}
+MODEL = {
+    "kind": "model",
+    "variants": ["predict", "model-call", "predict-on-batch", "tf-function"],
+    "as_written": "predict",
+    "training": ["fit", "train-on-batch", "custom-step"],
+    "training_as_written": "fit",
+    "problems": {},
+}
+#: Made-up forms, each as timed per call (and per training step) on some code as written.
+CASES = {
+    "small function as a tf.function": ({"eager": 40e-6, "tf-function": 349e-6,
+                                         "jit-compile": 218e-6}, {}, AS_WRITTEN_GRAPH),
+    "eager function, XLA slower": ({"eager": 1e-3, "tf-function": 0.5e-3,
+                                    "jit-compile": 2e-3}, {}, None),
+    "graph and XLA tied": ({"eager": 2.5e-3, "tf-function": 250e-6,
+                            "jit-compile": 240e-6}, {}, None),
+    "model": ({"predict": 30e-3, "model-call": 1e-3, "predict-on-batch": 285e-6,
+               "tf-function": 270e-6},
+              {"fit": 10e-3, "train-on-batch": 8e-3,
+               "custom-step": 4e-3}, MODEL),
+}  # fmt: skip
+
+
+def diagnosed(case):
+    forms, steps, registered = CASES[case]
+    measured = evidence(forms, steps=steps, registered=registered)
+    return findings.diagnose(measured), measured
+
+
+def advised_forms(found, unit, measured):
+    return [a for a in found.advice if a.advised and a.kind == "form" and
+            measured.form(a.form).unit == unit]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_no_form_advised_is_slower_than_the_code_as_written_or_than_another_advised(case):
+    found, measured = diagnosed(case)
+    for unit, as_written in measured.baselines.items():
+        advised = advised_forms(found, unit, measured)
+        for a in advised:
+            assert measured.form(a.form).median_s < measured.form(as_written).median_s, a
+        # Forms are alternatives: none advised is clearly slower than another advised.
+        for fast in advised:
+            for slow in advised:
+                assert Faster(fast.form, slow.form).check(measured.measurements).held is not True
+    assert unseparated_winners(report.text(found, measured)) == []
+
+
+def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
+    # As written a tf.function: eager 8.72x faster, XLA 1.60x faster, yet 5.45x slower than eager.
+    found, measured = diagnosed("small function as a tf.function")
+    (xla,) = [a for a in found.advice if a.form == "jit-compile"]
+    assert xla.claim.held and not xla.advised
+    assert xla.why_not == "5.45x slower than eager, which is advised"
+    assert [a.form for a in found.advice if a.advised] == ["eager"]
+    answer = found.short_answer()
+    assert "drop tf.function, 8.72x faster here" in answer and "jit_compile" not in answer
+    text = report.text(found, measured)
+    not_advised = text.split("Measured, not advised here:\n")[1]
+    assert not_advised.startswith("- Compile it with tf.function(jit_compile=True): 1.60x faster")
+    assert "  not advised: 5.45x slower than eager, which is advised" in not_advised
+    assert "Not advised: 5.45x slower than eager" in report.html_page(found, measured)
+    advice = json.loads(json.dumps(report.to_json(found)))["advice"]
+    assert [(a["form"], a["advised"], bool(a["why_not"])) for a in advice] == [
+        ("eager", True, False),
+        ("jit-compile", False, True),
+    ]
+
+
+def test_worth_most_is_named_with_its_margin_over_the_runner_up():
+    found = findings.diagnose(
+        evidence({"eager": 2.5e-3, "tf-function": 250e-6, "jit-compile": 200e-6})
+    )
+    answer = found.short_answer()
+    assert found.best.form == "jit-compile"
+    assert "The change worth most: compile it" in answer and AHEAD in answer
+    assert "ahead of the runner-up, tf-function (jit-compile is 1.25x faster" in answer
+    assert unseparated_winners(answer) == []
+
+
+def test_changes_tied_at_the_top_are_named_together_never_one_as_worth_most():
+    found, measured = diagnosed("graph and XLA tied")
+    assert found.best is None
+    assert [a.form for a in found.advice if a.advised] == ["jit-compile", "tf-function"]
+    answer = found.short_answer()
+    assert "worth most" not in answer
+    assert (
+        "The changes that pay most are tied: compile it with tf.function(jit_compile=True) "
+        "(10.4x faster) and wrap it in tf.function (10.0x faster); jit-compile and tf-function "
+        "are tied here (jit-compile against tf-function: 1.04x faster;"
+    ) in answer
+    assert unseparated_winners(report.text(found, measured)) == []
+
+
+def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_leader():
+    found, measured = diagnosed("model")
+    # tf-function and predict_on_batch are within 10 % per call: tied, each with its own gain.
+    assert found.best is None
+    assert [a.form for a in found.leaders("call")] == ["tf-function", "predict-on-batch"]
+    (model_call,) = [a for a in found.advice if a.form == "model-call"]
+    assert model_call.why_not.endswith("slower than tf-function, which is advised")
+    answer = found.short_answer()
+    assert "(111x faster) and use predict_on_batch for a batch in memory (105x faster)" in answer
+    # Per step, against fit over an epoch: the custom step separates itself.
+    assert [a.form for a in found.leaders("step")] == ["custom-step"]
+    (on_batch,) = [a for a in found.advice if a.form == "train-on-batch"]
+    assert on_batch.why_not == "2.00x slower than custom-step, which is advised"
+    assert "For training, the change worth most: train with a custom tf.function step" in answer
+    assert unseparated_winners(answer) == []
+
+
+def test_the_fastest_form_at_a_batch_is_not_named_where_tied():
+    registered = {
+        "kind": "model",
+        "variants": ["predict", "model-call", "litert"],
+        "as_written": "predict",
+        "problems": {},
+        "differences": {"litert": 2e-7},
+        "batch": 64,
+        "other_batch": 1,
+    }
+    measured = evidence(
+        {"predict": 30e-3, "model-call": 5e-3, "litert": 5.1e-3}, registered=registered
+    )
+    one_request = {"predict": 20e-3, "model-call": 1e-3, "litert": 10e-6}
+    measured = dataclasses.replace(
+        measured,
+        other_batch=[timed(label, s, unit="request") for label, s in one_request.items()],
+    )
+    found = findings.diagnose(measured)
+    fastest = {f.what: f.measured for f in found.findings if "astest at" in f.what}
+    assert list(fastest) == ["Served fastest at a batch of 1", "Fastest at your batch of 64"]
+    tied = fastest["Fastest at your batch of 64"]
+    assert tied.startswith("model-call and litert are tied at your batch of 64 (model-call")
+    assert "; model-call, 6.00x faster than predict (5.00 ms against 30.0 ms" in tied
+    assert "; litert, 5.88x faster than predict (5.10 ms against 30.0 ms" in tied
+    assert "litert was fastest at a batch of 1, " in fastest["Served fastest at a batch of 1"]
+    assert unseparated_winners(report.text(found, measured)) == []

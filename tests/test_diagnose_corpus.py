@@ -1,6 +1,7 @@
 """``perfguide diagnose`` on a corpus of functions and models as readers write them
 (``diagnose_corpus.py``): each gets a diagnosis, never a recommendation slower than the code
-as written, and no share of a limit above 100 % without its reason. One worker for all, quick
+as written nor two that contradict each other, no winner named without its margin, and no share
+of a limit above 100 % without its reason. One worker for all, quick
 and without settling: the logic is under test, not the speed."""
 
 import json
@@ -17,6 +18,8 @@ from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.measure import limits
 from perfguide.processes.pool import Workers
+from perfguide.report.claims import Faster
+from perfguide.report.ranking import unseparated_winners
 
 CORPUS = Path(diagnose_corpus.__file__)
 
@@ -50,13 +53,18 @@ def models(tmp_path_factory):
 
 def assert_sound(found, evidence):
     """What every diagnosis must be: an answer first, advice only where its claim held and the
-    change is no slower than the code as written, shares of limits within 100 % or explained,
+    change is no slower than the code as written, no form advised that is clearly slower than
+    another advised, no winner without its margin, shares of limits within 100 % or explained,
     every finding of a known kind."""
     assert found.short_answer().startswith(evidence.target)
-    for advice in found.advice:
-        if advice.advised and advice.kind == "form":
-            as_written = evidence.form(evidence.baselines[evidence.form(advice.form).unit])
-            assert evidence.form(advice.form).median_s < as_written.median_s, advice
+    advised = [a.form for a in found.advice if a.advised and a.kind == "form"]
+    for form in advised:
+        as_written = evidence.form(evidence.baselines[evidence.form(form).unit])
+        assert evidence.form(form).median_s < as_written.median_s, form
+        for other in advised:
+            if evidence.form(other).unit == evidence.form(form).unit:
+                assert Faster(form, other).check(evidence.measurements).held is not True
+    assert unseparated_winners(report.text(found, evidence)) == []
     for finding in found.findings:
         assert finding.kind in findings.KINDS
         shares = [

@@ -3,11 +3,11 @@ measured, and which changes pay, each a checked claim with the chapter that expl
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. Every change is measured against the form the reader's code runs as written (a plain
-function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit`` over an
-epoch), and only a change whose claim held is advice. Other forms are alternatives, so of those
-that held only the ones tied with the fastest are advised (:func:`~perfguide.report.ranking.rank`),
-and one is named worth most only where the numbers separate it from the runner-up. The bound is
-read off the fastest form the reader can use:
+function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit``), and only a
+change whose claim held is advice. Other forms are alternatives, so of those that held only the
+ones tied with the fastest are advised (:func:`~perfguide.report.ranking.rank`), and one is
+named worth most only where the numbers separate it from the runner-up. The bound is read off
+the fastest form the reader can use:
 
 - **compute** or **memory**: its arithmetic reaches at least :data:`NEAR_LIMIT` of the machine's
   measured peak FLOP/s, or the bytes it moves that share of the measured bandwidth (the bytes
@@ -143,11 +143,15 @@ class Advice:
     kind: str = "form"
     #: The form a "form" advice says to call it as.
     form: str = ""
+    #: Why a change whose claim held is still no advice: another form advised measured
+    #: clearly faster, and forms are alternatives.
+    why_not: str = ""
 
     @property
     def advised(self) -> bool:
-        """Whether it is advice: only a claim that held makes it so."""
-        return self.claim.held is True
+        """Whether it is advice: only a claim that held makes it so, and only where no
+        alternative advised beat it."""
+        return self.claim.held is True and not self.why_not
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,8 +207,9 @@ class Evidence:
 
 @dataclasses.dataclass(frozen=True)
 class Diagnosis:
-    """The bound, the findings and the advice, ordered by measured effect (held first), and
-    why the function cannot be traced, if it cannot."""
+    """The bound, the findings and the advice, ordered by measured effect (advised first), why
+    the function cannot be traced, if it cannot, and per unit (a call, a training step) the
+    ranking of the forms that were faster than the code as written."""
 
     target: str
     bound: str
@@ -212,29 +217,61 @@ class Diagnosis:
     findings: list[Finding]
     advice: list[Advice]
     graph_error: str | None = None
+    rankings: dict[str, Ranking] = dataclasses.field(default_factory=dict)
+
+    def leaders(self, unit: str) -> list[Advice]:
+        """The form changes per ``unit`` that pay most, fastest first: one where the numbers
+        separate it from the other forms that paid, else those tied with it."""
+        ranking = self.rankings.get(unit)
+        by_form = {a.form: a for a in self.advice if a.kind == "form"}
+        return [by_form[label] for label in ranking.tied] if ranking else []
 
     @property
     def best(self) -> Advice | None:
-        """The best measured change: the held speed-up with the largest gain, else keeping the
-        code as written where that held; None if neither did."""
+        """The best measured change: the form change per call (per training step, where no
+        form per call paid) that the numbers separate from the rest, none where they tie it;
+        else the advised speed-up of another kind with the largest gain, else keeping the code
+        as written where that held; None if none did."""
+        if self.rankings:
+            leaders = self.leaders(next(iter(self.rankings)))
+            return leaders[0] if len(leaders) == 1 else None
         held = [a for a in self.advice if a.advised and a.gain >= 1]
         return max(held, key=lambda a: a.gain) if held else None
 
     def short_answer(self) -> str:
+        changes = [self._lead_sentence(unit) for unit in self.rankings]
         best = self.best
-        if best is None:
+        if changes:
+            change = " ".join(changes)
+        elif best is None:
             change = "No change of how it is called made it clearly faster here."
         elif best.kind == "keep":
             change = (
                 f"The best measured change is none: {_lower(best.advice)}; {best.claim.evidence}."
             )
         else:
-            change = f"The change worth most: {_lower(best.advice)}, {best.claim.effect} here."
+            change = f"The change that pays: {_lower(best.advice)}, {best.claim.effect} here."
         if self.graph_error:
             start = f"{self.target} cannot run as a graph: {self.graph_error}. Eagerly it is"
         else:
             start = f"{self.target} is"
         return f"{start} {self.bound}-bound on this machine: {self.why}. {change}"
+
+    def _lead_sentence(self, unit: str) -> str:
+        """The form change per ``unit`` worth most, with its margin over the runner-up among
+        those that paid; or those tied with it, each with its own gain; or the one that paid."""
+        ranking, (lead, *tied) = self.rankings[unit], self.leaders(unit)
+        change = f"{_lower(lead.advice)}, {lead.claim.effect} here"
+        if tied:
+            changes = " and ".join(f"{_lower(a.advice)} ({a.claim.effect})" for a in [lead, *tied])
+            sentence = f"the changes that pay most are tied: {changes}; {ranking.sentence()}"
+        elif len(ranking.order) == 1:
+            sentence = f"the change that pays: {change}"
+        else:
+            sentence = f"the change worth most: {change}; {ranking.sentence()}"
+        if unit == "step":
+            sentence = f"for training, {sentence}"
+        return f"{sentence[0].upper()}{sentence[1:]}."
 
 
 def _lower(text: str) -> str:
@@ -350,10 +387,12 @@ def _bound(
     return "ops", "its ops take the time, well below the machine's peak and bandwidth"
 
 
-def _form_advice(evidence: Evidence) -> list[Advice]:
-    """Each other form against the form the reader's code runs as written."""
+def _form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
+    """Each other form against the form the reader's code runs as written, and per unit the
+    ranking of those faster than it. Forms are alternatives: of those, only the ones tied with
+    the fastest are advice, and one clearly slower than it is shown as measured, with why."""
     advice_for = FORM_ADVICE[evidence.registered.get("kind", "function")]
-    advice = []
+    advice, held = [], {}
     for m in evidence.forms:
         baseline = evidence.baselines[m.unit]
         if m.label in advice_for and m.label != baseline:
@@ -361,7 +400,24 @@ def _form_advice(evidence: Evidence) -> list[Advice]:
             gain = ratio_interval(evidence.form(baseline), m)[0]  # the claim's own ratio
             text, chapter = advice_for[m.label]
             advice.append(Advice(text, claim, chapter, gain, form=m.label))
-    return advice
+            if claim.held:
+                held.setdefault(m.unit, []).append(m.label)
+    rankings = {unit: rank(evidence.measurements, labels) for unit, labels in held.items()}
+    leaders = {label: r for r in rankings.values() for label in r.order}
+    return [_beaten(a, leaders.get(a.form), evidence) for a in advice], rankings
+
+
+def _beaten(advice: Advice, ranking: Ranking | None, evidence: Evidence) -> Advice:
+    """``advice`` not advised where the fastest form that paid beat it clearly, with by how
+    much (the claim's own ratio, over the processes that timed both)."""
+    if ranking is None or advice.form in ranking.tied:
+        return advice
+    leader, slower = in_common(*pick(evidence.measurements, ranking.leader, advice.form))
+    why = (
+        f"{format_speedup(leader.median_s / slower.median_s)} than {ranking.leader}, which is "
+        "advised"
+    )
+    return dataclasses.replace(advice, why_not=why)
 
 
 def _keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
@@ -513,35 +569,46 @@ def _excluded_findings(evidence: Evidence) -> list[Finding]:
 
 
 def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch: str) -> Finding:
-    """Which form answered fastest at ``batch``, against the reader's own way, with how far
+    """Which form answered fastest at ``batch``, where the numbers separate it from the
+    runner-up (else the forms tied with it), each against the reader's own way, with how far
     its answers lie from that way's."""
     as_written = evidence.registered["as_written"]
-    base = next(m for m in measurements if m.label == as_written)
-    fastest = min(measurements, key=lambda m: m.median_s)
-    share = evidence.registered.get("differences", {}).get(fastest.label)
-    answers = "" if share is None else f"; its answers within {share:.1e} of {as_written}'s"
-    if fastest is base:
-        measured = f"{as_written} as written ({format_seconds(base.median_s)} a {base.unit})"
-    else:
-        measured = (
-            f"{fastest.label}, {format_speedup(base.median_s / fastest.median_s)} than "
-            f"{as_written} ({format_seconds(fastest.median_s)} against "
-            f"{format_seconds(base.median_s)} a {base.unit}, medians){answers}"
-        )
-    return Finding(
-        "serving",
-        f"Served fastest at {batch}",
-        f"{measured} (chapter: {CHAPTERS['serving']})",
+    (base,) = pick(measurements, as_written)
+    ranking = rank(measurements)
+    against = [
+        _against_as_written(m, base, evidence)
+        for m in pick(measurements, *ranking.tied)
+        if m is not base
+    ]
+    where = f" at {batch}"
+    if ranking.separated:
+        own = f"{as_written} as written ({format_seconds(base.median_s)} a {base.unit})"
+        what, measured = "Served fastest", f"{(against or [own])[0]}; {ranking.sentence(where)}"
+    else:  # no winner named: the tied forms, each with its own figures
+        what, measured = "Fastest", "; ".join([ranking.sentence(where), *against])
+    return Finding("serving", what + where, f"{measured} (chapter: {CHAPTERS['serving']})")
+
+
+def _against_as_written(m: Measurement, base: Measurement, evidence: Evidence) -> str:
+    """Form ``m`` against the reader's own way (``base``), with how far its answers lie from
+    that way's where it is a serving runtime."""
+    share = evidence.registered.get("differences", {}).get(m.label)
+    answers = "" if share is None else f"; its answers within {share:.1e} of {base.label}'s"
+    return (
+        f"{m.label}, {format_speedup(base.median_s / m.median_s)} than {base.label} "
+        f"({format_seconds(m.median_s)} against {format_seconds(base.median_s)} a {base.unit}, "
+        f"medians){answers}"
     )
 
 
 def _serving_findings(evidence: Evidence) -> list[Finding]:
-    """Which form served the reader's model fastest at its batch and at another batch size,
-    and each serving runtime it was converted for: its speed against the model's own way at
-    the reader's batch, and how far its answers lie from that way's."""
+    """Which form served the reader's model fastest at its batch and at another batch size
+    (where more than one form was timed), and each serving runtime it was converted for: its
+    speed against the model's own way at the reader's batch, and how far its answers lie from
+    that way's."""
     baseline = evidence.form(evidence.registered["as_written"])
     found = []
-    if evidence.other_batch:
+    if len(evidence.other_batch) > 1:
         registered = evidence.registered
         batches = [
             (registered["batch"], "your batch", evidence.calls),
@@ -619,7 +686,7 @@ def diagnose(evidence: Evidence) -> Diagnosis:
     limits, compute, memory, limit = _limits_finding(evidence)
     overhead, op_share, dispatch_share = _overhead_findings(evidence)
     bound, why = _bound(compute, memory, limit, op_share, dispatch_share)
-    forms = _form_advice(evidence)
+    forms, rankings = _form_advice(evidence)
     graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
     retrace, retrace_advice = _retrace_findings(evidence, graph_advised)
     findings = [
@@ -634,7 +701,7 @@ def diagnose(evidence: Evidence) -> Diagnosis:
     ]
     advice = [*forms, *_keep_advice(evidence, forms), *retrace_advice]
     advice += _peak_advice(evidence, compute)
-    # Held first, larger gains first: the reader acts on the top line.
+    # Advised first, larger gains first: the reader acts on the top line.
     order = {True: 0, None: 1, False: 2}
-    advice.sort(key=lambda a: (order[a.claim.held], -a.gain))
-    return Diagnosis(evidence.target, bound, why, findings, advice, evidence.graph_error)
+    advice.sort(key=lambda a: (not a.advised, order[a.claim.held], -a.gain))
+    return Diagnosis(evidence.target, bound, why, findings, advice, evidence.graph_error, rankings)

@@ -78,6 +78,8 @@ def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         for a in advice:
             effect = effect_and_target(a.claim.effect, a.claim.target)
             lines.append(f"- {a.advice}: {effect} ({a.claim.verdict}: {a.claim.evidence})")
+            if a.why_not:
+                lines.append(f"  not advised: {a.why_not}")
             lines.append(f"  why: {CHAPTERS[a.chapter]} {chapter_link(a.chapter, base)}")
     return "\n".join(lines)
 
@@ -131,6 +133,19 @@ td,th{padding:.2rem .6rem;text-align:right;border-bottom:1px solid #ddd}
 """
 
 
+def _advice_html(a: Advice, base: str) -> str:
+    """One change as a list item: its effect, verdict and evidence, why it is not advised
+    where its claim held all the same, and the chapter that explains it."""
+    not_advised = f"Not advised: {html.escape(a.why_not)}<br>" if a.why_not else ""
+    return (
+        f"<li><strong>{html.escape(a.advice)}</strong>: "
+        f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
+        f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>{not_advised}"
+        f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
+        f"{html.escape(CHAPTERS[a.chapter])}</a></li>"
+    )
+
+
 def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
     """One self-contained page: the short answer, the table and plot, findings, advice."""
     tables = "".join(
@@ -145,16 +160,7 @@ def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
     )
     what = "model" if evidence.registered.get("kind") == "model" else "function"
     advice = "".join(
-        f"<h2>{html.escape(title)}</h2><ul>"
-        + "".join(
-            f"<li><strong>{html.escape(a.advice)}</strong>: "
-            f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
-            f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>"
-            f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
-            f"{html.escape(CHAPTERS[a.chapter])}</a></li>"
-            for a in items
-        )
-        + "</ul>"
+        f"<h2>{html.escape(title)}</h2><ul>{''.join(_advice_html(a, base) for a in items)}</ul>"
         for title, items in _advice_lists(diagnosis, what)
     )
     title = html.escape(f"perfguide diagnose: {evidence.target}")
@@ -181,6 +187,7 @@ def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
                 "kind": a.kind,
                 "form": a.form,
                 "advised": a.advised,
+                "why_not": a.why_not,
                 "chapter": a.chapter,
                 **dataclasses.asdict(a.claim),
             }
