@@ -226,4 +226,6 @@ def test_reruns_count_false_alarms_and_medians_inside_the_first_files_intervals(
     table = SideBySide([Source("a", ENV, same), Source("b", ENV, [*again, moved])])
     (line,) = table.rerun_lines()
     assert line.startswith("B as a rerun of A: 1 of 4 rows called faster or slower (25% false")
-    assert "3 of 4 medians inside A's 95 % rerun intervals (75%)" in line
+    assert "3 of 4 medians inside A's 95 % rerun intervals (75%; their median half-width" in line
+    half = int(line.split("median half-width ")[1].split("%")[0])
+    assert 5 <= half <= 60  # a share of the median, not a fraction or seconds

@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import statistics
 import string
 from collections.abc import Sequence
 from pathlib import Path
@@ -325,7 +326,8 @@ class SideBySide:
         """For files that are reruns of the same code on one machine (an A/A check): per later
         file, the rows called faster or slower (false alarms, which the test's level caps at
         about :data:`SIGNIFICANCE`) and its medians inside the first file's intervals (which
-        promise 95 %)."""
+        promise 95 %) with how wide those intervals are (their median half-width, as a share
+        of the median: an interval can cover by being wider than the machine needs)."""
         lines = []
         first = self.letters[0]
         for i, letter in enumerate(self.letters[1:], start=1):
@@ -334,11 +336,15 @@ class SideBySide:
                 continue
             apart = sum(v in (FASTER, SLOWER) for v in verdicts(pairs))
             inside = sum(a.interval_s[0] <= b.median_s <= a.interval_s[1] for a, b in pairs)
+            half = statistics.median(
+                (a.interval_s[1] - a.interval_s[0]) / 2 / a.median_s for a, _ in pairs
+            )
             n = len(pairs)
             lines.append(
                 f"{letter} as a rerun of {first}: {apart} of {n} rows called faster or slower "
                 f"({apart / n:.0%} false alarms; each row tested at {SIGNIFICANCE:.0%}), {inside} "
-                f"of {n} medians inside {first}'s 95 % rerun intervals ({inside / n:.0%})"
+                f"of {n} medians inside {first}'s 95 % rerun intervals ({inside / n:.0%}; their "
+                f"median half-width {half:.0%} of the median)"
             )
         return lines
 
