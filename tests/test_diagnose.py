@@ -222,8 +222,15 @@ def test_a_saved_model_is_timed_predicting_and_training_each_way(probe, saved_mo
 
     served = [form for form in probe.SERVING_FORMS if form not in serving.UNAVAILABLE]
     assert registered["variants"] == [*probe.INFERENCE_FORMS, *served], registered["problems"]
-    # From the same weights, one step of each path trains the same weights.
+    # From the same weights, two steps of each path train the same weights.
     assert registered["training"] == list(probe.TRAINING_FORMS), registered["problems"]
+    # fit trains as readers call it, once over an epoch (the batch repeated), timed per step;
+    # fit-per-batch trains on one batch a call, the length that prices a call apart.
+    training = probe.WORKLOADS[TRAINING_WORKLOAD]
+    fit = training.make_call("fit", 1)
+    assert registered["epoch_steps"] == fit.units_per_call == probe.EPOCH_STEPS > 1
+    assert [len(part) for part in fit.args] == [8 * probe.EPOCH_STEPS] * 2
+    assert training.make_call("fit-per-batch", 1).units_per_call == 1
     # Beside the reader's batch of 8, the same forms answer one request at a time.
     assert registered["batch"] == 8 and registered["other_batch"] == 1
     one = probe.WORKLOADS[BATCH_WORKLOAD].make_call("model-call", 1)
@@ -661,8 +668,9 @@ MODEL = {
     "kind": "model",
     "variants": ["predict", "model-call", "predict-on-batch", "tf-function"],
     "as_written": "predict",
-    "training": ["fit", "train-on-batch", "custom-step"],
+    "training": ["fit", "fit-per-batch", "train-on-batch", "custom-step"],
     "training_as_written": "fit",
+    "epoch_steps": 32,
     "problems": {},
 }
 #: Made-up forms, each as timed per call (and per training step) on some code as written.
@@ -675,7 +683,7 @@ CASES = {
                             "jit-compile": 240e-6}, {}, None),
     "model": ({"predict": 30e-3, "model-call": 1e-3, "predict-on-batch": 285e-6,
                "tf-function": 270e-6},
-              {"fit": 10e-3, "train-on-batch": 8e-3,
+              {"fit": 10e-3, "fit-per-batch": 60e-3, "train-on-batch": 8e-3,
                "custom-step": 4e-3}, MODEL),
 }  # fmt: skip
 
@@ -766,6 +774,15 @@ def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_lea
     assert on_batch.why_not == "2.00x slower than custom-step, which is advised"
     assert "For training, the change worth most: train with a custom tf.function step" in answer
     assert unseparated_winners(answer) == []
+
+
+def test_fit_over_an_epoch_and_over_one_batch_price_a_fit_call_apart():
+    found, _ = diagnosed("model")
+    (cost,) = [f for f in found.findings if f.kind == "fit-call"]
+    # 32 batches in 10 ms a step, one in 60 ms: a call costs 32 x 50 ms / 31 besides its steps.
+    assert cost.measured.startswith("51.6 ms a call besides its steps, 16.1 % of a fit over")
+    assert "an epoch of 32 batches, your batch repeated: 10.0 ms a step" in cost.measured
+    assert not [a for a in found.advice if a.form == "fit-per-batch"]
 
 
 def test_the_fastest_form_at_a_batch_is_not_named_where_tied():

@@ -18,10 +18,14 @@ measured peak and memory bandwidth. Then it says what bounds the function here a
 your code as you wrote it (a plain function eagerly, a ``tf.function`` as one), each
 recommendation a claim checked on your function, with the chapter that explains it. A change
 that measured slower, or could not be told apart, is listed as measured, never as advice; where
-nothing beats your code, the answer is to keep it. A form that cannot be built (a function that
-reads ``.numpy()``, needs a static batch size or makes a variable at every call) is a finding
-with its reason and your source line, and the rest is still measured. The first line printed is
-the answer; ``--json`` also carries every finding with a kind a program can act on.
+nothing beats your code, the answer is to keep it. Other forms are alternatives, so of those
+that beat your code only the ones the numbers cannot tell from the fastest are advised (another
+is listed as measured, with how much slower it was), and a change is called worth most only
+with its margin over the runner-up; where they tie, the answer names them together. A form
+that cannot be built (a function that reads ``.numpy()``, needs a static batch size or makes a
+variable at every call) is a finding with its reason and your source line, and the rest is
+still measured. The first line printed is the answer; ``--json`` also carries every finding
+with a kind a program can act on.
 
 Arguments are given in order, one ``--input`` each: a tensor as a dtype and a shape
 (``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with random values, or a
@@ -35,12 +39,15 @@ Pointed at a saved Keras model instead (``python -m perfguide diagnose model.ker
 float32[32,140,30]``), it times ``predict``, ``model(x)``, ``predict_on_batch`` and ``model(x)``
 inside a ``tf.function`` on that batch, and the model converted for serving (its SavedModel,
 LiteRT and ONNX Runtime, where installed; see :doc:`How should I serve my model on a CPU?
-</auto_examples/serving/plot_serving>`), each checked to answer as ``predict`` does, and
-says which answered fastest at that batch and at one request a call (from a batch of one, at
-a batch of 32, ``predict``'s default); for a compiled model, one training step through ``fit``, ``train_on_batch`` and a custom
-``tf.function`` step, each checked to train the same weights; and judges them against
-``predict`` and ``fit``. A conversion that fails is reported in one line with its reason, and
-the rest of the report still comes.
+</auto_examples/serving/plot_serving>`), each checked to answer as ``predict`` does;
+at that batch and at one request a call (from a batch of one, at a batch of 32, ``predict``'s
+default) it names a fastest form only where the numbers separate it from the runner-up, else
+the forms tied. For a compiled model it times a training step through ``fit`` called as you
+would call it, once over an epoch of many batches (your batch repeated, up to 64),
+``train_on_batch`` and a custom ``tf.function`` step, each checked to train the same weights,
+and ``fit`` called on one batch, which with the epoch prices a ``fit`` call apart from its
+steps; and judges them against ``predict`` and ``fit``. A conversion that fails is reported in
+one line with its reason, and the rest of the report still comes.
 
 To install the command on your machine, see :doc:`Run the guide on your machine
 </your_machine>`. Below, the command runs on three functions that are slow for three different

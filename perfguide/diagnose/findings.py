@@ -3,11 +3,11 @@ measured, and which changes pay, each a checked claim with the chapter that expl
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. Every change is measured against the form the reader's code runs as written (a plain
-function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit``), and only a
-change whose claim held is advice. Other forms are alternatives, so of those that held only the
-ones tied with the fastest are advised (:func:`~perfguide.report.ranking.rank`), and one is
-named worth most only where the numbers separate it from the runner-up. The bound is read off
-the fastest form the reader can use:
+function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit`` over an
+epoch), and only a change whose claim held is advice. Other forms are alternatives, so of those
+that held only the ones tied with the fastest are advised (:func:`~perfguide.report.ranking.rank`),
+and one is named worth most only where the numbers separate it from the runner-up. The bound is
+read off the fastest form the reader can use:
 
 - **compute** or **memory**: its arithmetic reaches at least :data:`NEAR_LIMIT` of the machine's
   measured peak FLOP/s, or the bytes it moves that share of the measured bandwidth (the bytes
@@ -116,6 +116,7 @@ KINDS = {
     "limits": "each form's work against the machine's measured peak and bandwidth",
     "serving": "a serving runtime's speed beside predict's, and how far its answers move",
     "memory": "each form's memory growth per call after warm-up, and a fix where it grows",
+    "fit-call": "the fixed cost of one fit call, apart from the steps of its epoch",
 }
 
 
@@ -636,6 +637,34 @@ def _serving_findings(evidence: Evidence) -> list[Finding]:
     return found
 
 
+def _fit_findings(evidence: Evidence) -> list[Finding]:
+    """What one ``fit`` call costs besides its steps, from fit timed per step over an epoch of
+    many batches and over one batch: a call of n batches costs that price plus n steps, so the
+    two lengths give both."""
+    epoch, one = evidence.form("fit"), evidence.form("fit-per-batch")
+    steps = evidence.registered.get("epoch_steps")
+    if epoch is None or one is None or not steps:
+        return []
+    price = steps * (one.median_s - epoch.median_s) / (steps - 1)
+    if price <= 0:
+        cost = "none measurable: a fit over one batch took no longer than a step of an epoch"
+    else:
+        cost = (
+            f"{format_seconds(price)} a call besides its steps, "
+            f"{format_percent(price / (steps * epoch.median_s))} of a fit over an epoch"
+        )
+    return [
+        Finding(
+            "fit-call",
+            "The fixed cost of one fit call",
+            f"{cost} (fit over an epoch of {steps} batches, your batch repeated: "
+            f"{format_seconds(epoch.median_s)} a step; fit-per-batch, fit over one batch: "
+            f"{format_seconds(one.median_s)}); calling fit once per batch pays it at every step "
+            f"(chapter: {CHAPTERS['training_loop']})",
+        )
+    ]
+
+
 def _next(grown: Growth) -> str:
     """Where the next process's rate should land, where more than one process measured it."""
     if len(grown.rates) < 2:
@@ -699,6 +728,7 @@ def diagnose(evidence: Evidence) -> Diagnosis:
         *overhead,
         *([limits] if limits else []),
         *_serving_findings(evidence),
+        *_fit_findings(evidence),
         *_memory_findings(evidence),
         *_excluded_findings(evidence),
     ]

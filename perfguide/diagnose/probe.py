@@ -306,10 +306,26 @@ def _function_call(make: Callable[[], Any], args: tuple[Any, ...]) -> Timed:
 
 
 #: How a Keras model predicts a batch, and how it trains on one: the reader's usual way first;
-#: then the model converted for the serving runtimes (see the serving chapter).
+#: then the model converted for the serving runtimes (see the serving chapter). ``fit`` trains
+#: as readers call it, once over an epoch of many batches; ``fit-per-batch`` on one batch a
+#: call, which with it gives the price of a fit call apart from its steps.
 INFERENCE_FORMS = ("predict", "model-call", "predict-on-batch", "tf-function")
 SERVING_FORMS = ("saved-model", "litert", "onnxruntime")
-TRAINING_FORMS = ("fit", "train-on-batch", "custom-step")
+TRAINING_FORMS = ("fit", "fit-per-batch", "train-on-batch", "custom-step")
+#: Batches in the epoch of one timed ``fit`` call (the reader's batch, repeated in NumPy
+#: arrays, as readers feed fit), fewer where the epoch's arrays would take more than
+#: ``EPOCH_BYTES``; and the steps each training form takes to show it trains as fit does.
+EPOCH_STEPS, EPOCH_BYTES, CHECK_STEPS = 64, 2**28, 2
+
+
+def epoch_steps(batch_bytes: int) -> int:
+    """Batches in the epoch of one timed ``fit`` call, for a batch (inputs and targets) of
+    ``batch_bytes``: at least two, so that fit's price per call parts from its steps.
+
+    >>> epoch_steps(500_000), epoch_steps(20 * 2**20), epoch_steps(2**30)
+    (64, 12, 2)
+    """
+    return max(CHECK_STEPS, min(EPOCH_STEPS, EPOCH_BYTES // batch_bytes))
 
 
 def _load_model(path: str) -> Any:
@@ -348,9 +364,14 @@ def _inference_call(form: str, model: Any, x: Any) -> Timed:
     return call_of(inference_function(model), x)
 
 
-def _training_call(form: str, model: Any, x: Any, y: Any) -> Timed:
+def _training_call(form: str, model: Any, x: Any, y: Any, steps: int) -> Timed:
+    """A training form on batch ``x``, ``y``, timed per step: ``fit`` once over an epoch of
+    ``steps`` such batches, the others one batch a call."""
+    fit = functools.partial(model.fit, batch_size=len(y), epochs=1, verbose=0, shuffle=False)
     if form == "fit":
-        fit = functools.partial(model.fit, batch_size=len(y), epochs=1, verbose=0, shuffle=False)
+        epoch = tf.nest.map_structure(lambda a: rebatched(a, steps * len(a)), (x, y))
+        return Timed(fit, epoch, steps)
+    if form == "fit-per-batch":
         return Timed(fit, (x, y))
     if form == "train-on-batch":
         return Timed(model.train_on_batch, (x, y))
@@ -428,18 +449,26 @@ def _register_model(target: Target) -> dict[str, Any]:
     if not isinstance(x, (list, tuple)):  # a batch of one input can be cut and repeated
         answer |= {"batch": len(x), "other_batch": _register_other_batch(model, x, variants)}
     if getattr(model, "optimizer", None) is not None and getattr(model, "loss", None):
+        epoch = epoch_steps(sum(np.asarray(a).nbytes for a in tf.nest.flatten((x, y))))
         training = {
-            form: lambda form=form: _training_call(form, _load_model(path), x, y)
+            form: lambda form=form: _training_call(form, _load_model(path), x, y, epoch)
             for form in TRAINING_FORMS
         }
 
         def trained(form: str) -> list[np.ndarray]:
+            """The weights after a short epoch: one fit call, or as many calls of a batch."""
             fresh = _load_model(path)
-            _training_call(form, fresh, x, y)()
+            timed = _training_call(form, fresh, x, y, CHECK_STEPS)
+            for _ in range(CHECK_STEPS // timed.units_per_call):
+                timed()
             return [np.asarray(w) for w in fresh.get_weights()]
 
         steps, stepped = _register(TRAINING_WORKLOAD, "step", training, target, trained)
-        answer |= {"training": steps, "training_as_written": TRAINING_FORMS[0]}
+        answer |= {
+            "training": steps,
+            "training_as_written": TRAINING_FORMS[0],
+            "epoch_steps": epoch,
+        }
         problems |= stepped
     _state.update(target=target, python=functools.partial(_infer, model), args=(x,))
     return answer
