@@ -25,7 +25,7 @@ from matplotlib.ticker import (
 
 from perfguide.measure.memory import Peaks
 from perfguide.measure.timer import Measurement
-from perfguide.report.format import format_factor, format_seconds
+from perfguide.report.format import RERUN, format_factor, format_seconds
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -84,9 +84,7 @@ def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axe
     note = "\nhollow: noisy (its processes spread more than this machine's usually do)" * any(
         m.noisy for m in ordered
     )
-    ax.set_xlabel(
-        f"time per {ordered[0].unit} (median, log scale; whiskers: where a rerun lands, 95 %){note}"
-    )
+    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: its {RERUN}){note}")
     ax.margins(y=0.15)
     return ax
 
@@ -209,9 +207,7 @@ def rate_bars(
     ax.set_xlim(0, 1.25 * max(limit, *rates))
     ax.xaxis.set_major_locator(MaxNLocator(4))  # room for each tick's label
     _one_format(ax.xaxis, EngFormatter(unit=rate_unit))
-    ax.set_xlabel(
-        f"{rate_unit} (median; whiskers: where a rerun lands, 95 %)\n% : share of the {limit_label}"
-    )
+    ax.set_xlabel(f"{rate_unit} (median; whiskers: its {RERUN})\n% : share of the {limit_label}")
     ax.grid(True, axis="x", alpha=0.3)
     _legend_below(ax)
     return ax
