@@ -158,8 +158,7 @@ class ShortAnswer:
     def __str__(self) -> str:
         lines = [f"Short answer: {self.answer}"]
         lines += [
-            f"- {r.advice_with_caveats}: {r.claim.effect} ({r.claim.verdict}: "
-            f"{r.claim.statement})"
+            f"- {r.advice_with_caveats}: {r.claim.effect} ({r.claim.verdict}: {r.claim.statement})"
             for r in self.advice
         ]
         for verdict, heading in FINDING_HEADINGS.items():
