@@ -378,11 +378,18 @@ def _bound(
     limit: str,
     op_share: float | None,
     dispatch_share: float | None,
+    fastest: str,
 ) -> tuple[str, str]:
+    """What bounds the code, and why, from the shares of the limits that form ``fastest``
+    reaches and the share of a call its ops take."""
     if max(compute, memory) >= NEAR_LIMIT:
         kind, share = ("compute", compute) if compute >= memory else ("memory", memory)
         measured = "peak FLOP/s" if kind == "compute" else limit
-        return kind, f"its fastest form reaches {format_percent(share)} of the measured {measured}"
+        # Named: the share is that form's own, and forms may tie for the smallest median.
+        return kind, (
+            f"{fastest}, its fastest form by median, reaches {format_percent(share)} of the "
+            f"measured {measured}"
+        )
     if (op_share is not None and op_share < 0.5) or (dispatch_share or 0) >= 0.5:
         return "overhead", "most of its time is the cost of calls and op dispatches, not its ops"
     return "ops", "its ops take the time, well below the machine's peak and bandwidth"
@@ -717,7 +724,7 @@ def diagnose(evidence: Evidence) -> Diagnosis:
     """The diagnosis the measurements support."""
     limits, compute, memory, limit = _limits_finding(evidence)
     overhead, op_share, dispatch_share = _overhead_findings(evidence)
-    bound, why = _bound(compute, memory, limit, op_share, dispatch_share)
+    bound, why = _bound(compute, memory, limit, op_share, dispatch_share, evidence.fastest.label)
     forms, rankings = _form_advice(evidence)
     graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
     retrace, retrace_advice = _retrace_findings(evidence, graph_advised)
