@@ -166,10 +166,80 @@ diagnose("clipped_mean", "float32[256,64]")
 diagnose("log_magnitude", "float32[64]")
 # sphinx_gallery_end_ignore
 
+# sphinx_gallery_start_ignore
+workers.close()
+# sphinx_gallery_end_ignore
+
+# %%
+# Recipes
+# -------
+#
+# The fixes the findings above point to, each checked to compute what the slow function did.
+#
+# Pass numbers as tensors
+# ~~~~~~~~~~~~~~~~~~~~~~~
+#
+# A Python number is part of a ``tf.function``'s signature, so every new value traces a new
+# graph; a tensor of the same dtype and shape reuses the one graph.
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def scale(x, factor):
+    return tf.nn.relu(x) * factor
+
+
+x = tf.random.normal([64, 256])
+for factor in (0.5, 0.25, 2.0):
+    scale(x, tf.constant(factor))
+assert scale.experimental_get_tracing_count() == 1
+
+# %%
+# One op over the rows instead of a Python loop
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# A loop of small ops dispatches each op from Python; one op over a whole axis dispatches once.
+x = tf.random.normal([32, 16])
+loop = sum(tf.norm(x[i]) for i in range(32))
+np.testing.assert_allclose(tf.reduce_sum(tf.norm(x, axis=1)), loop, rtol=1e-5)
+
+# %%
+# Keep a value a tensor instead of calling .numpy()
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# A graph has no values while it is traced; the same arithmetic on the tensor traces.
+
+
+@tf.function
+def clipped_mean(x):
+    limit = tf.reduce_max(tf.abs(x)) / 2
+    return tf.reduce_mean(tf.clip_by_value(x, -limit, limit))
+
+
+x = tf.random.normal([256, 64])
+limit = float(tf.reduce_max(tf.abs(x)).numpy()) / 2
+expected = tf.reduce_mean(tf.clip_by_value(x, -limit, limit))
+np.testing.assert_allclose(clipped_mean(x), expected, rtol=1e-6)
+
+# %%
+# TensorFlow ops instead of tf.numpy_function
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# The graph then runs without waiting for Python, and XLA can compile it.
+
+
+@tf.function(jit_compile=True)
+def log_magnitude(x):
+    return tf.reduce_sum(tf.math.log1p(tf.abs(x)))
+
+
+x = tf.random.normal([64])
+np.testing.assert_allclose(
+    log_magnitude(x), np.log1p(np.abs(x.numpy())).sum(), rtol=1e-5
+)
+
 # %%
 # Previous question: :doc:`Why does my TensorFlow process keep growing?
 # </auto_examples/memory/plot_memory>` All recommendations of the guide, measured:
 # :doc:`the checklist </checklist>`.
-# sphinx_gallery_start_ignore
-workers.close()
-# sphinx_gallery_end_ignore
