@@ -27,7 +27,7 @@ from rich.text import Text
 from perfguide.diagnose import report as diagnose_report
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target, TargetError
-from perfguide.measure import calibration, environment, runner
+from perfguide.measure import calibrate, calibration, environment, runner
 from perfguide.measure.timer import Measurement, no_progress
 from perfguide.processes import fresh
 from perfguide.processes.noise import NoiseFloor
@@ -133,18 +133,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the files are runs of the same code on one machine: count false alarms and "
         "medians inside the first file's intervals",
     )
-    calibrate = commands.add_parser(
+    calibrate_command = commands.add_parser(
         "calibrate",
         help="fit the spreads every interval is built from to runs of the same code",
     )
-    calibrate.add_argument(
+    calibrate_command.add_argument(
         "paths",
         nargs="+",
         metavar="PATH",
         help="two or more runs: `run --all --json` files, or a docs build's measurements folder; "
         "`run memory --json` files add memory runs",
     )
-    calibrate.add_argument(
+    calibrate_command.add_argument(
         "--json", metavar="PATH", required=True, help="where to write the calibration"
     )
     diagnose = commands.add_parser(
@@ -432,7 +432,7 @@ def _calibrate(args: argparse.Namespace) -> None:
     if growth_runs:
         source += f"; memory growth on {len(growth_runs)} runs of the memory chapter"
     try:
-        fitted = calibration.fit([run.measurements for run in runs], cpu, source, growth_runs)
+        fitted = calibrate.fit([run.measurements for run in runs], cpu, source, growth_runs)
     except ValueError as error:
         raise UsageError(str(error)) from None
     print(fitted.describe())

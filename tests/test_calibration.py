@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from perfguide.measure import calibration
+from perfguide.measure import calibrate, calibration
 from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 
@@ -40,7 +40,7 @@ def run(rng, shift, rows=40, processes=3, process_sd=0.04):
 def test_a_fit_to_two_runs_recovers_their_spread_and_covers_them():
     rng = np.random.default_rng(0)
     a, b = run(rng, 0.0), run(rng, 0.05)  # the second run 5 % slower as a whole
-    fitted = calibration.fit([a, b], "CPU X", "two made-up runs")
+    fitted = calibrate.fit([a, b], "CPU X", "two made-up runs")
     assert fitted.fit["times"] == 80 and fitted.fit["ratios"] == 40
     assert fitted.time.process_sd == pytest.approx(0.04, rel=0.3)
     # The runs' shift is drift: the intervals widen until they cover the reruns.
@@ -53,10 +53,10 @@ def test_a_fit_to_two_runs_recovers_their_spread_and_covers_them():
 def test_every_pair_of_runs_counts():
     rng = np.random.default_rng(3)
     three = [run(rng, shift) for shift in (0.0, 0.02, 0.04)]
-    fitted = calibration.fit(three, "CPU X", "three runs")
+    fitted = calibrate.fit(three, "CPU X", "three runs")
     assert fitted.fit["runs"] == 3 and fitted.fit["times"] == 3 * 80
     with pytest.raises(ValueError, match="at least two runs"):
-        calibration.fit(three[:1], "CPU X", "one run")
+        calibrate.fit(three[:1], "CPU X", "one run")
 
 
 def growth_run(rng, shift, ways=20, processes=3, process_sd=500.0):
@@ -79,13 +79,13 @@ def growth_run(rng, shift, ways=20, processes=3, process_sd=500.0):
 def test_memory_runs_that_move_as_a_whole_get_a_drift_that_covers_them():
     rng = np.random.default_rng(4)
     steady = [growth_run(rng, 0.0) for _ in range(3)]
-    drift, covered, rates = calibration.fit_growth_drift(steady)
+    drift, covered, rates = calibrate.fit_growth_drift(steady)
     assert rates == 3 * 20 and covered >= 0.95
     moved = [growth_run(rng, shift) for shift in (0.0, 4000.0, -4000.0)]
-    moved_drift, moved_covered, _ = calibration.fit_growth_drift(moved)
+    moved_drift, moved_covered, _ = calibrate.fit_growth_drift(moved)
     # Shifts of 4 kB between runs, beyond processes 500 B apart: the intervals widen to them.
     assert moved_drift > max(drift, 1000.0) and moved_covered >= 0.95
-    fitted = calibration.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs", growth_runs=moved)
+    fitted = calibrate.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs", growth_runs=moved)
     assert fitted.growth_drift == moved_drift and fitted.fit["growth_runs"] == 3
     assert f"drifting {moved_drift:.0f} B a call" in fitted.describe()
 
@@ -94,7 +94,7 @@ def test_a_growth_interval_widens_by_the_calibrated_drift(tmp_path, monkeypatch)
     grown = Growth("predict", (20e3, 20e3, 20e3), (0.0,) * 3)
     assert grown.interval_with(0.0) == (20e3, 20e3)
     rng = np.random.default_rng(5)
-    fitted = calibration.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs")
+    fitted = calibrate.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs")
     path = tmp_path / "drifting.json"
     path.write_text(json.dumps(fitted.to_dict() | {"growth_drift": 1000.0}))
     monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
@@ -105,12 +105,12 @@ def test_a_growth_interval_widens_by_the_calibrated_drift(tmp_path, monkeypatch)
 def test_too_few_matched_rows_cannot_calibrate():
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="at least 10"):
-        calibration.fit([run(rng, 0.0, rows=3), run(rng, 0.0, rows=3)], "CPU X", "runs")
+        calibrate.fit([run(rng, 0.0, rows=3), run(rng, 0.0, rows=3)], "CPU X", "runs")
 
 
 def test_a_calibration_round_trips_and_the_variable_picks_it(tmp_path, monkeypatch):
     rng = np.random.default_rng(2)
-    fitted = calibration.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs")
+    fitted = calibrate.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs")
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(fitted.to_dict()))
     monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))

@@ -1,17 +1,10 @@
-"""How far reruns land on a machine: the spreads every published interval is built from.
+"""How far reruns land on a machine: the calibration in force, which every published interval
+is built from.
 
 A run of fresh processes shows how far its own processes spread, not how far the machine moves
-between runs minutes or an hour apart. That is measured by timing everything several times
-(``nox -s noise`` runs ``perfguide run --all`` twice; a docs build is such a run too) and fitting
-a :class:`Calibration` to every pair of the runs (``perfguide calibrate``): for times and for
-ratios of two variants timed in the same processes, the spread this machine's processes
-typically show and how much it counts for (:func:`~perfguide.measure.stats.fit_prior`), and the
-smallest drift between runs with which 95 % of each run's medians fall inside another run's
-intervals (:func:`~perfguide.measure.stats.fit_drift`). Memory growth rates move between runs
-too: where the runs include the memory chapter's (a docs build's ``memory.json``), the drift
-in bytes a call with which 95 % of each run's processes' rates fall inside another run's
-intervals (:func:`fit_growth_drift`). Runs further apart drift further, so the runs it is
-fitted to should be as far apart as the reruns its intervals promise to cover.
+between runs minutes or an hour apart. A :class:`Calibration` holds both, for times and for
+ratios of two variants timed in the same processes, and how far memory growth rates move
+between runs; :mod:`perfguide.measure.calibrate` fits one to several runs of the same code.
 
 The package ships the calibration of the machine that builds the guide (its ``source`` says which
 machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
@@ -21,21 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import json
-import math
 import os
-import statistics
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from perfguide.measure import stats
 from perfguide.measure.stats import Spread
-
-if TYPE_CHECKING:  # the timer and the memory probe compute their intervals from a calibration
-    from perfguide.measure.memory import Growth
-    from perfguide.measure.timer import Measurement
 
 #: Names a calibration file to use instead of the one the package ships.
 CALIBRATION_ENV = "PERFGUIDE_CALIBRATION"
@@ -107,148 +91,3 @@ def load(path: Path) -> Calibration:
 def current() -> Calibration:
     """``$PERFGUIDE_CALIBRATION``'s calibration, or the one the package ships."""
     return load(Path(os.environ.get(CALIBRATION_ENV) or SHIPPED))
-
-
-Row = tuple[float, Sequence[float]]  # a published value and its value in each process
-
-
-def _covered(pairs: Sequence[tuple[Row, Row]], prior: tuple[float, float], drift: float) -> float:
-    """The share of values inside the other run's interval, both ways round."""
-    spread = Spread(*prior, drift)
-    inside = [
-        low <= other[0] <= high
-        for a, b in pairs
-        for this, other in ((a, b), (b, a))
-        for low, high in [stats.rerun_interval(this[0], this[1], spread)]
-    ]
-    return sum(inside) / len(inside)
-
-
-def fit_spread(pairs: Sequence[tuple[Row, Row]]) -> tuple[Spread, float]:
-    """The :class:`~perfguide.measure.stats.Spread` of quantities measured in two runs
-    (``pairs`` of rows, each a published value and its per-process values), and the share of
-    reruns its intervals cover."""
-    rows = [row for pair in pairs for row in pair if len(row[1]) > 1]
-    variances = [statistics.variance(map(math.log, values)) for _, values in rows]
-    prior = stats.fit_prior(variances, [len(values) - 1 for _, values in rows])
-    drift = stats.fit_drift(lambda sd: _covered(pairs, prior, sd))
-    return Spread(*prior, drift), _covered(pairs, prior, drift)
-
-
-def _key(m: Measurement) -> tuple:
-    return (m.workload, m.label, m.size, m.device)
-
-
-def time_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple[Row, Row]]:
-    """The measurements of two runs matched row by row, as (median, process medians)."""
-    by_key = {_key(m): m for m in b}
-    return [
-        ((m.median_s, m.process_median_s), (other.median_s, other.process_median_s))
-        for m in a
-        if (other := by_key.get(_key(m))) is not None
-    ]
-
-
-def _ratios(group: Sequence[Measurement]) -> dict[tuple, Row]:
-    """Every pair of variants of one workload timed in the same processes: their ratio of
-    medians and their ratio in each process."""
-    out = {}
-    for slow, fast in itertools.combinations(group, 2):
-        if slow.process_ids == fast.process_ids:
-            per_process = [
-                s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
-            ]
-            out[slow.label, fast.label] = (slow.median_s / fast.median_s, per_process)
-    return out
-
-
-def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple[Row, Row]]:
-    """Ratios of variants timed in the same processes, matched between two runs."""
-
-    def groups(ms):
-        out: dict[tuple, list] = {}
-        for m in ms:
-            out.setdefault((m.workload, m.size, m.device, m.unit), []).append(m)
-        return {key: _ratios(group) for key, group in out.items()}
-
-    in_b = groups(b)
-    return [
-        (row, in_b[key][pair])
-        for key, ratios in groups(a).items()
-        for pair, row in ratios.items()
-        if pair in in_b.get(key, {})
-    ]
-
-
-#: A memory run's growth rates, by experiment and way.
-GrowthRun = Mapping[str, Mapping[str, "Growth"]]
-
-
-def growth_rows(a: GrowthRun, b: GrowthRun) -> list[tuple[Growth, Growth]]:
-    """The growth rates of two memory runs, matched by experiment and way."""
-    return [
-        (grown, b[name][label])
-        for name, rows in a.items()
-        for label, grown in rows.items()
-        if label in b.get(name, {})
-    ]
-
-
-def _growth_covered(pairs: Sequence[tuple[Growth, Growth]], drift: float) -> float:
-    """The share of each run's processes' rates inside the other run's interval (what it
-    promises of the next process), both ways round."""
-    inside = [
-        low <= rate <= high
-        for a, b in pairs
-        for this, other in ((a, b), (b, a))
-        for low, high in [this.interval_with(drift)]
-        for rate in other.rates
-    ]
-    return sum(inside) / len(inside)
-
-
-def fit_growth_drift(runs: Sequence[GrowthRun]) -> tuple[float, float, int]:
-    """The smallest drift between runs, in bytes a call, with which the growth intervals of
-    each pair of memory ``runs`` hold 95 % of the other run's processes' rates; the share they
-    hold, and the rates matched."""
-    pairs = [row for a, b in itertools.combinations(runs, 2) for row in growth_rows(a, b)]
-    if not pairs:
-        raise ValueError("the memory runs share no growth rate")
-    drift = stats.fit_drift(lambda kilobytes: _growth_covered(pairs, kilobytes * 1e3)) * 1e3
-    return drift, _growth_covered(pairs, drift), len(pairs)
-
-
-def fit(
-    runs: Sequence[Sequence[Measurement]],
-    cpu_model: str,
-    source: str,
-    growth_runs: Sequence[GrowthRun] = (),
-) -> Calibration:
-    """The calibration that runs of the same code on one machine imply, every pair of them
-    matched row by row (see the module); with two or more memory runs (``growth_runs``), the
-    drift of growth rates too."""
-    if len(runs) < 2:
-        raise ValueError(f"a calibration needs at least two runs, got {len(runs)}")
-    pairs = list(itertools.combinations(runs, 2))
-    times = [row for a, b in pairs for row in time_rows(a, b)]
-    ratios = [row for a, b in pairs for row in ratio_rows(a, b)]
-    if len(times) < 10 or len(ratios) < 10:
-        raise ValueError(
-            f"the runs matched in {len(times)} times and {len(ratios)} ratios: "
-            "a calibration needs at least 10 of each (run every workload twice)"
-        )
-    time, time_covered = fit_spread(times)
-    ratio, ratio_covered = fit_spread(ratios)
-    record = {
-        "runs": len(runs),
-        "times": len(times),
-        "ratios": len(ratios),
-        "times_covered": time_covered,
-        "ratios_covered": ratio_covered,
-    }
-    growth_drift = 0.0
-    if len(growth_runs) > 1:
-        growth_drift, covered, rates = fit_growth_drift(growth_runs)
-        record |= {"growth_runs": len(growth_runs), "growth_rates": rates}
-        record["growth_covered"] = covered
-    return Calibration(time, ratio, cpu_model, source, record, growth_drift)

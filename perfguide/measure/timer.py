@@ -179,7 +179,10 @@ class Measurement:
         with :data:`~perfguide.measure.stats.CONFIDENCE` probability: a prediction interval
         from the processes' spread and the machine's calibrated drift between runs (see
         :mod:`perfguide.measure.stats` and :mod:`perfguide.measure.calibration`)."""
-        spread = calibration.current().time
+        return self.interval_with(calibration.current().time)
+
+    def interval_with(self, spread: stats.Spread) -> tuple[float, float]:
+        """:attr:`interval_s` judged with ``spread`` instead of the calibration in force."""
         return stats.rerun_interval(self.median_s, self.process_median_s, spread)
 
     @property
