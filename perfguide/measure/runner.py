@@ -10,14 +10,11 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from perfguide.measure import limits
 from perfguide.measure.environment import gpu_names
-from perfguide.measure.timer import Interleaved, Measurement, no_progress
-
-if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the CLI loads later
-    from perfguide.workloads.base import Workload
+from perfguide.measure.timer import Interleaved, Measurement, Timed, no_progress
 
 DEVICES = ("cpu", "gpu")
 #: The docs build reads the device for its examples from this variable (``cpu`` unless set).
@@ -28,6 +25,20 @@ DEVICE_ENV = "PERFGUIDE_DEVICE"
 #: more processes buy more precision than more blocks (Kalibera and Jones's advice for the
 #: level that varies most).
 FULL, QUICK = {"min_block_s": 0.05, "blocks": 6}, {"min_block_s": 0.02, "blocks": 5}
+
+
+class Workload(Protocol):
+    """What a run needs of a workload (:class:`perfguide.workloads.base.Workload` is one):
+    the layer above describes it, this one times it."""
+
+    name: str
+    unit: str
+    size_name: str
+    default_size: int
+    variants: tuple[str, ...]
+    timed_alone: bool
+
+    def make_call(self, variant: str, size: int) -> Timed: ...
 
 
 class DeviceError(RuntimeError):

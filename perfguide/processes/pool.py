@@ -27,14 +27,13 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from perfguide.measure.environment import usable_cores
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
 from perfguide.processes.worker import Job, trace_variant
-from perfguide.report.claims import Faster
 from perfguide.report.results import write_atomically
 
 if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the workers load
@@ -43,6 +42,15 @@ if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the worke
 #: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
 #: slow process.
 PROCESSES = 3
+class Settling(Protocol):
+    """A comparison that more processes may decide (:class:`perfguide.report.claims.Faster`
+    is one): the variants it compares, and whether it is decided on ``measurements``."""
+
+    labels: tuple[str, ...]
+
+    def settled(self, measurements: Sequence[Measurement]) -> bool: ...
+
+
 #: The most processes a workload gets while a comparison it must settle is undecided: three
 #: times the usual, where a rerun's interval is about half as wide (and its own spread counts
 #: for more than the machine's usual one).
@@ -242,7 +250,7 @@ class Workers:
         size: int | None = None,
         quick: bool = False,
         blocks: int | None = None,
-        settle: Sequence[Faster] = (),
+        settle: Sequence[Settling] = (),
         peak: bool = False,
     ) -> list[Measurement]:
         """``variants`` (default: all) of the registered ``workload`` (or its name) at ``size``
@@ -262,7 +270,7 @@ class Workers:
         return self._settle(job, measured, settle)
 
     def _settle(
-        self, job: Job, measured: list[Measurement], claims: Sequence[Faster]
+        self, job: Job, measured: list[Measurement], claims: Sequence[Settling]
     ) -> list[Measurement]:
         """``measured``, with more processes for the variants of ``claims`` still undecided."""
         for extra in range(SETTLE_PROCESSES - len(self._workers)):
