@@ -1,9 +1,18 @@
 """perfguide: TensorFlow performance questions answered with numbers measured on your machine.
 
-Its layers: :mod:`perfguide.measure` (the timer, the runner, the environment record and the
-machine's limits), :mod:`perfguide.report` (tables, claims checked against measurements, short
-answers, plots and results files), :mod:`perfguide.workloads` (one module per chapter topic) and
-:mod:`perfguide.cli` (the command line).
+Its layers, lowest first; a module imports only from its own layer and those below it:
+``measure`` → ``report`` → ``workloads`` → ``processes`` → ``diagnose`` → ``cli``.
+
+- :mod:`perfguide.measure`: the timer, the runner, the memory probe, the environment record, the
+  machine's limits and the calibration of intervals;
+- :mod:`perfguide.report`: tables, claims checked against measurements, rankings, short answers,
+  plots and results files;
+- :mod:`perfguide.workloads`: one module per chapter topic, each a question and variants that
+  compute the same thing;
+- :mod:`perfguide.processes`: fresh worker processes that time the workloads, and the servers
+  memory is measured in;
+- :mod:`perfguide.diagnose`: the guide turned on the reader's own function or model;
+- :mod:`perfguide.cli`: the command line.
 """
 
 __version__ = "0.1.0"
