@@ -3,22 +3,31 @@ Why is TF2 much slower than TF1? Training loops measured on today's TensorFlow
 ===============================================================================
 
 A Stack Overflow question, `Why is TensorFlow 2 much slower than TensorFlow 1?
-<https://stackoverflow.com/questions/58441514>`_ (2019, read here
-in a Chinese translation with the English inside), reported TensorFlow 1 training 47 % to 276 %
-faster. Its asker answered it at length: small, medium and large Conv1D + Dense models, trained
-with ``fit()`` or ``train_on_batch()``, eagerly or as a graph, with ``keras`` or ``tf.keras``,
-from NumPy or ``tf.data``, on TensorFlow 1.14 and 2.0 with a GTX 1070. Each factor, the answer
-found, could double the time, none independent of the others; it ended with lists of what to do
-and what not to do. Those figures are the answer's own; every other number on this page is
-measured by this page, on the machine that built it, with TensorFlow 2.21, where Keras 3 is
-``tf.keras`` and Keras 2 lives on as ``tf_keras``.
+<https://stackoverflow.com/questions/58441514>`_ (2019), reported TensorFlow 1 training 47 % to
+276 % faster. Its asker's self-answer timed small, medium and large Conv1D + Dense models through
+``fit()`` and ``train_on_batch()``, eagerly and as a graph, with ``keras`` and ``tf.keras``, on
+TensorFlow 1.14 and 2.0 with a GTX 1070; each factor, it found, could double the time, and it
+ended with lists of what to do and what not to do. Those figures are the question's; every other
+number on this page is measured by this page with TensorFlow 2.21, where ``tf.keras`` is Keras 3
+and Keras 2 lives on as the ``tf_keras`` package.
+
+Each way to train is a *path*, named as the tables name it. A step is one batch of 32 samples.
+``fit`` trains on eight batches per call; ``fit-per-batch`` calls ``fit`` on one batch at a time,
+as the self-answer's benchmark did; ``train-on-batch`` calls ``train_on_batch``; ``custom-step`` is
+a hand-written training step in a ``tf.function``; ``run-eagerly`` and ``jit-compile`` are
+``train_on_batch`` on a model compiled with ``run_eagerly=True`` or ``jit_compile=True``;
+``tf-data`` feeds ``fit`` from a ``tf.data`` pipeline instead of NumPy arrays, and
+``tf-data-no-autotune`` from the same pipeline with tf.data's autotuning off;
+``steps-per-execution`` runs that pipeline's eight batches in one call of ``fit``'s compiled
+function; ``tf1-session`` is the small model written as a TensorFlow 1 graph, run by
+``Session.run``.
 
 .. raw:: html
    :file: ../../_generated/answers/training_loop.answer.html
 
-Every training path starts from the same weights and trains on the same data; the tests of
-:mod:`perfguide.workloads.training_loop` check that one step of each gives the same loss and the
-same updated weights. :doc:`How to read the numbers </index>` explains the tables and verdicts.
+Every path starts from the same weights and trains on the same data; the guide's tests check that
+one step of each gives the same loss and weights. :doc:`How to read these pages </reading>`
+defines the tables' terms.
 """
 
 # %%
@@ -33,7 +42,7 @@ from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact
-from perfguide.report.compare import Comparison, Table, pick
+from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_seconds, format_speedup
 from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
 from perfguide.report.ranking import rank
@@ -56,11 +65,11 @@ print(
 # The models, the data, and how they are scaled
 # ---------------------------------------------
 #
-# The answer's small model (one Conv1D of 128 filters over 40 steps, stride 4, pooling, two
-# Dense layers) and its batches of 32 samples × 140 time steps × 30 features are kept as they
-# were. Its medium model is kept with its convolutions a quarter as wide, and its "medium data"
-# (1,400 time steps) is trained with the small model only. Its large model is not trained here:
-# the arithmetic of one step, counted from its layers, tells why.
+# Three configurations, the columns of the grid below: the self-answer's small model (one
+# Conv1D of 128 filters over 40 steps, stride 4, pooling, two Dense layers) on its batches of
+# 32 samples × 140 time steps × 30 features; the same model on its "medium data" (1,400 time
+# steps); and its medium model with convolutions a quarter as wide. Its large model is not
+# trained here: the arithmetic of one step, counted from its layers, tells why.
 #
 # .. dropdown:: The models and how each path trains them
 #
@@ -106,19 +115,10 @@ print(
 # sphinx_gallery_end_ignore
 
 # %%
-# Eight ways to train, timed per step
-# -----------------------------------
+# Every path, timed per step
+# --------------------------
 #
-# One step is one batch of 32 samples. ``fit`` trains on eight batches per call (its own loop);
-# ``fit-per-batch`` calls ``fit`` on one batch at a time, as the answer's benchmark did;
-# ``train-on-batch`` and ``custom-step`` (a hand-written ``tf.function``) train one batch per
-# call; ``run-eagerly`` and ``jit-compile`` are ``train_on_batch`` on a model compiled with
-# ``run_eagerly=True`` or ``jit_compile=True``; ``tf-data`` feeds ``fit`` from a ``tf.data``
-# pipeline instead of NumPy arrays, and ``tf-data-no-autotune`` from the same pipeline with
-# tf.data's autotuning off; ``steps-per-execution`` runs ``fit``'s eight batches from that same
-# pipeline in one call of its compiled function; ``tf1-session`` is the small model written as a
-# TensorFlow 1 graph, run by ``Session.run``. All paths of a column are timed in one interleaved
-# run in each of the page's three fresh processes.
+# The paths of a column take turns in each of the page's three fresh processes.
 # sphinx_gallery_start_ignore
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
@@ -207,16 +207,16 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# The small model on the answer's small data, in full:
 # sphinx_gallery_start_ignore
 small = grid[SMALL]
-Comparison(small, baseline="fit")
+Collapsed(
+    "Every path on the small model and data, in full", Comparison(small, baseline="fit")
+)
 # sphinx_gallery_end_ignore
 
 # %%
-# The checks, on the small model and data (the answer's own "small" benchmark), each judged
-# process by process: "by 2" is the answer's "each factor can at least double the time"; "by
-# 1.47" is the question's "TF1 runs 47 % to 276 % faster".
+# The checks on the small model and data (the self-answer's own benchmark): "at least 2x" is its
+# "each factor can double the time"; "at least 1.47x" is the question's "47 % to 276 % faster".
 # sphinx_gallery_start_ignore
 small_checked = {claim: claim.check(small) for claim in small_claims}
 ClaimReport(list(small_checked.values()))
@@ -227,9 +227,8 @@ ClaimReport(list(small_checked.values()))
 # --------------------------------------------
 #
 # ``fit`` reads NumPy arrays through a ``tf.data`` pipeline of its own, built anew on every call
-# with tf.data's autotuning on, and a pipeline handed to ``fit`` has it on unless it is turned
-# off. How much the blocks of each path spread in each process (the middle half of its block
-# times, against their median):
+# with tf.data's autotuning on. How much each path's blocks spread in each process (the middle
+# half of its block times, against their median):
 # sphinx_gallery_start_ignore
 AUTOTUNE_PATHS = ("fit", "tf-data", "tf-data-no-autotune")
 spread = {m.label: m.spread_by_process for m in pick(small, *AUTOTUNE_PATHS)}
@@ -241,26 +240,27 @@ steadier = max(spread["tf-data-no-autotune"]) < min(spread["tf-data"])
 print(
     "autotuning off spread less than on in every process"
     if steadier
-    else "autotuning off did not spread less than on in every process"
+    else "autotuning off spread as much as on, or more, in some process"
 )
 # sphinx_gallery_end_ignore
 
 # %%
-# Where a path's blocks spread widely, the median of one process can land among its fast calls
-# or its slow ones, which moves every ratio to it. The check of ``tf.data`` against NumPy arrays
-# reads the pipeline with autotuning off, and ``steps_per_execution`` is checked on that same
-# pipeline, so that its check measures that one option; ``fit`` on NumPy arrays cannot turn
-# autotuning off, so every check against ``fit`` carries its spread.
+# .. dropdown:: Why the checks read the pipeline with autotuning off
+#
+#    Where a path's blocks spread widely, the median of one process can land among its fast calls
+#    or its slow ones, which moves every ratio to it. The check of ``tf.data`` against NumPy
+#    arrays reads the pipeline with autotuning off, and ``steps_per_execution`` is checked on that
+#    same pipeline, so that its check measures that one option; ``fit`` on NumPy arrays cannot
+#    turn autotuning off, so every check against ``fit`` carries its spread.
 
 # %%
 # Where the time goes: a fixed price per call, then arithmetic
 # ------------------------------------------------------------
 #
-# Every path does the same arithmetic per step, so what separates them is what each call costs
-# besides it. ``fit`` builds a data adapter, an iterator and callbacks on every call; called per
-# batch, that price is paid per step. Its price per call (a ``fit`` on one batch less a
-# ``train_on_batch`` on one batch), and its share of a ``fit`` over eight batches, per column
-# where both ran:
+# Every path does the same arithmetic per step; what separates them is what a call costs besides
+# it. ``fit`` builds a data adapter, an iterator and callbacks on every call. *fit's own price*
+# is a ``fit`` on one batch less a ``train_on_batch`` on one batch; here it is, with its share of
+# a ``fit`` over eight batches, per column where both ran:
 # sphinx_gallery_start_ignore
 for column, measurements in grid.items():
     if not {"fit", "fit-per-batch"} <= {m.label for m in measurements}:
@@ -276,11 +276,9 @@ for column, measurements in grid.items():
 # sphinx_gallery_end_ignore
 
 # %%
-# What the arithmetic itself allows: each path's floating-point operations per second on the
-# small model with 1,400 time steps (ten times the arithmetic per step of the answer's small
-# data), against the peak this machine reached in a large matrix product. A path far below the
-# peak there is paying for something other than arithmetic; the share of the peak is written on
-# each bar.
+# What the arithmetic allows: each path's floating-point operations per second on the small model
+# with 1,400 time steps, against *the peak*, the rate this machine reached in a large matrix
+# product. A path far below the peak pays for something other than arithmetic.
 # sphinx_gallery_start_ignore
 ax = rate_bars(
     grid[LONG],
@@ -295,12 +293,11 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# So the small model's step is half arithmetic and half everything else, and the paths differ
-# only in the second half. XLA has little to fuse: the step is a convolution, a pooling and two
-# small products, and the convolution, one oneDNN kernel with or without XLA, does most of the
-# arithmetic. A TensorFlow 1 session saves a little of the rest, not the 47 % to 276 % the
-# question saw. Each path's time per step on the small data, its share of the peak, and the
-# time it spends beyond the arithmetic at the peak rate:
+# So the paths differ only in what a step costs beyond its arithmetic, and that is all a
+# TensorFlow 1 session can save. XLA has little to fuse: the step is a convolution, a pooling and
+# two small products, and the convolution, one oneDNN kernel with or without XLA, does most of
+# the arithmetic. Each path on the small data, its share of the peak, and its time beyond the
+# arithmetic at the peak rate:
 # sphinx_gallery_start_ignore
 small_flops = flops[SMALL]
 at_peak = small_flops / machine.peak_flops
@@ -317,12 +314,10 @@ for m in sorted(small, key=lambda m: m.median_s):
 # Keras 3 against Keras 2
 # -----------------------
 #
-# The answer found ``tf.keras`` faster than the separate ``keras`` package of the day. Today
-# ``tf.keras`` is Keras 3, and Keras 2 is the ``tf_keras`` package, which ``tf.keras`` becomes
-# when ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported: a choice for the whole
-# process. So both are timed in fresh processes started with it (Keras 3 imported as
-# ``keras``), interleaved, on the small model and data, through ``train_on_batch`` and ``fit``
-# per batch, and checked process by process as the grid is.
+# The self-answer found ``tf.keras`` faster than the separate ``keras`` package of the day.
+# Today ``tf.keras`` becomes Keras 2 (``tf_keras``) when ``TF_USE_LEGACY_KERAS=1`` is set before
+# TensorFlow is imported, so both are timed in fresh processes started with it (Keras 3 imported
+# as ``keras``), on the small model and data, through ``train_on_batch`` and ``fit`` per batch.
 # sphinx_gallery_start_ignore
 keras_claims = [
     Faster("keras-3-train-on-batch", "keras-2-train-on-batch"),
@@ -331,7 +326,10 @@ keras_claims = [
 with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as legacy:
     print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
     versions = legacy.run(tl.KERAS_VERSIONS, quick=True, settle=keras_claims)
-Comparison(versions, baseline="keras-2-train-on-batch")
+Collapsed(
+    "Both Keras, each path, in full",
+    Comparison(versions, baseline="keras-2-train-on-batch"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -341,8 +339,7 @@ ClaimReport(keras_checked)
 # sphinx_gallery_end_ignore
 
 # %%
-# Where the two Keras differ: the price of a ``fit`` call beyond a ``train_on_batch`` call on
-# the same batch, in each:
+# Where the two Keras differ: fit's own price in each.
 # sphinx_gallery_start_ignore
 for version in ("3", "2"):
     per_batch, on_batch = pick(
@@ -358,12 +355,14 @@ for version in ("3", "2"):
 # New batch sizes, new traces?
 # ----------------------------
 #
-# The answer's follow-up noted that Keras's ``*_on_batch`` methods once ran as plain Python, and
-# users have since reported them tracing again for every new batch size. A pass here feeds
-# eight batches of eight different sizes (32 down to 4) through each path: ``train_on_batch``,
-# ``predict_on_batch``, a plain ``tf.function`` step, the same with ``reduce_retracing=True``,
-# and with an ``input_signature`` whose batch dimension is ``None``. The first pass meets every
-# size for the first time; later passes meet them again.
+# Users reported Keras's ``*_on_batch`` methods tracing again for every new batch size
+# (`tensorflow/tensorflow#34907 <https://github.com/tensorflow/tensorflow/issues/34907>`_,
+# `tensorflow/tensorflow#38742 <https://github.com/tensorflow/tensorflow/issues/38742>`_). A pass
+# here feeds batches of eight sizes (32 down to 4) through ``train_on_batch``
+# (``train-on-batch``), ``predict_on_batch`` (``predict-on-batch``), a plain ``tf.function`` step
+# (``tf-function-step``), the same with ``reduce_retracing=True`` (``reduce-retracing``), and with
+# an ``input_signature`` whose batch dimension is ``None`` (``input-signature``). The first pass
+# meets every size for the first time.
 #
 # .. dropdown:: The code being timed
 #
@@ -375,12 +374,15 @@ for version in ("3", "2"):
 # sphinx_gallery_start_ignore
 sizes = tl.KERAS_RETRACING.default_size
 retracing = workers.run(tl.KERAS_RETRACING, quick=True)
-Comparison(retracing, baseline="train-on-batch")
+Collapsed(
+    "Each path over batches of new sizes, in full",
+    Comparison(retracing, baseline="train-on-batch"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
-# How many times each ``tf.function`` traced in its first pass (counted by TensorFlow; Keras
-# keeps its compiled function to itself), and what the first pass cost beyond a later one:
+# How many times each ``tf.function`` traced in its first pass (Keras keeps its own compiled
+# function to itself), and what the first pass cost beyond a later one:
 # sphinx_gallery_start_ignore
 traces = {
     m.label: m.first_call_traces for m in retracing if m.first_call_traces is not None
@@ -406,11 +408,10 @@ ClaimReport([retrace_claim])
 # -----------------------------------------------
 #
 # ``predict`` is built for large inputs: it splits them into batches, runs a loop with callbacks
-# and gathers the results into a NumPy array. ``model(x)`` runs the layers eagerly;
-# ``predict_on_batch`` runs one compiled call; a ``tf.function`` around the model compiles the
-# forward pass once per input shape. The small model on batches of 1 to 1,024 samples (serving
-# requests, by these and by LiteRT and ONNX Runtime, has a chapter of its own: :doc:`How should I
-# serve my model on a CPU? </auto_examples/serving/plot_serving>`):
+# and gathers the results into a NumPy array. ``model(x)`` (``model-call``) runs the layers
+# eagerly; ``predict_on_batch`` runs one compiled call; ``tf-function`` wraps the model in a
+# ``tf.function``. The small model on batches of 1 to 1,024 samples (serving has a chapter of its
+# own: :doc:`How should I serve my model on a CPU? </auto_examples/serving/plot_serving>`):
 # sphinx_gallery_start_ignore
 BATCHES = [1, 32, 1024]
 inference = [
@@ -436,7 +437,10 @@ inference_checked = [
     *(claim.check(one_sample) for claim in small_batch_claims),
     large_batch_claim.check(full_batch),
 ]
-Comparison(one_sample, baseline="predict")
+Collapsed(
+    "Each way to predict one sample, in full",
+    Comparison(one_sample, baseline="predict"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -445,8 +449,7 @@ ClaimReport(inference_checked)
 # sphinx_gallery_end_ignore
 
 # %%
-# ``predict`` splits what it is given into batches of 32 (its default ``batch_size``) and runs
-# its loop over them, so at 1,024 samples it makes 32 compiled calls where
+# At 1,024 samples ``predict`` makes 32 compiled calls (its default ``batch_size`` is 32) where
 # ``predict_on_batch`` makes one. Those 32 calls, from ``predict_on_batch``'s time at 32:
 # sphinx_gallery_start_ignore
 per_32 = pick([m for m in inference if m.size == 32], "predict-on-batch")[0].median_s
@@ -459,16 +462,16 @@ print(
 # sphinx_gallery_end_ignore
 
 # %%
-# The answer's lists, checked here
-# --------------------------------
+# The self-answer's lists, checked here
+# -------------------------------------
 #
-# The answer's DO and DON'T lists, each rule matched to the path here that does what it names and
-# judged against the hand-written ``tf.function`` step in the same run, on the small model and
-# data (the rule about large models on the small model with ten times longer samples). Its
-# "fit()" was ``fit`` called per batch (its benchmark timed one call per batch); its "keras" was
-# the separate package of the day, here Keras 2 in its own process, against Keras 3's
-# ``train_on_batch`` there. TensorFlow 1 and ``tf.python.keras`` are not installable with
-# today's TensorFlow, so a rule that needs them is not measured.
+# Each rule of the self-answer's DO and DON'T lists, matched to the path here that does what it
+# names and judged against ``custom-step`` in the same run: a DO holds where its path takes less
+# than twice that step's time, a DON'T where it takes at least twice. The rule about large
+# models is judged on the 1,400-step samples. Its "fit()" was ``fit`` called per batch; its
+# "keras" was the separate package of the day, here Keras 2, against Keras 3's
+# ``train_on_batch``. TensorFlow 1 and ``tf.python.keras`` are gone from today's TensorFlow, so
+# the rules that need them are left unmeasured.
 # sphinx_gallery_start_ignore
 keras_2_rule = dont_rule("keras-2-fit-per-batch", reference="keras-3-train-on-batch")
 rule_rows = [
@@ -510,7 +513,7 @@ Table(
     "The self-answer's DO and DON'T lists, checked in this build",
     [
         "",
-        "the answer's rule (TF 1.14 / 2.0, GPU)",
+        "the self-answer's rule (TF 1.14 / 2.0, GPU)",
         "path here",
         "verdict here",
         "evidence",
@@ -520,8 +523,6 @@ Table(
 # sphinx_gallery_end_ignore
 
 # %%
-# And the lists this build's grid gives, by the same measure: DO the paths within twice the
-# hand-written step's time in every column where both ran, DON'T those at twice or more in any.
 # sphinx_gallery_start_ignore
 rows = list(tl.TRAIN_SMALL.variants)
 worst = {
@@ -532,13 +533,16 @@ worst = {
     )
     for label in rows
 }
-Table(
-    "This build's DO and DON'T lists",
-    ["", "path", "slowest, against the hand-written step"],
-    [
-        ["DO" if factor < DOUBLE else "DON'T", label, format_speedup(1 / factor)]
-        for label, factor in sorted(worst.items(), key=lambda item: item[1])
-    ],
+Collapsed(
+    "This build's own DO and DON'T lists, by the same measure over every column",
+    Table(
+        "This build's DO and DON'T lists",
+        ["", "path", "slowest, against the hand-written step"],
+        [
+            ["DO" if factor < DOUBLE else "DON'T", label, format_speedup(1 / factor)]
+            for label, factor in sorted(worst.items(), key=lambda item: item[1])
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -546,8 +550,8 @@ Table(
 # The question's benchmark, here
 # ------------------------------
 #
-# The answer timed 200 calls per configuration on the small model and data. The same 200 steps
-# here, per path, from the medians above:
+# The self-answer timed 200 calls per configuration; the same 200 steps here are the short
+# answer's table.
 # sphinx_gallery_start_ignore
 ITERATIONS = 200
 scenario = Scenario(
@@ -558,7 +562,7 @@ scenario = Scenario(
         for m in sorted(small, key=lambda m: m.median_s)
     ],
 )
-scenario
+Collapsed("200 steps per path, as in the short answer", scenario)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -567,6 +571,13 @@ scenario
 #
 # The box at the top of this page, built from the checks above.
 # sphinx_gallery_start_ignore
+PREDICT_RECIPE = "predict-a-small-batch-with-predict-on-batch-or-model-x"
+ranking = rank(small)
+ranked = (
+    ranking.sentence(" on the small model")
+    if ranking.separated
+    else f"{', '.join(ranking.tied[:-1])} and {ranking.tied[-1]} are tied on the small model"
+)
 answer = ShortAnswer(
     "It is not TensorFlow 2 as such but the path a step takes. Here, with TensorFlow 2.21, a "
     f"TensorFlow 1 style session was {small_checked[tf1_claim].effect} than Keras's "
@@ -574,22 +585,27 @@ answer = ShortAnswer(
     f"{small_checked[graph_vs_eager].effect.replace('faster', 'slower')} than graph; calling "
     f"fit once per batch cost {format_seconds(pick(small, 'fit-per-batch')[0].median_s)} a step "
     f"where train_on_batch took {format_seconds(pick(small, 'train-on-batch')[0].median_s)}. "
-    f"Of all paths, {rank(small).sentence(' on the small model')}.",
+    f"Of all paths, {ranked}.",
     [
         Recommendation(
-            "Train as a graph; run eagerly only to debug", small_checked[graph_vs_eager]
+            "Train as a graph; run eagerly only to debug",
+            small_checked[graph_vs_eager],
+            recipe="a-custom-training-step-in-a-tf-function",
         ),
         Recommendation(
             "Never call fit() once per batch: loop with train_on_batch or a tf.function step",
             small_checked[per_batch_fit],
+            recipe="a-custom-training-step-in-a-tf-function",
         ),
         Recommendation(
             "Raise steps_per_execution when fit's steps are short",
             small_checked[execution_claim],
+            recipe="raise-steps-per-execution",
         ),
         Recommendation(
             "Feed fit from a tf.data pipeline (autotuning off) rather than NumPy arrays",
             small_checked[data_claim],
+            recipe="raise-steps-per-execution",
         ),
         Recommendation(
             "Turn on jit_compile for a small model", small_checked[xla_claim]
@@ -604,9 +620,12 @@ answer = ShortAnswer(
         Recommendation(
             "Predict a small batch with predict_on_batch, not predict",
             inference_checked[0],
+            recipe=PREDICT_RECIPE,
         ),
         Recommendation(
-            "Predict a small batch with model(x), not predict", inference_checked[1]
+            "Predict a small batch with model(x), not predict",
+            inference_checked[1],
+            recipe=PREDICT_RECIPE,
         ),
     ],
     scenario,
@@ -622,20 +641,95 @@ print(answer)
 # Everything measured on this page, with the environment record, is published beside the site
 # as `training_loop.json <../../measurements/training_loop.json>`_, in the shape
 # ``python -m perfguide run train-small-model --json PATH`` writes; ``python -m perfguide run
-# keras-versions`` starts its own process with ``TF_USE_LEGACY_KERAS=1``. To rerun this page on
-# your own machine, install the guide's package from a checkout of its repository
-# (``python -m pip install -e ".[cpu]"``, and ``python -m pip install --no-deps tf-keras`` for
-# Keras 2: its wheel asks for the ``tensorflow`` package, which would install a second
-# TensorFlow over ``tensorflow-cpu``) and run the script downloaded below.
-#
-# Previous question: :doc:`How much do tensor operations buy over loops?
-# </auto_examples/vectorization/plot_vectorization>` Next question: :doc:`Why do my TensorFlow
-# timings disagree? </auto_examples/timing/plot_timing>` The measuring machine is described on the
-# :doc:`build machine </environment>` page. All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.
+# keras-versions`` starts its own process with ``TF_USE_LEGACY_KERAS=1``. To rerun this page,
+# install the guide's package from a checkout of its repository (``python -m pip install -e
+# ".[cpu]"``, and ``python -m pip install --no-deps tf-keras`` for Keras 2, whose wheel would
+# otherwise install a second TensorFlow) and run the script downloaded below. The measuring
+# machine is described on the :doc:`build machine </environment>` page.
 # sphinx_gallery_start_ignore
 published = [m for ms in grid.values() for m in ms] + versions + retracing + inference
 results.save(results.measurements_dir() / "training_loop.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+# %%
+# Recipes
+# -------
+#
+# The advice above in a few lines to paste, each with its own tiny model and data and a check
+# that it works, after these imports:
+import keras
+import numpy as np
+import tensorflow as tf
+
+# %%
+# A custom training step in a tf.function
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# One compiled call per batch, with no ``fit`` built around it: the loop to use in place of
+# ``fit`` called once per batch, or of eager training.
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+optimizer = keras.optimizers.SGD(0.1)
+optimizer.build(model.trainable_variables)  # its state made outside: one trace
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
+    return loss
+
+
+x = np.random.default_rng(0).standard_normal((32, 8)).astype(np.float32)
+y = x.sum(axis=1, keepdims=True)
+losses = [float(train_step(x, y)) for _ in range(20)]
+assert losses[-1] < losses[0] / 2
+assert train_step.experimental_get_tracing_count() == 1
+
+# %%
+# Raise steps_per_execution
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``fit`` fed from a ``tf.data`` pipeline, with autotuning off as in this page's checks (measured
+# on a 2-core CPU), running eight batches per call of its compiled function; it trains the same
+# weights as one batch per call.
+x = np.random.default_rng(0).standard_normal((256, 8)).astype(np.float32)
+y = x.sum(axis=1, keepdims=True)
+options = tf.data.Options()
+options.autotune.enabled = False
+dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).with_options(options)
+weights = {}
+for steps in (1, 8):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.01), "mse", steps_per_execution=steps)
+    model.fit(dataset, epochs=2, verbose=0, shuffle=False)
+    weights[steps] = model.get_weights()
+for one, eight in zip(weights[1], weights[8], strict=True):
+    np.testing.assert_allclose(one, eight, rtol=1e-5)
+
+# %%
+# Predict a small batch with predict_on_batch or model(x)
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Both skip the batching loop and callbacks that ``predict`` runs, and answer the same.
+model = keras.Sequential(
+    [
+        keras.Input((8,)),
+        keras.layers.Dense(16, activation="relu"),
+        keras.layers.Dense(1),
+    ]
+)
+x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+expected = model.predict(x, verbose=0)  # the slow way, for the check
+np.testing.assert_allclose(model.predict_on_batch(x), expected, rtol=1e-6)
+np.testing.assert_allclose(model(x, training=False), expected, rtol=1e-6)
+
+# %%
+# Previous question: :doc:`How much do tensor operations buy over loops?
+# </auto_examples/vectorization/plot_vectorization>` All recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`. Next question: :doc:`Why do my TensorFlow timings disagree?
+# </auto_examples/timing/plot_timing>`
