@@ -52,11 +52,10 @@ class Ranking:
     @property
     def tied(self) -> tuple[str, ...]:
         """The fastest way and every way whose "slower than it" did not hold, by median."""
-        beaten = {claim.statement for claim in self.versus if claim.held is True}
         return (self.leader,) + tuple(
             label
             for label, claim in zip(self.order[1:], self.versus, strict=True)
-            if claim.statement not in beaten
+            if claim.held is not True
         )
 
     @property
