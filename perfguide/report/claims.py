@@ -362,11 +362,13 @@ def falls(
     'x from 2.00 (rerun interval: 1.80 to 2.20) to 1.90 (1.70 to 2.10)'
     """
     held = True if after[2] < before[1] else False if after[1] > before[2] else None
-    value, low, high = (three_figures(v) for v in before)
-    evidence = f"{what} from {value} ({RERUN}: {low} to {high}) to {{}} ({{}} to {{}})".format(
-        *(three_figures(v) for v in after)
+    (value, low, high), (then, then_low, then_high) = (
+        map(three_figures, v) for v in (before, after)
     )
-    return Claim(statement, held, evidence, f"{value} to {three_figures(after[0])}")
+    evidence = (
+        f"{what} from {value} ({RERUN}: {low} to {high}) to {then} ({then_low} to {then_high})"
+    )
+    return Claim(statement, held, evidence, f"{value} to {then}")
 
 
 def share_of_time(
