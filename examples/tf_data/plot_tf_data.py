@@ -2,25 +2,31 @@
 Why don't prefetch and cache speed up my tf.data pipeline?
 ==========================================================
 
-TensorFlow's `data-performance guide <https://www.tensorflow.org/guide/data_performance>`_ shows
-``prefetch``, parallel ``map``, ``interleave`` and
-``cache`` each making an artificial pipeline faster. Users who tried them on their own training
-found no gain: "the problem I have is [...] that prefetch optimization does not improve
-performance in any case", CIFAR-10 images read from TFRecord files (`tensorflow#60384
-<https://github.com/tensorflow/tensorflow/issues/60384>`_); "I see no speed up using .cache()
-or .prefetch()" (`tensorflow#37178 <https://github.com/tensorflow/tensorflow/issues/37178>`_);
-prefetch that seems not to fetch ahead at all (`tensorflow#61084
-<https://github.com/tensorflow/tensorflow/issues/61084>`_). The guide's pipelines sleep instead
-of working, beside a step that sleeps too. Here every pipeline feeds a real training step, on
-this build's machine, and each transformation is measured alone and combined. Every number on
-this page is measured by this page.
+TensorFlow's guide `Better performance with the tf.data API
+<https://www.tensorflow.org/guide/data_performance>`_ shows ``prefetch``, parallel ``map``,
+``interleave`` and ``cache`` each making an artificial pipeline faster. Users who tried them on
+their own training found no gain: "prefetch optimization does not improve performance in any
+case", for CIFAR-10 images read from TFRecord files (`tensorflow/tensorflow#60384
+<https://github.com/tensorflow/tensorflow/issues/60384>`_); "I see no speed up using .cache() or
+.prefetch()" (`tensorflow/tensorflow#37178
+<https://github.com/tensorflow/tensorflow/issues/37178>`_); prefetch that seems not to fetch
+ahead at all (`tensorflow/tensorflow#61084
+<https://github.com/tensorflow/tensorflow/issues/61084>`_). The guide's pipelines sleep instead of
+working, beside a step that sleeps too. Here every pipeline feeds a real training step, and each
+transformation is measured alone and combined; every number is measured by this page.
+
+The short answer below speaks of four variants: ``pipeline-alone`` draws the pipeline's batches and
+drops them; ``step-alone`` trains on the same batches, read into memory first; ``together`` feeds
+the step from the pipeline; ``together-prefetch`` does the same with a ``prefetch`` at the
+pipeline's end. *One after the other* is the pipeline's time alone plus the step's: what
+together takes if the two cannot overlap at all.
 
 .. raw:: html
    :file: ../../_generated/answers/tf_data.answer.html
 
-The workloads are in :mod:`perfguide.workloads.tf_data`; the tests check that every pipeline
-yields the same images and labels. :doc:`How to read the numbers </index>` explains the tables
-and verdicts.
+The workloads are in :mod:`perfguide.workloads.tf_data`; the guide's tests check that every
+pipeline yields the same images and labels. :doc:`How to read these pages </reading>` defines the
+tables' terms.
 """
 
 # %%
@@ -28,17 +34,19 @@ and verdicts.
 # ------------------------------
 #
 # Images of 32 × 32 pixels, CIFAR-10's size, stored as ``tf.train.Example`` records in
-# TFRecord files that this page writes to a temporary folder (how many is printed below). The
-# map parses a record, scales its pixels, mirrors every other image and normalizes it; batches
-# of 64 feed one step of a small Keras classifier (two convolutions, pooling, a dense layer),
-# trained by a loop like the one ``model.fit`` runs. Times are per batch.
+# TFRecord files. The map parses a record, scales its pixels, mirrors every other image and
+# normalizes it; batches of 64 feed one step of a small Keras classifier (two convolutions of
+# 32 filters, pooling, a dense layer), trained by a loop like the one ``model.fit`` runs. Times
+# are per batch, drawn from one long-lived iterator, as in a long epoch.
 #
-# A reader's epoch runs thousands of batches through one iterator, so each variant here is
-# timed the same way: passes drawn from one iterator over the dataset repeated, started before
-# timing. What starting and closing an epoch costs is measured apart, below. An iterator keeps
-# reading ahead between calls, so these variants do not take turns block by block as the rest
-# of this guide's do (each would fill its buffers on the cores of the others' blocks): each is
-# timed alone, in the same three fresh processes, one after another.
+# .. dropdown:: How the variants are timed
+#
+#    A reader's epoch runs thousands of batches through one iterator, so each variant here is
+#    timed the same way: passes drawn from one iterator over the dataset repeated, started before
+#    timing. What starting and closing an epoch costs is measured apart, below. An iterator keeps
+#    reading ahead between calls, so these variants do not take turns block by block as the rest
+#    of this guide's do (each would fill its buffers on the cores of the others' blocks): each is
+#    timed alone, in the same three fresh processes, one after another.
 #
 # .. dropdown:: The map, the step and the loop being timed
 #
@@ -64,7 +72,7 @@ from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster
-from perfguide.report.compare import Comparison, Table, pick
+from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.overlap import Overlap, typical
 from perfguide.report.plotting import dot_plot, timeline_plot
@@ -83,10 +91,10 @@ print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batch
 # Is the model waiting for data?
 # ------------------------------
 #
-# The question to answer before any transformation: time the pipeline alone (drawing its
-# batches and dropping them), the step alone (on the same batches, read into memory first), and
-# the two together, without and with ``prefetch``. If the two overlapped perfectly, together
-# would take as long as the longer of the two; if they cannot overlap, as long as both.
+# The question to answer before any transformation: time ``pipeline-alone``, ``step-alone``,
+# ``together`` and ``together-prefetch`` (defined above the short answer). If the two overlapped
+# perfectly, together would take as long as the longer of the two; if they cannot overlap, one
+# after the other.
 #
 # .. dropdown:: The code being timed
 #
@@ -97,14 +105,14 @@ print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batch
 #       :pyobject: draw_batches
 # sphinx_gallery_start_ignore
 overlap = workers.run(tf_data.OVERLAP, quick=True)
-Comparison(overlap, baseline="together")
+Collapsed("The four variants, in full", Comparison(overlap, baseline="together"))
 # sphinx_gallery_end_ignore
 
 
 # %%
-# Each variant's *cores busy* is the CPU time its process used over the wall time: how many of
-# the machine's cores it kept working. The pipeline's and the step's CPU time, spread over
-# every core, is the least time the two can take together, however well they overlap:
+# A variant's *cores busy* is the CPU time its process used over the wall time: how many cores
+# it kept working. The pipeline's and the step's CPU time, spread over every core, is the least
+# time the two can take together, however well they overlap:
 # sphinx_gallery_start_ignore
 cores = env["usable_cores"]
 alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
@@ -122,9 +130,9 @@ ClaimReport(overlap_claims)
 # sphinx_gallery_end_ignore
 
 # %%
-# Reading ahead needs a core to read on. Each of the two alone keeps most of the machine's
-# cores busy (TensorFlow runs an op's work on a pool of threads, and tf.data runs its own), so
-# together they ask for more cores than there are, and one's threads run while the other's wait:
+# Reading ahead needs a core to read on. Each of the two alone keeps most of the cores busy
+# (TensorFlow runs an op's work on a pool of threads, and tf.data runs its own), so together they
+# ask for more cores than there are, and one's threads run while the other's wait:
 # sphinx_gallery_start_ignore
 print(f"cores busy, pipeline alone: {alone.cores_busy:.2f}")
 print(f"cores busy, step alone: {step.cores_busy:.2f}")
@@ -140,10 +148,14 @@ print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:
 # ---------------------------------------
 #
 # The same training through each pipeline. ``naive`` is ``map`` then ``batch``, as the guide
-# writes a pipeline before its advice; each other variant changes one thing, and ``combined``
-# joins interleaved reads, a map on whole batches, a cache and a prefetch.
-# ``no-default-optimizations`` is ``naive`` with tf.data's default graph rewrites turned off,
-# ``autotune-off`` with its autotuning off.
+# writes a pipeline before its advice. Each other variant changes one thing: ``prefetch`` adds
+# one at the end; ``parallel-map`` maps with ``num_parallel_calls=AUTOTUNE`` (``parallel-map-2``
+# with two calls, ``unordered-map`` also with ``deterministic=False``); ``cache`` caches after
+# the map (``cache-records`` before it, ``cache-file`` to a file); ``batch-then-map`` maps whole
+# batches; ``autotune-off`` and ``no-default-optimizations`` turn off tf.data's autotuning or its
+# default graph rewrites; ``private-threadpool-1`` runs ``parallel-map`` and a prefetch on a
+# private pool of one thread. ``combined`` joins reads of four files at once, a map on whole
+# batches, a cache and a prefetch.
 #
 # .. dropdown:: The pipelines being timed
 #
@@ -177,7 +189,7 @@ setting_claims = [
 pipelines = workers.run(
     tf_data.PIPELINE, quick=True, settle=guide_claims + setting_claims
 )
-Comparison(pipelines, baseline="naive")
+Collapsed("Every pipeline, in full", Comparison(pipelines, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -188,28 +200,34 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# The guide's advice, each piece checked on this machine; then the settings and placements:
+# The guide's advice, each piece checked on this machine, and whether an explicit prefetch
+# changes anything:
 # sphinx_gallery_start_ignore
 guide_checked = [c.check(pipelines) for c in guide_claims]
 setting_checked = [c.check(pipelines) for c in setting_claims]
-ClaimReport(guide_checked + setting_checked)
+ClaimReport(guide_checked + setting_checked[:1])
+# sphinx_gallery_end_ignore
+
+# %%
+# sphinx_gallery_start_ignore
+Collapsed(
+    "The other settings and placements, checked", ClaimReport(setting_checked[1:])
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # .. warning::
 #
 #    A cache stores what the map produced, so a random augmentation before the cache is drawn
-#    once and then frozen: every later epoch replays the first epoch's flips and crops. This
-#    page's augmentation is deterministic (an image's flip follows its index, so that every
-#    pipeline yields the same batches), which is what lets it cache after the map. With
-#    ``tf.image.random_*`` augmentations, cache after decoding and parsing, and augment after
-#    the cache.
+#    once and then frozen: every later epoch replays the first epoch's flips. This page's flip
+#    follows an image's index, which is what lets it cache after the map. With
+#    ``tf.image.random_*`` augmentations, cache after parsing and augment after the cache.
 #
-# Why an explicit ``prefetch`` adds little: tf.data rewrites a pipeline before it runs it, and
-# its default rewrites (``tf.data.experimental.OptimizationOptions``; by its API reference, on
-# by default since TensorFlow 2.12) add a prefetch after the last transformation and run a
-# stateless ``map`` in parallel. The guide's two first pieces of advice are in ``naive``
-# already. Turned off, in numbers:
+# Why an explicit ``prefetch`` adds little: tf.data's default rewrites
+# (``tf.data.experimental.OptimizationOptions``; by its API reference, on by default since
+# TensorFlow 2.12) add a prefetch after the last transformation and run a stateless ``map`` in
+# parallel, so the guide's first two pieces of advice are in ``naive`` already. Turned off, in
+# numbers:
 # sphinx_gallery_start_ignore
 naive, prefetched, unoptimized, untuned = pick(
     pipelines, "naive", "prefetch", "no-default-optimizations", "autotune-off"
@@ -219,12 +237,12 @@ for m in (naive, unoptimized, untuned, prefetched):
 # sphinx_gallery_end_ignore
 
 # %%
-# Where a transformation that removes work gains little beside the step, the pipeline alone
-# says why: how much work there was to remove. No pipeline can make training faster than the
-# step alone, which bounds what ``combined`` can reach. The same pipelines drawn with no step:
+# Where a transformation that removes work gains little beside the step, the pipeline alone says
+# how much work there was to remove; and no pipeline makes training faster than the step alone.
+# Some pipelines drawn with no step:
 # sphinx_gallery_start_ignore
 inputs = workers.run(tf_data.INPUT_ALONE, quick=True)
-Comparison(inputs, baseline="naive")
+Collapsed("Pipelines drawn with no step, in full", Comparison(inputs, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -247,10 +265,9 @@ print(
 # What a new epoch costs
 # ----------------------
 #
-# The times above are of a pipeline's steady flow, as in a long epoch. Each epoch starts a new
-# iterator, which starts the pipeline's threads and waits for a first batch, and closes the
-# last one; a loop that rebuilds its dataset for every chunk of data pays this each time. Five
-# epochs of the naive pipeline, with and without autotuning, in one of this page's processes:
+# Each epoch starts a new iterator, which starts the pipeline's threads and waits for a first
+# batch, and closes the last one; a loop that rebuilds its dataset for every chunk of data pays
+# this each time. Five epochs of ``naive`` and ``autotune-off``, in one of this page's processes:
 #
 # .. dropdown:: The code being timed
 #
@@ -265,19 +282,22 @@ epoch_costs = {
 steady = dict(zip(EPOCH_VARIANTS, pick(pipelines, *EPOCH_VARIANTS), strict=True))
 
 
-Table(
-    "Starting an epoch (to its first batch) and closing it, fastest to slowest of five, "
-    "against one steady batch",
-    ["pipeline", "start", "close", "steady batch"],
-    [
+Collapsed(
+    "Starting and closing an epoch, against one steady batch",
+    Table(
+        "Starting an epoch (to its first batch) and closing it, fastest to slowest of five, "
+        "against one steady batch",
+        ["pipeline", "start", "close", "steady batch"],
         [
-            v,
-            format_interval(min(costs["start"]), max(costs["start"])),
-            format_interval(min(costs["close"]), max(costs["close"])),
-            format_seconds(steady[v].median_s),
-        ]
-        for v, costs in epoch_costs.items()
-    ],
+            [
+                v,
+                format_interval(min(costs["start"]), max(costs["start"])),
+                format_interval(min(costs["close"]), max(costs["close"])),
+                format_seconds(steady[v].median_s),
+            ]
+            for v, costs in epoch_costs.items()
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -286,15 +306,17 @@ Table(
 # ---------------------------------------
 #
 # The same records from storage that makes every read of 8 records wait, as a remote bucket
-# does. A wait holds no core, so here much of the pipeline's time is not the cores' work, and
-# reading ahead, or reading several files at once, can hide it.
+# does. A wait holds no core, so reading ahead, or reading several files at once
+# (``interleave``, four files), can hide it.
 # sphinx_gallery_start_ignore
 latency_ms = tf_data.REMOTE.default_size
 remote = workers.run(tf_data.REMOTE, quick=True)
 reads = tf_data.IMAGES // tf_data.READ_RECORDS
 print(f"each read waits {latency_ms} ms; {reads} reads a pass of {PASS} batches")
 print(f"waiting a batch, one read after another: {reads * latency_ms / PASS:g} ms")
-Comparison(remote, baseline="naive")
+Collapsed(
+    "Each pipeline from waiting storage, in full", Comparison(remote, baseline="naive")
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -311,10 +333,9 @@ ClaimReport(remote_checked)
 # sphinx_gallery_end_ignore
 
 # %%
-# Here the loop waits for storage, not for the cores: the naive pipeline's process kept fewer
-# than one core busy. Its prefetch (the one tf.data adds, and the explicit one) already runs
-# the step while the next reads wait; what it cannot do is make one file's reads, which come one
-# after another, wait less. Reading four files at once does:
+# Here the loop waits for storage, not for the cores. A prefetch (the one tf.data adds, or an
+# explicit one) runs the step while the next reads wait, but one file's reads still come one
+# after another; reading four files at once makes them wait together. Cores busy:
 # sphinx_gallery_start_ignore
 remote_naive, remote_interleave = pick(remote, "naive", "interleave")
 for m in (remote_naive, remote_interleave):
@@ -327,9 +348,9 @@ for m in (remote_naive, remote_interleave):
 # Python in the map
 # -----------------
 #
-# The same parse written in Python and NumPy and run through ``tf.py_function``, as code that
-# decodes with a Python library does; alone and with parallel calls. (256 images an epoch:
-# Python is slow enough that fewer suffice.)
+# The same parse written in Python and NumPy and run through ``tf.py_function``
+# (``py-function``), as code that decodes with a Python library does, and the same with parallel
+# calls (``py-function-parallel``), on fewer images an epoch: Python is slow enough.
 #
 # .. dropdown:: The code being timed
 #
@@ -345,7 +366,7 @@ python_claims = [
     Faster("py-function", "py-function-parallel", by=1 / 1.25),
 ]
 python = workers.run(tf_data.PYTHON, quick=True, settle=python_claims)
-Comparison(python, baseline="naive")
+Collapsed("Python in the map, in full", Comparison(python, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -355,9 +376,8 @@ ClaimReport(python_checked)
 # sphinx_gallery_end_ignore
 
 # %%
-# Parallel calls cannot run Python in parallel: every call of the function needs Python's global
-# lock, so the calls take turns, and the process keeps fewer cores busy than the same map in
-# TensorFlow ops does:
+# Parallel calls cannot run Python in parallel: every call needs Python's global lock, so the
+# calls take turns, and the process keeps fewer cores busy than the map in TensorFlow ops does:
 # sphinx_gallery_start_ignore
 for m in python:
     print(f"{m.label}: {m.cores_busy:.2f} cores busy")
@@ -367,9 +387,9 @@ for m in python:
 # A step that outweighs the pipeline
 # ----------------------------------
 #
-# The step alone and the step fed by the pipeline, with a wider model (64 filters per
-# convolution) whose step takes several times the pipeline's time. However fast the pipeline
-# gets, it can save at most what it adds to the step.
+# ``step-alone`` and ``together`` with a wider model (64 filters per convolution), whose step
+# outweighs the pipeline. However fast the pipeline gets, it can save at most what it adds to the
+# step.
 # sphinx_gallery_start_ignore
 WIDE = 64
 # At most a third saved: the step alone takes at least two thirds of the step fed.
@@ -381,7 +401,7 @@ wide = workers.run(
     quick=True,
     settle=[wide_saves],
 )
-Comparison(wide, baseline="together")
+Collapsed("The wide model, in full", Comparison(wide, baseline="together"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -392,18 +412,20 @@ wide_claim = wide_saves.check(wide).restated(
     "a faster pipeline could save at most a third of a wide model's epoch",
     f"the pipeline adds {pipeline_share:.0%} of the epoch",
 )
-ClaimReport([wide_claim])
+Collapsed(
+    "What a faster pipeline could save the wide model, checked",
+    ClaimReport([wide_claim]),
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # The epoch, batch by batch
 # -------------------------
 #
-# Where does the time go? The loop below records, for each batch, when it asked the pipeline
-# for it, when it arrived, and when its step ended; any reader can add these three clock
-# readings to their own loop. One of this page's processes ran each pipeline for a pass over the
-# images (which fills its cache), then three recorded passes, after all the timing above. Five
-# of them, drawn:
+# The loop below records, for each batch, when it asked the pipeline for it, when it arrived,
+# and when its step ended: three clock readings any reader can add to their own loop. One of
+# this page's processes ran each pipeline for a pass (which fills its cache), then three
+# recorded passes. Five of them, drawn:
 #
 # .. dropdown:: The recording loop
 #
@@ -430,23 +452,25 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# Every pipeline's passes in numbers: the share of the pass the loop waited for input, and how
-# long a step took inside the loop against the step alone. A pipeline that never makes the loop wait
-# can still slow training, by taking the cores from the step.
+# A pipeline that never makes the loop wait can still slow training, by taking the cores from
+# the step.
 # sphinx_gallery_start_ignore
-Table(
-    f"Each recorded pass (the median of three), against the step alone "
-    f"({format_seconds(step.median_s)})",
-    ["pipeline", "pass", "waiting for input", "step in the loop"],
-    [
+Collapsed(
+    "Every pipeline's recorded passes: waiting for input, and the step in the loop",
+    Table(
+        f"Each recorded pass (the median of three), against the step alone "
+        f"({format_seconds(step.median_s)})",
+        ["pipeline", "pass", "waiting for input", "step in the loop"],
         [
-            label,
-            format_seconds(r.length_s),
-            f"{r.waiting_share:.0%}",
-            format_seconds(r.median_step_s),
-        ]
-        for label, r in recorded.items()
-    ],
+            [
+                label,
+                format_seconds(r.length_s),
+                f"{r.waiting_share:.0%}",
+                format_seconds(r.median_step_s),
+            ]
+            for label, r in recorded.items()
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -481,14 +505,18 @@ answer = ShortAnswer(
             "Cache after the expensive map when the data fits in memory, before any "
             "random augmentation",
             guide_checked[2],
+            recipe="cache-after-the-map",
         ),
         Recommendation(
             "Interleave files read from slow or remote storage (measured here with reads that "
             f"wait {latency_ms} ms, on {env['usable_cores']} cores)",
             remote_checked[1],
+            recipe="interleave-files-from-remote-storage",
         ),
         Recommendation(
-            "Write the map in TensorFlow ops, not tf.py_function", python_checked[0]
+            "Write the map in TensorFlow ops, not tf.py_function",
+            python_checked[0],
+            recipe="write-the-map-in-tensorflow-ops",
         ),
         Recommendation(
             "Do not expect parallel calls to speed up a tf.py_function map",
@@ -496,7 +524,7 @@ answer = ShortAnswer(
         ),
     ],
     Scenario(
-        "tensorflow#60384: CIFAR-10 from TFRecord files, with and without prefetch",
+        "tensorflow/tensorflow#60384: CIFAR-10 from TFRecord files, with and without prefetch",
         ["where", "without prefetch", "with prefetch"],
         [
             [
@@ -526,15 +554,82 @@ print(answer)
 # ``python -m perfguide run tf-data-pipeline --json PATH`` writes (the other workloads here are
 # ``tf-data-overlap``, ``tf-data-input``, ``tf-data-remote`` and ``tf-data-python``;
 # ``--size`` sets the images per epoch, the model's width or the storage's wait). To rerun this
-# page on your own machine, install the guide's package from a checkout of its repository
+# page, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
-#
-# Previous question: :doc:`Why did mixed precision make my model slower?
-# </auto_examples/mixed_precision/plot_mixed_precision>` Next question: :doc:`How should I serve
-# my model on a CPU? </auto_examples/serving/plot_serving>`
 # sphinx_gallery_start_ignore
 published = overlap + pipelines + inputs + remote + python + wide
 results.save(results.measurements_dir() / "tf_data.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+# %%
+# Recipes
+# -------
+#
+# The advice above in a few lines to paste, each with its own tiny data and a check that it
+# works, after these imports:
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+# %%
+# Cache after the map
+# ~~~~~~~~~~~~~~~~~~~
+#
+# The expensive map runs once, and random augmentation comes after the cache. ``take`` before
+# ``cache`` caps what is stored; a file name stores it on disk instead of in memory.
+raw = np.random.default_rng(0).integers(0, 256, (256, 32, 32, 3), np.uint8)
+cached = (
+    tf.data.Dataset.from_tensor_slices(raw)
+    .map(lambda x: tf.cast(x, tf.float32) / 255.0)
+    .take(200)
+    .cache(tempfile.mkdtemp() + "/images")  # .cache() keeps it in memory
+)
+batches = cached.map(tf.image.random_flip_left_right).batch(64)
+first, second = (np.stack(list(cached)) for _ in range(2))  # writes, then reads
+np.testing.assert_array_equal(first, second)
+assert sum(len(batch) for batch in batches) == 200
+
+# %%
+# Interleave files from remote storage
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Where each read waits without working (a bucket, a network file system), read several files
+# at once. This page measured it on storage with simulated waits, on a 2-core CPU.
+folder = tempfile.mkdtemp()
+paths = [f"{folder}/part-{f}.tfrecord" for f in range(4)]
+for f, path in enumerate(paths):
+    with tf.io.TFRecordWriter(path) as writer:
+        for i in range(f, 64, 4):
+            writer.write(str(i).encode())
+records = tf.data.Dataset.from_tensor_slices(paths).interleave(
+    tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=tf.data.AUTOTUNE
+)
+numbers = records.map(lambda r: tf.strings.to_number(r, tf.int64)).batch(16)
+np.testing.assert_array_equal(np.sort(np.concatenate(list(numbers))), np.arange(64))
+
+# %%
+# Write the map in TensorFlow ops
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``tf.io`` ops in place of NumPy in a ``tf.py_function``: the map then runs without Python's
+# global lock, on tf.data's own threads.
+raw = np.random.default_rng(0).integers(0, 256, (64, 32, 32, 3), np.uint8)
+records = tf.data.Dataset.from_tensor_slices([image.tobytes() for image in raw])
+
+
+def decode(record):
+    pixels = tf.reshape(tf.io.decode_raw(record, tf.uint8), (32, 32, 3))
+    return tf.cast(pixels, tf.float32) / 255.0
+
+
+images = records.map(decode).batch(64)
+np.testing.assert_allclose(next(iter(images)), raw / 255.0, rtol=1e-6)
+
+# %%
+# Previous question: :doc:`Why did mixed precision make my model slower?
+# </auto_examples/mixed_precision/plot_mixed_precision>` All recommendations of the guide,
+# measured: :doc:`the checklist </checklist>`. Next question: :doc:`How should I serve my model
+# on a CPU? </auto_examples/serving/plot_serving>`
