@@ -4,20 +4,27 @@ How should I serve my model on a CPU?
 
 Once a model is trained it answers requests, and the folklore on how to serve it contradicts
 itself. A user on a laptop found the LiteRT (TensorFlow Lite) interpreter 29x faster than Keras
-for a small network (`impsy#48 <https://github.com/cpmpercussion/impsy/issues/48>`_: 4.96 ms
-against 0.17 ms a prediction, their figures); another found it 2x slower than TensorFlow on a
-desktop for a U-Net (`tensorflow#37989 <https://github.com/tensorflow/tensorflow/issues/37989>`_);
-ONNX Runtime is reported faster than TensorFlow on some models and slower on others
-(`onnxruntime#10989 <https://github.com/microsoft/onnxruntime/issues/10989>`_); and Keras
-documents ``predict`` as a batch API "not intended for use inside of loops", which serving code
-calls per request anyway (`tensorflow#40261
+for a small network (`cpmpercussion/impsy#48
+<https://github.com/cpmpercussion/impsy/issues/48>`_: 4.96 ms against 0.17 ms a prediction, their
+figures); another found it 2x slower than TensorFlow on a desktop for a U-Net
+(`tensorflow/tensorflow#37989 <https://github.com/tensorflow/tensorflow/issues/37989>`_); ONNX
+Runtime is reported faster than TensorFlow on some models and slower on others
+(`microsoft/onnxruntime#10989 <https://github.com/microsoft/onnxruntime/issues/10989>`_); and
+Keras documents ``predict`` as a batch API "not intended for use inside of loops", which serving
+code calls per request anyway (`tensorflow/tensorflow#40261
 <https://github.com/tensorflow/tensorflow/issues/40261>`_).
 
-This page serves three models built in code every way a user would, and times what serving is
-judged by: the time to answer one request, its tail, the throughput a batch buys, and a cold
-start. Every number is measured by this page on the machine that built it; the workloads are in
-:mod:`perfguide.workloads.serving`, and :doc:`How to read the numbers </index>` explains the
-tables and verdicts.
+This page serves three models: the *tiny model* ``mlp`` (32 features to 64 to 10), the *small
+model* ``conv1d`` (a strided convolution, pooling and two dense layers) and ``mobilenet``, a
+MobileNetV2. Each is served every way a user would: by Keras's ``predict``, ``model-call``
+(``model(x, training=False)``) and ``predict-on-batch`` (``predict_on_batch``); by
+``tf-function``, the forward pass as a ``tf.function`` with an input signature, and
+``tf-function-xla``, the same compiled with XLA; by ``saved-model``, the SavedModel
+``model.export`` writes, loaded with ``tf.saved_model.load``; by LiteRT's interpreter on the
+converted model, on every core (``litert``), on one thread (``litert-1-thread``) and with int8
+weights (``litert-int8``); and by ONNX Runtime on a ``tf2onnx`` conversion (``onnxruntime``). It
+times one request, the tail, batches and a cold start; :doc:`How to read these pages </reading>`
+defines the tables' terms and verdicts.
 
 .. raw:: html
    :file: ../../_generated/answers/serving.answer.html
@@ -26,6 +33,7 @@ tables and verdicts.
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 import numpy as np
@@ -36,7 +44,7 @@ from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact
-from perfguide.report.compare import Comparison, at_size
+from perfguide.report.compare import Collapsed, Comparison, at_size
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
@@ -57,19 +65,15 @@ for way, why in serving.UNAVAILABLE.items():
 # The models and the ways to serve them
 # -------------------------------------
 #
-# Three models, from fixed seeds: ``mlp``, 32 features to 64 to 10; ``conv1d``, the
-# :doc:`training-loop chapter's </auto_examples/training_loop/plot_training_loop>` small model;
-# and ``mobilenet``, a MobileNetV2 (width 0.35) on 96-pixel images. Each is served: by Keras
-# (``predict``, ``model(x, training=False)``, ``predict_on_batch``); by its forward pass as a
-# ``tf.function`` with an input signature (``tf-function``) and compiled with XLA
-# (``tf-function-xla``); by the SavedModel ``model.export`` writes, loaded with
-# ``tf.saved_model.load`` (``saved-model``); by LiteRT's interpreter (``ai-edge-litert``) on the
-# model converted by TensorFlow's converter, with XNNPACK, its default CPU delegate, on every core
-# (``litert``) or one thread (``litert-1-thread``), and with its weights quantized to int8
-# (``litert-int8``); and by ONNX Runtime on a ``tf2onnx`` conversion (``onnxruntime``). Every way
-# answers the same request, a NumPy array, as a server has it.
+# Every way answers the same request, a NumPy array, as a server has it.
 #
-# .. dropdown:: The code being timed
+# .. dropdown:: The models and the code being timed
+#
+#    The models come from fixed seeds; the small model is the :doc:`training-loop chapter's
+#    </auto_examples/training_loop/plot_training_loop>`, the MobileNet has width 0.35 and takes
+#    96-pixel images. LiteRT's interpreter (``ai-edge-litert``) runs the model TensorFlow's
+#    converter wrote, with XNNPACK, its default CPU delegate. The workloads are in
+#    :mod:`perfguide.workloads.serving`.
 #
 #    .. literalinclude:: /../perfguide/workloads/serving.py
 #       :pyobject: answerer
@@ -80,25 +84,27 @@ for way, why in serving.UNAVAILABLE.items():
 #    .. literalinclude:: /../perfguide/processes/cold_start.py
 #       :pyobject: load_onnxruntime
 #
-# Every way's answers agree with Keras's (``model(x)``), as a share of Keras's largest answer;
-# the int8 way rounds its weights, and says how far that moves the answers:
+# Each way's answers are set against Keras's (``model(x)``): the largest difference, as a share of
+# Keras's largest answer. A converted or quantized model is advised only where that stays within a
+# stated tolerance: float ways within :data:`~perfguide.workloads.serving.FLOAT_TOLERANCE`, int8
+# weights (rounded, so further off) within :data:`~perfguide.workloads.serving.QUANTIZED_TOLERANCE`.
+
 # sphinx_gallery_start_ignore
 differences = workers.call_in(0, f"{serving.__name__}:output_differences")
-Scenario(
-    "Largest difference from Keras's answers, per model and way",
-    ["way", *differences],
-    [
-        [way, *(f"{differences[name][way]:.1e}" for name in differences)]
-        for way in differences["mlp"]
-    ],
+Collapsed(
+    "Every model and way: the largest difference from Keras's answers",
+    Scenario(
+        "Largest difference from Keras's answers, per model and way",
+        ["way", *differences],
+        [
+            [way, *(f"{differences[name][way]:.1e}" for name in differences)]
+            for way in differences["mlp"]
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
-# A converted or quantized model is advised only where its answers stay within a stated
-# tolerance of Keras's (as a share of Keras's largest answer): float ways within
-# :data:`~perfguide.workloads.serving.FLOAT_TOLERANCE`, int8 weights within
-# :data:`~perfguide.workloads.serving.QUANTIZED_TOLERANCE`.
 
 
 # sphinx_gallery_start_ignore
@@ -129,10 +135,12 @@ ClaimReport(list(close.values()))
 # ---------------------
 #
 # A request of one sample, answered by each way, in three fresh processes taking turns. The tiny
-# model shows what a call costs; the MobileNet what its arithmetic does. To keep this page's
-# build short, ``predict`` is timed on the tiny model only, and Keras's other calls, XLA and the
-# SavedModel (which runs the ``tf.function``'s graph) on the two smaller models only. A way
-# whose verdict below is undecided after three processes is timed in more.
+# model shows what a call costs; the MobileNet what its arithmetic does. To keep the build short,
+# ``predict`` is timed on the tiny model only, and Keras's other calls, XLA and the SavedModel
+# (which runs the ``tf.function``'s graph) on the tiny and small models only. A way whose verdict
+# below is undecided after three processes is timed in more. Each model's table opens on a click;
+# the plot shows every way.
+
 # sphinx_gallery_start_ignore
 SMALLER_MODELS_ONLY = (
     "predict",
@@ -173,20 +181,32 @@ for workload in (MLP, CONV1D, MOBILENET):
     served[workload.name] = workers.run(
         workload, variants, quick=True, settle=model_claims[workload.name]
     )
-Comparison(served[MLP.name], baseline="predict")
+Collapsed(
+    "The tiny model: every way's time per request",
+    Comparison(served[MLP.name], baseline="predict"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
-Comparison(served[CONV1D.name], baseline="model-call")
+Collapsed(
+    "The small model: every way's time per request",
+    Comparison(served[CONV1D.name], baseline="model-call"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
-Comparison(served[MOBILENET.name], baseline="tf-function")
+Collapsed(
+    "The MobileNet: every way's time per request",
+    Comparison(served[MOBILENET.name], baseline="tf-function"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 fig, axes = plt.subplots(3, 1, figsize=(7, 10), layout="constrained")
 for ax, (name, measurements) in zip(axes, served.items(), strict=True):
@@ -196,6 +216,8 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+# The claims this page checks on one request, each against the folklore above:
+
 # sphinx_gallery_start_ignore
 by_label = {name: {m.label: m for m in ms} for name, ms in served.items()}
 checked = {
@@ -211,19 +233,26 @@ ClaimReport(list(checked.values()))
 # -------------------
 #
 # What a call costs with nothing to compute: each way (but ``predict``, priced on the tiny model
-# above) answering a model that returns its request unchanged, ``identity``:
+# above) answering ``identity``, a model that returns its request unchanged. Its time is *the
+# call alone*:
+
 # sphinx_gallery_start_ignore
 calls = workers.run(IDENTITY, [w for w in ways if w != "predict"], quick=True)
 call_s = {m.label: m.median_s for m in calls}
-Comparison(calls, baseline="model-call")
+Collapsed(
+    "The call alone: every way's time on the identity model",
+    Comparison(calls, baseline="model-call"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
-# Each model's time per request set against the call alone (the identity model's time, the
-# same way) and against its arithmetic at the machine's measured peak (of float32 products);
-# what is left over is the work a way does around each op. A share of the peak above 100 % is
-# not float32 arithmetic: int8 weights multiply on the CPU's integer units, which the float32
-# peak does not measure.
+# Each model's time per request is set against the call alone (the same way's) and against its
+# arithmetic at the machine's measured peak of float32 products (its *share of the peak*). What
+# is *left over* is the request's time less the call alone and less the arithmetic at the peak:
+# the work a way does around each op ("none" where those two already take the whole time). A
+# share of the peak above 100 % is not float32 arithmetic: int8 weights multiply on the CPU's
+# integer units, which the float32 peak does not measure.
+
 # sphinx_gallery_start_ignore
 flops = {
     name: workers.call_in(
@@ -268,7 +297,10 @@ Scenario(
 # A server is judged by its slowest answers too. Each process answers 300 requests of the small
 # model one after another with each way, after one untimed request, and keeps every answer's
 # time: the median (p50) and the 99th percentile (p99) of each process, lowest to highest
-# across the processes.
+# across the processes. A *stall* is a request that took many times its process's median (the
+# column's heading says how many): a few stalls make a process's slowest answers, and its p99
+# once they are 1 % of its requests, while its median stays put.
+
 # sphinx_gallery_start_ignore
 TAIL_WAYS = [
     w
@@ -317,9 +349,8 @@ Scenario(
 # sphinx_gallery_end_ignore
 
 # %%
-# A *stall* is a request that took many times its process's median (the column's heading says
-# how many): a few stalls in a process make its slowest answers, and its p99 once
-# they are 1 % of its requests, while its median stays put. Where the stalls were:
+# Where the stalls were:
+
 # sphinx_gallery_start_ignore
 for way in TAIL_WAYS:
     stalled = [t for t in tails[way] if t["stalls"]]
@@ -341,6 +372,7 @@ for way in TAIL_WAYS:
 # Requests that arrive together can be answered in one call: the call's price is paid once for
 # the batch, and the arithmetic runs on more data at a time. The small model's requests per
 # second at each batch size, against the most the arithmetic allows at the measured peak:
+
 # sphinx_gallery_start_ignore
 BATCH_WAYS = [w for w in ("tf-function", "litert", "onnxruntime") if w in ways]
 BATCHES = (1, 16, 256)
@@ -363,14 +395,25 @@ plt.show()
 
 # %%
 # Each batch is one call, so a request waits for the whole batch to be answered:
+
 # sphinx_gallery_start_ignore
-Scenario(
-    "The small model: time to answer a whole batch",
-    ["way", *(f"batch {b}" for b in BATCHES)],
-    [
-        [way, *(format_seconds(m.median_s * m.size) for m in batched if m.label == way)]
-        for way in BATCH_WAYS
-    ],
+Collapsed(
+    "The small model: time to answer a whole batch, per way and batch size",
+    Scenario(
+        "The small model: time to answer a whole batch",
+        ["way", *(f"batch {b}" for b in BATCHES)],
+        [
+            [
+                way,
+                *(
+                    format_seconds(m.median_s * m.size)
+                    for m in batched
+                    if m.label == way
+                ),
+            ]
+            for way in BATCH_WAYS
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -380,9 +423,9 @@ Scenario(
 #
 # A new process or container answers its first request only after it has imported its runtime,
 # loaded the model and answered once (which may build the runtime's plan for the model). Each
-# of these is timed apart in a fresh Python process that has imported nothing but NumPy, once
-# per page process, for the MobileNet saved as a ``.keras`` file (answered by Keras), as a
-# ``.tflite`` file and as an ``.onnx`` file:
+# step is timed apart in a fresh Python process that has imported nothing but NumPy, for the
+# MobileNet saved as a ``.keras`` file (answered by Keras), a ``.tflite`` and an ``.onnx`` file:
+
 # sphinx_gallery_start_ignore
 COLD_WAYS = [w for w in ("keras", "litert", "onnxruntime") if w == "keras" or w in ways]
 starts = {
@@ -424,6 +467,7 @@ Scenario(
 # %%
 # A LiteRT or ONNX Runtime server never imports TensorFlow. How much of each cold start the
 # import is:
+
 # sphinx_gallery_start_ignore
 import_share = {
     way: median_of(way, "import_s")
@@ -439,9 +483,10 @@ for way, share in import_share.items():
 # -----------------
 #
 # TensorFlow runs convolutions and products with oneDNN's kernels (the :doc:`environment page
-# </environment>` says which instruction set they were generated for); the LiteRT interpreter
-# hands what it can of the graph to a delegate, XNNPACK on a CPU; ONNX Runtime runs the graph
-# with an execution provider, on a CPU its own (MLAS) kernels. What each says of the MobileNet:
+# </environment>` says for which instruction set); LiteRT's interpreter hands what it can of the
+# graph to a delegate, XNNPACK on a CPU; ONNX Runtime runs it with an execution provider, on a
+# CPU its own (MLAS) kernels. What each says of the MobileNet:
+
 # sphinx_gallery_start_ignore
 reports = {}
 if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
@@ -465,21 +510,22 @@ if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
 # Why TensorFlow takes milliseconds on the MobileNet
 # --------------------------------------------------
 #
-# tensorflow#37989 found LiteRT 2x slower than TensorFlow on a desktop; here the interpreter
-# answered the MobileNet many times faster than the same model in a ``tf.function``, and in the
-# table above neither the call alone nor the arithmetic at the peak accounts for the
-# ``tf.function``'s time. TensorFlow's profiler says where it goes: five calls traced in one of
-# the page's processes after its timing, by op type, most time first (self time leaves out
-# nested ops; the share is of all op time in the trace).
+# tensorflow/tensorflow#37989 found LiteRT 2x slower than TensorFlow on a desktop; the claims
+# above check that on the MobileNet, and the time split above shows how much of the
+# ``tf.function``'s time is left over. TensorFlow's profiler says where it goes: five calls traced
+# in one of the page's processes after its timing, by op type (self time leaves out nested ops;
+# the share is of all op time in the trace).
+
 # sphinx_gallery_start_ignore
 logdir = results.measurements_dir() / "serving.profile"
 trace = workers.trace(0, MOBILENET, "tf-function", 1, str(logdir))
 op_table = OpTable.from_trace(trace, top=6)
-op_table
+Collapsed("The MobileNet in a tf.function: time by op type, most first", op_table)
 # sphinx_gallery_end_ignore
 
 # %%
 # Per request, against LiteRT's interpreter on the same model:
+
 # sphinx_gallery_start_ignore
 tf_ops = sum(t.count for t in op_table.times) / TRACED_CALLS
 convolutions = [t for t in op_table.times if "Conv" in t.op]
@@ -510,9 +556,10 @@ if reports:
 
 # %%
 # On a request this small, what TensorFlow pays is each convolution kernel's cost beyond its
-# arithmetic, times the dozens of them, and the ops LiteRT's converter removed. int8 weights have a price per op too: each op of the int8 model that takes
-# them quantizes its float input at every call. The int8 model's time over the float one's, per
-# such op:
+# arithmetic, times the dozens of them, and the ops LiteRT's converter removed. int8 weights have
+# a price per op too: each op of the int8 model that takes them quantizes its float input at
+# every call. The int8 model's time over the float one's, per such op:
+
 # sphinx_gallery_start_ignore
 for name, report in reports.items():
     float_s, int8_s = (by_label[name][w].median_s for w in ("litert", "litert-int8"))
@@ -529,6 +576,7 @@ for name, report in reports.items():
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 fastest = {name: rank(ms) for name, ms in served.items()}
 
@@ -556,7 +604,7 @@ def onnx_caveats():
 
 mlp_call, mlp_litert = by_label[MLP.name]["model-call"], by_label[MLP.name]["litert"]
 scenario = Scenario(
-    "A small network's prediction, impsy#48's laptop and this machine's tiny MLP",
+    "A small network's prediction, cpmpercussion/impsy#48's laptop and this machine's tiny MLP",
     ["", "impsy#48 (quoted)", "this machine (measured)"],
     [
         ["Keras, per prediction", "4.96 ms", format_seconds(mlp_call.median_s)],
@@ -575,7 +623,7 @@ answer = ShortAnswer(
         for name, ranking in fastest.items()
     )
     + f". Keras's predict took {format_seconds(by_label[MLP.name]['predict'].median_s)} a "
-    "request on the tiny model: it is built for batches. On a small model the call is the "
+    "request on the tiny model: it is built for batches. On the tiny model the call is the "
     f"cost (LiteRT's call with nothing to compute took {format_seconds(call_s['litert'])}, "
     f"its answer from the tiny model {format_seconds(mlp_litert.median_s)}), which the LiteRT "
     "interpreter and ONNX Runtime keep small; on a convolutional one "
@@ -585,13 +633,15 @@ answer = ShortAnswer(
     "this page's 2-core virtual machine.",
     [
         Recommendation(
-            "Serve a small model with LiteRT's interpreter, not Keras",
+            "Serve a tiny model with LiteRT's interpreter, not Keras",
             checked[MLP.name, litert_vs_keras],
             requires=(close["mlp", "litert"],),
+            recipe="convert-to-litert-and-check-the-outputs",
         ),
         Recommendation(
             "Never call predict once per request",
             checked[MLP.name, call_vs_predict],
+            recipe="serve-a-tf-function-with-an-input-signature",
         ),
         Recommendation(
             "Give LiteRT every core for a convolutional model",
@@ -601,16 +651,19 @@ answer = ShortAnswer(
             "Try int8 weights in LiteRT for a model of a few large products",
             checked[CONV1D.name, int8_faster],
             requires=(close["conv1d", "litert-int8"],),
+            recipe="convert-to-litert-and-check-the-outputs",
         ),
         Recommendation(
             "Keep float weights in LiteRT for a model of many small convolutions",
             checked[MOBILENET.name, float_faster],
+            recipe="convert-to-litert-and-check-the-outputs",
         ),
         Recommendation(
             "Try ONNX Runtime beside a tf.function on a convolutional model",
             checked[MOBILENET.name, onnx_vs_tf],
             requires=(close["mobilenet", "onnxruntime"],),
             caveats=onnx_caveats(),
+            recipe="convert-to-onnx-and-check-the-outputs",
         ),
     ],
     scenario,
@@ -625,21 +678,110 @@ print(answer)
 #
 # Everything timed on this page is published as
 # `serving.json <../../measurements/serving.json>`_, in the shape ``python -m perfguide run
-# serving --json PATH`` writes. To rerun this page on your own machine, install the guide's
-# package with its serving runtimes from a checkout of its repository (``python -m pip install
-# -e ".[cpu,serving]"``) and run the script downloaded below; ``python -m perfguide diagnose``
-# times these ways on a model of your own.
-#
-# Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
-# </auto_examples/tf_data/plot_tf_data>` Next: :doc:`Why does my TensorFlow process keep
-# growing? </auto_examples/memory/plot_memory>`; all recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.
+# serving --json PATH`` writes. To rerun this page on your machine, install the guide's package
+# with its serving runtimes (``python -m pip install -e ".[cpu,serving]"`` in a checkout of its
+# repository) and run the script downloaded below; ``python -m perfguide diagnose`` times these
+# ways on a model of your own.
+
+# sphinx_gallery_start_ignore
 # One request a call is published from the first runs; the batch plot's own run of it would be
 # a second row of the same workload, way and size.
-# sphinx_gallery_start_ignore
 published = [m for ms in served.values() for m in ms] + calls
 published += [m for m in batched if m.size > 1]
 results.save(results.measurements_dir() / "serving.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+# %%
+# Recipes
+# -------
+#
+# The advice above in a few lines each, on a tiny model of its own, ending with a check. Which
+# way answers fastest was measured on this page's 2-core virtual machine: time yours.
+#
+# Convert to LiteRT and check the outputs
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Convert with TensorFlow's converter, answer with LiteRT's interpreter (``pip install
+# ai-edge-litert``), and check its answers against Keras's within a tolerance, as a share of the
+# largest answer (this page's: :data:`~perfguide.workloads.serving.FLOAT_TOLERANCE` for float
+# weights, :data:`~perfguide.workloads.serving.QUANTIZED_TOLERANCE` for int8):
+
+import keras
+import numpy as np
+import tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter
+
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+converter = tf.lite.TFLiteConverter.from_keras_model(model)
+# converter.optimizations = [tf.lite.Optimize.DEFAULT]  # for int8 weights
+interpreter = Interpreter(model_content=converter.convert())
+interpreter.allocate_tensors()
+
+x = np.random.default_rng(0).standard_normal((1, 32), dtype=np.float32)
+interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+interpreter.invoke()
+answer = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+expected = model(x, training=False).numpy()
+tolerance = 1e-4  # a share of the largest answer; this page allows 0.05 for int8
+np.testing.assert_allclose(answer, expected, atol=tolerance * np.abs(expected).max())
+
+# %%
+# Convert to ONNX and check the outputs
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``tf2onnx`` (``pip install tf2onnx onnxruntime``) converts the model's forward pass as a
+# ``tf.function``, as this page's conversion does: its ``from_keras`` reads Keras 2's internals,
+# which a Keras 3 model lacks. ONNX Runtime answers, checked as above:
+
+import keras
+import numpy as np
+import onnxruntime
+import tensorflow as tf
+import tf2onnx
+
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+signature = [tf.TensorSpec((None, 32), tf.float32, name="x")]
+forward = tf.function(lambda x: model(x, training=False), input_signature=signature)
+onnx_model, _ = tf2onnx.convert.from_function(forward, signature, opset=17)
+session = onnxruntime.InferenceSession(
+    onnx_model.SerializeToString(), providers=["CPUExecutionProvider"]
+)
+
+x = np.random.default_rng(0).standard_normal((4, 32), dtype=np.float32)
+expected = model(x, training=False).numpy()
+tolerance = 1e-4  # a share of the largest answer
+answer = session.run(None, {"x": x})[0]
+np.testing.assert_allclose(answer, expected, atol=tolerance * np.abs(expected).max())
+
+# %%
+# Serve a tf.function with an input signature
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Where the server stays in TensorFlow, answer each request with the forward pass as a
+# ``tf.function``, not with ``predict``. An input signature whose batch dimension is ``None``
+# traces one graph for every batch size:
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+
+
+@tf.function(input_signature=[tf.TensorSpec((None, 32), tf.float32)])
+def serve(x):
+    return model(x, training=False)
+
+
+for rows in (1, 3, 8):  # a request or a batch of any size
+    x = np.random.default_rng(rows).standard_normal((rows, 32), dtype=np.float32)
+    np.testing.assert_allclose(serve(x), model(x, training=False), rtol=1e-5, atol=1e-6)
+assert serve.experimental_get_tracing_count() == 1  # one graph for them all
+
+# %%
+# Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
+# </auto_examples/tf_data/plot_tf_data>` Next: :doc:`Why does my TensorFlow process keep
+# growing? </auto_examples/memory/plot_memory>`; all recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`.
