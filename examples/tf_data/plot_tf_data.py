@@ -11,7 +11,7 @@ case", for CIFAR-10 images read from TFRecord files (`tensorflow/tensorflow#6038
 .prefetch()" (`tensorflow/tensorflow#37178
 <https://github.com/tensorflow/tensorflow/issues/37178>`_); prefetch that seems not to fetch
 ahead at all (`tensorflow/tensorflow#61084
-<https://github.com/tensorflow/tensorflow/issues/61084>`_). The guide's pipelines sleep instead of
+<https://github.com/tensorflow/tensorflow/issues/61084>`_). That guide's pipelines sleep instead of
 working, beside a step that sleeps too. Here every pipeline feeds a real training step, and each
 transformation is measured alone and combined; every number is measured by this page.
 
@@ -24,7 +24,7 @@ together takes if the two cannot overlap at all.
 .. raw:: html
    :file: ../../_generated/answers/tf_data.answer.html
 
-The workloads are in :mod:`perfguide.workloads.tf_data`; the guide's tests check that every
+The workloads are in :mod:`perfguide.workloads.tf_data`; its tests check that every
 pipeline yields the same images and labels. :doc:`How to read these pages </reading>` defines the
 tables' terms.
 """
@@ -45,7 +45,7 @@ tables' terms.
 #    timed the same way: passes drawn from one iterator over the dataset repeated, started before
 #    timing. What starting and closing an epoch costs is measured apart, below. An iterator keeps
 #    reading ahead between calls, so these variants do not take turns block by block as the rest
-#    of this guide's do (each would fill its buffers on the cores of the others' blocks): each is
+#    of these pages' do (each would fill its buffers on the cores of the others' blocks): each is
 #    timed alone, in the same three fresh processes, one after another.
 #
 # .. dropdown:: The map, the step and the loop being timed
@@ -147,7 +147,7 @@ print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:
 # Each transformation, alone and combined
 # ---------------------------------------
 #
-# The same training through each pipeline. ``naive`` is ``map`` then ``batch``, as the guide
+# The same training through each pipeline. ``naive`` is ``map`` then ``batch``, as TensorFlow's guide
 # writes a pipeline before its advice. Each other variant changes one thing: ``prefetch`` adds
 # one at the end; ``parallel-map`` maps with ``num_parallel_calls=AUTOTUNE`` (``parallel-map-2``
 # with two calls, ``unordered-map`` also with ``deterministic=False``); ``cache`` caches after
@@ -200,8 +200,8 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# The guide's advice, each piece checked on this machine, and whether an explicit prefetch
-# changes anything:
+# The advice of TensorFlow's guide, each piece checked on this machine, and whether an explicit
+# prefetch changes anything:
 # sphinx_gallery_start_ignore
 guide_checked = [c.check(pipelines) for c in guide_claims]
 setting_checked = [c.check(pipelines) for c in setting_claims]
@@ -226,7 +226,7 @@ Collapsed(
 # Why an explicit ``prefetch`` adds little: tf.data's default rewrites
 # (``tf.data.experimental.OptimizationOptions``; by its API reference, on by default since
 # TensorFlow 2.12) add a prefetch after the last transformation and run a stateless ``map`` in
-# parallel, so the guide's first two pieces of advice are in ``naive`` already. Turned off, in
+# parallel, so that guide's first two pieces of advice are in ``naive`` already. Turned off, in
 # numbers:
 # sphinx_gallery_start_ignore
 naive, prefetched, unoptimized, untuned = pick(
@@ -554,7 +554,7 @@ print(answer)
 # ``python -m perfguide run tf-data-pipeline --json PATH`` writes (the other workloads here are
 # ``tf-data-overlap``, ``tf-data-input``, ``tf-data-remote`` and ``tf-data-python``;
 # ``--size`` sets the images per epoch, the model's width or the storage's wait). To rerun this
-# page, install the guide's package from a checkout of its repository
+# page, install this page's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 # sphinx_gallery_start_ignore
 published = overlap + pipelines + inputs + remote + python + wide
@@ -630,6 +630,6 @@ np.testing.assert_allclose(next(iter(images)), raw / 255.0, rtol=1e-6)
 
 # %%
 # Previous question: :doc:`Why did mixed precision make my model slower?
-# </auto_examples/mixed_precision/plot_mixed_precision>` All recommendations of the guide,
+# </auto_examples/mixed_precision/plot_mixed_precision>` All recommendations of these pages,
 # measured: :doc:`the checklist </checklist>`. Next question: :doc:`How should I serve my model
 # on a CPU? </auto_examples/serving/plot_serving>`
