@@ -18,7 +18,7 @@ This page measures where the fixed price dominates and where the arithmetic does
 of one op and of one ``tf.function`` call goes, how much of a gradient step is overhead, and
 whether that custom gradient is as stable and as cheap as claimed. Every number is measured by
 this page on the machine that built it; the workloads are in :mod:`perfguide.workloads.eager`,
-and :doc:`How to read the numbers </index>` explains the tables and verdicts.
+and :doc:`How to read these pages </reading>` defines the terms of its tables and verdicts.
 """
 
 # %%
@@ -37,7 +37,7 @@ from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact
-from perfguide.report.compare import Comparison, pick
+from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import rate_plot, scaling_plot
 from perfguide.workloads import eager as eg
@@ -69,10 +69,12 @@ print(
 # ---------------------------------------
 #
 # Time per op for x + x (O(n) work in n elements) and for a square matrix product (O(n^1.5) work
-# in n elements), each variant on the same float32 data. Where a line is flat, the op's fixed
-# price dominates; where it climbs, the arithmetic does. The timed call is the op itself: its
+# in n elements), on the same float32 data: ``numpy``, ``eager`` (TensorFlow's default mode, one
+# call into the runtime per op) and any installed peer, plus ``numpy-preallocated``, NumPy's add
+# into an output array made once (why it is there is below). Where a line is flat, the op's fixed
+# price dominates; where it climbs, the arithmetic does. The timed call is the op itself, and its
 # result stays where the framework put it (TensorFlow on the CPU has finished the op when the
-# call returns), so no variant pays for a copy the others do not.
+# call returns): each variant is timed without a copy of its result.
 #
 # .. dropdown:: The code being timed
 #
@@ -204,12 +206,15 @@ for m in (fresh, preallocated, eager_add):
     print(f"{m.label:19s} {format_seconds(m.median_s):>9s}  {share:6.1%} of bandwidth")
 fresh_memory = Faster("numpy-preallocated", "numpy", by=1.5)
 fresh_memory_checked = fresh_memory.check(largest_add)
-ClaimReport([fresh_memory_checked])
+Collapsed(
+    "The check: does an output array made once close the gap?",
+    ClaimReport([fresh_memory_checked]),
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # **x @ x: the gap is the kernel, not eager dispatch.** The fixed cost of one eager op (measured
-# below, in the table of calls that do nothing) is microseconds; a product of side 1024 takes
+# below, on calls that do nothing) is microseconds; a product of side 1024 takes
 # milliseconds. The difference between the two libraries is how close their matrix-multiply
 # kernels come to the peak:
 # sphinx_gallery_start_ignore
@@ -225,7 +230,8 @@ for m in (numpy_mm, eager_mm):
 # --------------------
 #
 # Real code rarely runs one op: here are ten rounds of x ← tanh(0.9·x + 0.1) on 100 elements,
-# three ops a round, eagerly and as one ``tf.function``, with NumPy for scale.
+# three ops a round, run ``eager`` and as one ``tf.function`` (``tf-function``), with ``numpy``
+# for scale.
 #
 # .. dropdown:: The code being timed
 #
@@ -234,7 +240,7 @@ for m in (numpy_mm, eager_mm):
 # sphinx_gallery_start_ignore
 chain = Faster("tf-function", "eager")
 small_ops = workers.run(eg.SMALL_OPS, settle=[chain])
-Comparison(small_ops, baseline="eager")
+Collapsed("The chain's times, every variant", Comparison(small_ops, baseline="eager"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -248,12 +254,13 @@ ClaimReport([chain_checked])
 # --------------------------------------
 #
 # Each of the first three returns its input (1000 floats) unchanged, so the time is pure
-# overhead: a plain Python function, one eager op and one ``tf.function`` call. The fourth,
-# ``numpy-copy``, is what ``.numpy()`` costs: a copy of the tensor into a new NumPy array, paid
-# whenever a result is fetched to Python.
+# overhead: a plain Python function (``python-function``), one eager op (``eager-identity``,
+# ``tf.identity``) and one ``tf.function`` call (``tf-function``). The fourth, ``numpy-copy``, is
+# what ``.numpy()`` costs: a copy of the tensor into a new NumPy array, paid whenever a result is
+# fetched to Python.
 # sphinx_gallery_start_ignore
 calls = workers.run(eg.CALL_OVERHEAD)
-Comparison(calls, baseline="python-function")
+Collapsed("The four calls' times", Comparison(calls, baseline="python-function"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -273,12 +280,15 @@ print(
     f"the eager op's fixed cost is {op.median_s / gap:.2%} of the gap between eager and NumPy "
     f"on the product of side {int(np.sqrt(eager_mm.size))}"
 )
-ClaimReport(
-    [
-        Faster("eager-identity", "tf-function")
-        .check(calls)
-        .restated("a trivial tf.function call costs more than a trivial eager op")
-    ]
+Collapsed(
+    "The check: a tf.function call against an eager op",
+    ClaimReport(
+        [
+            Faster("eager-identity", "tf-function")
+            .check(calls)
+            .restated("a trivial tf.function call costs more than a trivial eager op")
+        ]
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -286,18 +296,24 @@ ClaimReport(
 # Where the time of one call goes
 # -------------------------------
 #
-# An eager op doing nothing costs hundreds of plain Python calls on this machine, a
-# ``tf.function`` call thousands (the ratios printed above). This build machine is a small
-# virtual machine on which every Python function call is slow, so TensorFlow's fixed costs here
-# are larger than on a fast desktop; where do they go? Each call below enters TensorFlow one
-# layer deeper than the one before it, all timed in one interleaved run: an eager op through the
-# public ``tf.identity``, the generated op wrapper, and the C fast path (C++ from there on); a
-# ``tf.function`` call through the ``Function`` (which binds and canonicalizes its arguments and
-# looks up the traced graph), the ``ConcreteFunction``, the flat call of the graph function, and
-# the runtime's ``execute``. The difference between two layers is what the outer one adds. The
-# Python function calls each makes are counted with ``cProfile``.
+# An eager op doing nothing costs the time of many plain Python calls, a ``tf.function`` call
+# many more (the ratios printed above). Where does that time go? Each variant below enters
+# TensorFlow one layer deeper than the one before it, all timed in one interleaved run; the
+# difference between two layers is what the outer one adds. For a ``tf.function`` call,
+# ``tf-function`` is the call as written, ``concrete-function`` calls the traced graph's
+# ``ConcreteFunction`` directly (skipping the argument binding), and ``runtime-execute`` is the
+# runtime's own ``execute`` alone.
 #
-# .. dropdown:: The code being timed
+# .. dropdown:: Every layer, and the code being timed
+#
+#    An eager op, outermost first: ``public-api`` (``tf.identity``), ``op-wrapper`` (the
+#    generated op wrapper) and ``fast-path`` (the C fast path; C++ from there on). A
+#    ``tf.function`` call: ``tf-function`` (the ``Function``, which binds and canonicalizes its
+#    arguments and looks up the traced graph), ``input-signature`` (the same, given an
+#    ``input_signature``), ``concrete-function``, ``flat-call`` (the flat call of the graph
+#    function) and ``runtime-execute``. The Python function calls each makes are counted with
+#    ``cProfile``. This build machine is a small virtual machine on which every Python call is
+#    slow, so these fixed costs are larger here than on a fast desktop.
 #
 #    .. literalinclude:: /../perfguide/measure/anatomy.py
 #       :pyobject: op_layers
@@ -315,17 +331,20 @@ layer_calls = {
     "tf-function": anatomy.python_calls(traced, x),
     "concrete-function": anatomy.python_calls(traced.get_concrete_function(x), x),
 }
-Comparison(function_layers, baseline="tf-function")
+Collapsed(
+    "Every layer of a tf.function call",
+    Comparison(function_layers, baseline="tf-function"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # sphinx_gallery_start_ignore
-Comparison(op_layers, baseline="public-api")
+Collapsed("Every layer of an eager op", Comparison(op_layers, baseline="public-api"))
 # sphinx_gallery_end_ignore
 
 
 # %%
-# The same split as bars on a linear axis: each segment is what one layer adds.
+# The split as bars on a linear axis: each segment is what one layer adds.
 # sphinx_gallery_start_ignore
 def layer_times(layers, order):
     """Each layer's own time (its median minus the next inner layer's), outermost first."""
@@ -402,8 +421,8 @@ ClaimReport(
 # ------------------------------
 #
 # One gradient of a small two-layer network (64 → 64 → 1, batch of 32) with a ``GradientTape``,
-# run eagerly or inside a ``tf.function``; the tape records every op in both, but only eagerly
-# does each op cross from Python.
+# run eagerly (``eager-tape``) or inside a ``tf.function`` (``tf-function-tape``); the tape
+# records every op in both, but only eagerly does each op cross from Python.
 #
 # .. dropdown:: The code being timed
 #
@@ -412,7 +431,7 @@ ClaimReport(
 # sphinx_gallery_start_ignore
 graph_gradient = Faster("tf-function-tape", "eager-tape")
 gradients = workers.run(eg.GRADIENT, settle=[graph_gradient])
-Comparison(gradients, baseline="eager-tape")
+Collapsed("The two gradients' times", Comparison(gradients, baseline="eager-tape"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -521,7 +540,7 @@ ClaimReport(
 cheaper = Faster("custom-gradient", "naive")
 stable_cost = Faster("stable-custom-gradient", "naive", by=1 / 2)
 log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=[cheaper, stable_cost])
-Comparison(log1pexp, baseline="naive")
+Collapsed("The three versions' times", Comparison(log1pexp, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -565,15 +584,18 @@ second_errors = {
     name: float(np.max(np.abs(eg.second_derivative(fn, x_small).numpy() - s * (1 - s))))
     for name, fn in eg.LOG1PEXP.items()
 }
-ClaimReport(
-    [
-        exact(
-            f"nested tapes give {name}'s second derivative to 1e-6",
-            error < 1e-6,
-            f"largest absolute error {error:.1e}",
-        )
-        for name, error in second_errors.items()
-    ]
+Collapsed(
+    "The checks of the three second derivatives",
+    ClaimReport(
+        [
+            exact(
+                f"nested tapes give {name}'s second derivative to 1e-6",
+                error < 1e-6,
+                f"largest absolute error {error:.1e}",
+            )
+            for name, error in second_errors.items()
+        ]
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -604,13 +626,26 @@ answer = ShortAnswer(
     f"{sum(op_counts['custom-gradient'].values())} ops to the naive version's "
     f"{sum(op_counts['naive'].values())}: its value is stability, not speed.",
     [
-        Recommendation("Put chains of small ops in one tf.function", chain_checked),
-        Recommendation("Compute gradients inside tf.function", gradient_checked),
+        Recommendation(
+            "Put chains of small ops in one tf.function",
+            chain_checked,
+            recipe="wrap-a-chain-of-small-ops-in-tf-function",
+        ),
+        Recommendation(
+            "Compute gradients inside tf.function",
+            gradient_checked,
+            recipe="compute-a-gradient-inside-tf-function",
+        ),
         Recommendation(
             "On a hot path, call the concrete function of a tf.function",
             concrete_checked,
+            recipe="call-the-concrete-function-on-a-hot-path",
         ),
-        Recommendation("Give log(1 + e^x) a stable custom gradient", stable_claim),
+        Recommendation(
+            "Give log(1 + e^x) a stable custom gradient",
+            stable_claim,
+            recipe="a-stable-custom-gradient-for-log-1-e-x",
+        ),
     ],
 )
 answer.publish(
@@ -631,12 +666,6 @@ print(answer)
 # your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below; install PyTorch
 # and JAX beside it to see them on the same curves.
-#
-# Previous question: :doc:`Why is my tf.function fast, slow, or wrong?
-# </auto_examples/tf_function/plot_tf_function>` Next question: :doc:`How much do tensor
-# operations buy over loops, and how close do they get to the hardware?
-# </auto_examples/vectorization/plot_vectorization>` All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.
 # sphinx_gallery_start_ignore
 published = (
     add
@@ -652,3 +681,104 @@ results.save(results.measurements_dir() / "eager.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+
+# %%
+# Recipes
+# -------
+#
+# The practices this page advises, as lines to paste. Each runs on its own in a second or two
+# once TensorFlow is imported, and ends with a check that it works.
+#
+# Wrap a chain of small ops in tf.function
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# One call runs all thirty ops of the chain timed above in the runtime, instead of thirty calls
+# from Python; the check compares it with the same chain run eagerly.
+
+import numpy as np
+import tensorflow as tf
+
+
+def chain(x):
+    for _ in range(10):
+        x = tf.tanh(x * 0.9 + 0.1)
+    return x
+
+
+chain_in_graph = tf.function(chain)
+x = tf.random.normal([100])
+np.testing.assert_allclose(chain_in_graph(x), chain(x), rtol=1e-5)
+
+# %%
+# Compute a gradient inside tf.function
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Put the ``GradientTape`` inside the ``tf.function``, so the forward and backward ops run as one
+# graph; ``python_function`` is the same code run eagerly, for the check.
+
+w = [tf.Variable(tf.random.normal([64, 64])), tf.Variable(tf.random.normal([64, 1]))]
+
+
+@tf.function
+def gradient(x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.tanh(x @ w[0]) @ w[1]))
+    return tape.gradient(loss, w)
+
+
+x = tf.random.normal([32, 64])
+for in_graph, eager in zip(gradient(x), gradient.python_function(x), strict=True):
+    np.testing.assert_allclose(in_graph, eager, rtol=1e-4, atol=1e-6)
+
+# %%
+# Call the concrete function on a hot path
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# A ``ConcreteFunction`` is one traced graph: calling it skips the ``tf.function``'s binding of
+# its arguments, the Python work measured above on this small 2-core virtual machine (where
+# Python calls are slow). It accepts only the dtype and shape it was traced for.
+
+
+@tf.function
+def scale(x):
+    return 2.0 * x + 1.0
+
+
+scale_vector = scale.get_concrete_function(tf.TensorSpec([None], tf.float32))
+np.testing.assert_allclose(scale_vector(tf.constant([1.0, 2.0, 3.0])), [3.0, 5.0, 7.0])
+assert scale.experimental_get_tracing_count() == 1
+
+# %%
+# A stable custom gradient for log(1 + e^x)
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# The ``stable-custom-gradient`` version above: it reuses e^x, and it neither divides ∞ by ∞ nor
+# subtracts two numbers close to 1, at the extra time measured above. The check: its gradient is
+# finite and float32-precise from x = −80 to x = 100.
+
+
+@tf.custom_gradient
+def log1pexp(x):
+    e = tf.exp(x)
+    positive = x > 0
+
+    def grad(upstream):  # 1/(1 + e^-x) for x > 0, e^x/(1 + e^x) otherwise
+        return upstream * tf.where(positive, 1 / (1 + 1 / e), e / (1 + e))
+
+    return tf.where(positive, x + tf.math.log1p(1 / e), tf.math.log1p(e)), grad
+
+
+x = tf.constant([-80.0, -5.0, 0.0, 5.0, 100.0])
+with tf.GradientTape() as tape:
+    tape.watch(x)
+    y = log1pexp(x)
+sigmoid = 1 / (1 + np.exp(-x.numpy().astype(np.float64)))
+np.testing.assert_allclose(tape.gradient(y, x), sigmoid, rtol=1e-6)
+
+# %%
+# Previous question: :doc:`Why is my tf.function fast, slow, or wrong?
+# </auto_examples/tf_function/plot_tf_function>` All recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`. Next question: :doc:`How much do tensor operations buy over
+# loops, and how close do they get to the hardware?
+# </auto_examples/vectorization/plot_vectorization>`
