@@ -3,23 +3,26 @@ Why does my TensorFlow process keep growing?
 ============================================
 
 Memory that grows call after call is one of the most reported TensorFlow problems:
-``model.predict`` in a loop grows the process (`tensorflow#33009
+``model.predict`` in a loop grows the process (`tensorflow/tensorflow#33009
 <https://github.com/tensorflow/tensorflow/issues/33009>`_, `#35835
 <https://github.com/tensorflow/tensorflow/issues/35835>`_, `#44711
-<https://github.com/tensorflow/tensorflow/issues/44711>`_, `keras#13118
+<https://github.com/tensorflow/tensorflow/issues/44711>`_, `keras-team/keras#13118
 <https://github.com/keras-team/keras/issues/13118>`_), more so when the input's shape changes
-from call to call (`tensorflow#38598 <https://github.com/tensorflow/tensorflow/issues/38598>`_),
-and the answers in those threads contradict each other: call ``keras.backend.clear_session()``,
-call ``gc.collect()``, call ``model(x)`` instead, use another ``malloc``.
+from call to call (`tensorflow/tensorflow#38598
+<https://github.com/tensorflow/tensorflow/issues/38598>`_), and the answers in those threads
+contradict each other: call ``keras.backend.clear_session()``, call ``gc.collect()``, call
+``model(x)`` instead, use another ``malloc``.
 
-This page calls one small model hundreds of times, each way a user would, in fresh processes
-that record how much memory they hold (their resident set, what ``top`` and a container's limit
-see) every few calls, and works out how fast it grows per call, with where the next process's
-rate should land, in this build or a rerun (rates also move between runs, by as much as
-:doc:`the machine's calibration </environment>` says); then it measures the other thing that
-runs a process out of memory, a training
-step's peak, against batch size and precision policy. Every number is measured by this page on
-the machine that built it; the workloads are in :mod:`perfguide.workloads.memory`.
+This page calls one small model hundreds of times in fresh processes, each way a user would:
+``predict``, ``model-call`` (``model(x, training=False)``), ``predict-on-batch``
+(``predict_on_batch``), and a ``tf.function`` as it comes (``tf-function``), with
+``reduce_retracing=True`` (``reduce-retracing``), with an input signature whose batch dimension
+is ``None`` (``input-signature``), or on batches padded to a few sizes (``buckets``). Each
+process records the memory it holds (its resident set, what ``top`` and a container's limit see)
+every few calls; a way's *growth* is how much that rises per call, given with its next-process
+interval (:doc:`How to read these pages </reading>` defines it). Then the page measures the other
+thing that runs a process out of memory, a training step's peak, against batch size and
+precision policy. Every number is measured by this page on the machine that built it.
 
 .. raw:: html
    :file: ../../_generated/answers/memory.answer.html
@@ -28,6 +31,7 @@ the machine that built it; the workloads are in :mod:`perfguide.workloads.memory
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 import statistics
 
@@ -46,6 +50,7 @@ from perfguide.report.claims import (
     needs_less,
     stays_flat,
 )
+from perfguide.report.compare import Collapsed
 from perfguide.report.format import format_bytes
 from perfguide.report.growth import (
     calls_to_fill,
@@ -67,14 +72,19 @@ for name, why in memory.allocators()[1].items():
 # sphinx_gallery_end_ignore
 
 # %%
-# Every experiment below runs in fresh processes of its own, three each, all queued at once and
-# run two side by side (memory, unlike time, is not changed by a process on the other core).
-# Each is forked from a process that has imported TensorFlow and done nothing else, started with
-# the experiment's environment: it begins where a new script would after ``import tensorflow``,
-# without paying for that import again in each of the page's dozens of processes. An
-# experiment's three come from three such processes started apart, since much of what makes one
-# process's memory differ from the next (where its heap and libraries land, Python's hash seed)
-# is settled when a process starts.
+# .. dropdown:: How the page's processes are started
+#
+#    Every experiment below runs in fresh processes of its own, three each, all queued at once
+#    and run two side by side (memory, unlike time, is not changed by a process on the other
+#    core). Each is forked from a process that has imported TensorFlow and done nothing else,
+#    started with the experiment's environment: it begins where a new script would after
+#    ``import tensorflow``, without paying for that import again in each of the page's dozens of
+#    processes. An experiment's three come from three such processes started apart, since much of
+#    what makes one process's memory differ from the next (where its heap and libraries land,
+#    Python's hash seed) is settled when a process starts. The workloads are in
+#    :mod:`perfguide.workloads.memory`; rates also move between runs, by as much as :doc:`the
+#    machine's calibration </environment>` says.
+
 # sphinx_gallery_start_ignore
 measured, peaks = memory.measure()
 # sphinx_gallery_end_ignore
@@ -84,11 +94,10 @@ measured, peaks = memory.measure()
 # --------------------------
 #
 # The serving chapter's tiny MLP (32 features to 64 to 10) answers a batch of 8 requests, the
-# same shape every time, by ``predict``, by ``model(x, training=False)``, by
-# ``predict_on_batch`` and by a ``tf.function`` with an input signature: each way hundreds of
-# times (``predict``, which costs tens of milliseconds a call here, fewer), one way after
-# another, in each of three fresh processes. The growth per call is the slope of the memory held over the
-# second half of the calls, once the first calls' caches have filled.
+# same shape every time, by ``predict``, ``model-call``, ``predict-on-batch`` and
+# ``input-signature``: each way hundreds of times (``predict`` fewer, as it is slow), one way
+# after another, in each of three fresh processes. The growth is the slope of the memory held
+# over the second half of the calls, once the first calls' caches have filled.
 #
 # .. dropdown:: The code being measured
 #
@@ -97,18 +106,23 @@ measured, peaks = memory.measure()
 #
 #    .. literalinclude:: /../perfguide/measure/memory.py
 #       :pyobject: resident_series
+
 # sphinx_gallery_start_ignore
 GROWS = 1e3  # bytes a call from which a way counts as growing the process
 one_shape = measured["one shape"]
-growth_table(
-    "One shape of batch: growth per call (median of 3 processes)",
-    one_shape.growth,
-    memory.WAYS,
-    one_shape.traces,
+Collapsed(
+    "One shape: each way's growth, what it held and its code",
+    growth_table(
+        "One shape of batch: growth per call (median of 3 processes)",
+        one_shape.growth,
+        memory.WAYS,
+        one_shape.traces,
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ax = resident_plot(one_shape.series)
 ax.set_title("One shape: memory held, first process")
@@ -116,6 +130,8 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+# Whether each way grows the process or stays flat:
+
 # sphinx_gallery_start_ignore
 predict_grows = grows(one_shape.growth["predict"], GROWS)
 flat_one_shape = {
@@ -128,6 +144,7 @@ ClaimReport([predict_grows, *flat_one_shape.values()])
 # %%
 # What a growth rate means for a server that answers every request the same way: how many calls
 # until it has used this machine's memory (the process and the system need some of it first).
+
 # sphinx_gallery_start_ignore
 total = psutil.virtual_memory().total
 for line in calls_to_fill(one_shape.growth, total, GROWS):
@@ -141,12 +158,12 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 #
 # Now every call brings a batch of a size never seen before, one row more than the last, as a
 # server answering whatever arrives does; each way in three fresh processes of its own, so that
-# no way finds kernels another built (the padded batches, which need a dozen, then the plain
-# ``tf.function``, which needs new ones, share theirs). A ``tf.function`` traces a new graph for each new
-# shape and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch
-# size, with ``reduce_retracing=True`` or an input signature whose batch dimension is ``None``,
-# or to pad each batch to one of a few sizes (here the next power of two) and cut the answer
-# back (``buckets``). ``traces`` counts the graphs each traced.
+# no way finds kernels another built (``buckets``, which needs a dozen, then ``tf-function``,
+# which needs new ones, share theirs). A ``tf.function`` traces a new graph for each new shape
+# and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch size
+# (``reduce-retracing``, ``input-signature``), or to pad each batch to the next power of two and
+# cut the answer back (``buckets``). ``traces`` counts the graphs each traced.
+
 # sphinx_gallery_start_ignore
 new_shapes = measured["new shapes"]
 growth_table(
@@ -158,6 +175,7 @@ growth_table(
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ax = resident_plot(new_shapes.series)
 ax.set_title("A new shape every call: memory held, first process")
@@ -165,6 +183,8 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+# Whether retracing grows the process, and whether one graph for any batch size fixes it:
+
 # sphinx_gallery_start_ignore
 retracing = new_shapes.growth["tf-function"]
 retrace_grows = grows(retracing, 10 * GROWS)
@@ -177,6 +197,8 @@ ClaimReport([retrace_grows, reduce_fixes, signature_fixes, signature_grows])
 # sphinx_gallery_end_ignore
 
 # %%
+# How many calls of new shapes until the process has used this machine's memory:
+
 # sphinx_gallery_start_ignore
 for line in calls_to_fill(new_shapes.growth, total, GROWS):
     print(line)
@@ -186,10 +208,10 @@ for line in calls_to_fill(new_shapes.growth, total, GROWS):
 # Why one graph can still grow
 # ----------------------------
 #
-# The ``tf.function`` with an input signature traces one graph, and with
-# ``reduce_retracing=True`` two, yet both grew with every new shape. The same calls in processes
-# started with ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of
-# oneDNN's:
+# ``input-signature`` and ``reduce-retracing`` trace one graph or two (``traces`` above), so
+# whatever they grow with each new shape is not graphs. The same calls in processes started with
+# ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of oneDNN's:
+
 # sphinx_gallery_start_ignore
 onednn_off = measured["oneDNN off"]
 onednn_claims = []
@@ -213,29 +235,33 @@ ClaimReport([*onednn_claims, buckets_fix])
 # %%
 # Where the growth stops with oneDNN off, it was oneDNN's: TensorFlow keeps the oneDNN kernel
 # (a *primitive*) it built for each shape, so that the next call of that shape skips building
-# it (reported in 2018 as `tensorflow#23455
+# it (reported in 2018 as `tensorflow/tensorflow#23455
 # <https://github.com/tensorflow/tensorflow/issues/23455>`_; the cache is bounded since
-# `tensorflow#24482 <https://github.com/tensorflow/tensorflow/pull/24482>`_ by a count of
-# kernels, not of bytes). Batches padded to a few sizes need a few kernels.
+# `tensorflow/tensorflow#24482 <https://github.com/tensorflow/tensorflow/pull/24482>`_ by a
+# count of kernels, not of bytes). Batches padded to a few sizes need a few kernels.
 #
 # What gives memory back
 # ----------------------
 #
-# After the plain ``tf.function``'s calls above, its processes tried what the threads suggest,
-# one after another, and recorded what they held after each (median over the processes; the
-# change is from the step before):
+# After ``tf-function``'s calls above, its processes tried what the threads suggest, one after
+# another: ``gc.collect()``, ``keras.backend.clear_session()``, deleting the model, and glibc's
+# ``malloc_trim(0)``. The short answer gives what they changed; the memory held after each step
+# (median over the processes; the change is from the step before):
 
 
 # sphinx_gallery_start_ignore
 new_shapes_held = new_shapes.held()
 new_shapes_change = changes(new_shapes_held)
-Scenario(
+Collapsed(
     "Memory held after each step, in the order tried",
-    ["step", "held", "change"],
-    [
-        [step, format_bytes(held), format_bytes(new_shapes_change.get(step, 0))]
-        for step, held in new_shapes_held.items()
-    ],
+    Scenario(
+        "Memory held after each step, in the order tried",
+        ["step", "held", "change"],
+        [
+            [step, format_bytes(held), format_bytes(new_shapes_change.get(step, 0))]
+            for step, held in new_shapes_held.items()
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -244,46 +270,61 @@ Scenario(
 # -------------
 #
 # Memory a program frees goes back to its allocator, which may keep it for later rather than
-# return it to the system: what the last step above asks glibc's to do. The loop that grew with
+# return it to the system: what ``malloc_trim(0)`` asks glibc's to do. The loop that grew with
 # one shape, ``predict``, then the same steps, in fresh processes started with each other
-# allocator this machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``), beside glibc's
-# as it comes (the first experiment's ``predict``, which ran first in its processes too):
+# allocator this machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``, glibc's limited
+# to two arenas with ``MALLOC_ARENA_MAX=2``), beside glibc's as it comes (the first experiment's
+# ``predict``, which ran first in its processes too):
+
 # sphinx_gallery_start_ignore
 by_allocator = {"glibc malloc": one_shape} | {
     name.removeprefix("predict, "): experiment
     for name, experiment in measured.items()
     if name.startswith("predict, ")
 }
-growth_table(
-    "predict, one shape: growth per call by allocator (median of 3 processes)",
-    {name: experiment.growth["predict"] for name, experiment in by_allocator.items()},
-    objects={name: m.objects_per_call["predict"] for name, m in by_allocator.items()},
+Collapsed(
+    "predict's growth under each allocator",
+    growth_table(
+        "predict, one shape: growth per call by allocator (median of 3 processes)",
+        {
+            name: experiment.growth["predict"]
+            for name, experiment in by_allocator.items()
+        },
+        objects={
+            name: m.objects_per_call["predict"] for name, m in by_allocator.items()
+        },
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
-# What the calls added and what the steps then gave back, by allocator (the glibc row's
-# processes had called the other three ways as well):
+
 # sphinx_gallery_start_ignore
 given_back = {
     name: changes(experiment.held()) for name, experiment in by_allocator.items()
 }
-Scenario(
-    "What the processes held, by allocator: the change at each step (median of 3 processes)",
-    ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
-    [
+Collapsed(
+    "What the calls added and the steps gave back, by allocator",
+    Scenario(
+        "What the processes held, by allocator: the change at each step (median of 3 "
+        "processes; the glibc row's processes had called the other three ways as well)",
+        ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
         [
-            name,
-            format_bytes(change["after the calls"]),
-            format_bytes(sum(change[step] for step in list(change)[1:-1])),
-            format_bytes(change[list(change)[-1]]),
-        ]
-        for name, change in given_back.items()
-    ],
+            [
+                name,
+                format_bytes(change["after the calls"]),
+                format_bytes(sum(change[step] for step in list(change)[1:-1])),
+                format_bytes(change[list(change)[-1]]),
+            ]
+            for name, change in given_back.items()
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
+# Whether another allocator, or glibc's with fewer arenas, stops ``predict``'s growth:
+
 # sphinx_gallery_start_ignore
 glibc_predict = one_shape.growth["predict"]
 allocator_claims = {
@@ -300,6 +341,7 @@ ClaimReport(list(allocator_claims.values()))
 # An allocator can only give back memory the program has freed. What ``predict`` keeps is in
 # use: the Python objects each way left behind per call (more tracked by the garbage collector
 # after its calls than before), under every allocator:
+
 # sphinx_gallery_start_ignore
 for way, objects in one_shape.objects_per_call.items():
     print(f"{way}: {objects:.3g} objects a call")
@@ -314,25 +356,33 @@ for way, objects in one_shape.objects_per_call.items():
 # peak rises with the batch. The mixed-precision chapter's image classifier (two 3x3
 # convolutions of 32 filters on 32x32 images, then a small dense head) took a training step at
 # each batch size under ``float32`` and under ``mixed_bfloat16``, whose layers compute, and keep
-# their activations, in 16-bit floats. In three fresh processes a policy, each step was measured
-# twice over: the most TensorFlow's tensors held beyond what they held before it (its
-# allocator's own count, ``tf.config.experimental.get_memory_info``) and the process's peak
-# resident set (Linux's ``VmHWM``, reset before the step) beyond what it held before training;
-# beside them, the activations from the model's shapes (every layer's output, at the type it
-# computes in) and what a forward pass under a ``GradientTape`` kept for the backward one.
+# their activations, in 16-bit floats, in three fresh processes a policy. A step's peak is
+# measured twice over: its *tensors* (the most TensorFlow's tensors held beyond what they held
+# before it) and the process's *peak resident set* beyond what it held before training.
 #
-# .. dropdown:: The code being measured
+# .. dropdown:: How a step's peak is measured, and the code
+#
+#    The tensors are TensorFlow's allocator's own count
+#    (``tf.config.experimental.get_memory_info``); the peak resident set is Linux's ``VmHWM``,
+#    reset before the step. Beside them, the table gives the activations from the model's shapes
+#    (every layer's output, at the type it computes in) and what a forward pass under a
+#    ``GradientTape`` kept for the backward one.
 #
 #    .. literalinclude:: /../perfguide/workloads/memory.py
 #       :pyobject: training_peaks
 #
 #    .. literalinclude:: /../perfguide/measure/memory.py
 #       :pyobject: step_peak
+
 # sphinx_gallery_start_ignore
-peak_table("A training step's peak memory (median of 3 processes)", peaks)
+Collapsed(
+    "Every batch size and policy: a step's peak, in full",
+    peak_table("A training step's peak memory (median of 3 processes)", peaks),
+)
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ax = peak_plot(peaks)
 ax.set_title("A training step's peak memory against batch size")
@@ -341,18 +391,23 @@ plt.show()
 
 # %%
 # Each example of a batch costs the slope of these lines; the fixed rest is the model, its
-# optimizer and the traced step. At those slopes, the largest batch whose step would fit in the
+# optimizer and the traced step. The slopes, and the largest batch whose step would fit in the
 # memory this machine has free now:
+
 # sphinx_gallery_start_ignore
 available = psutil.virtual_memory().available
-per_example_table(
-    "Memory a training step needs per example of its batch (median of 3 processes)",
-    peaks,
-    available,
+Collapsed(
+    "Memory per example of a batch, and the largest batch that fits",
+    per_example_table(
+        "Memory a training step needs per example of its batch (median of 3 processes)",
+        peaks,
+        available,
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 float32, bfloat16 = (peaks[policy] for policy in memory.TRAINING_POLICIES)
 peak_claims = [needs_less(bfloat16, float32, kind, by=1.5) for kind in PEAK_KINDS]
@@ -360,17 +415,22 @@ ClaimReport(peak_claims)
 # sphinx_gallery_end_ignore
 
 # %%
-# ``mixed_bfloat16`` halves the activations from the shapes, yet the step's tensors shrink far
-# less. Where the forward pass keeps what it keeps, layer by layer (per example, at the largest
-# batch; each layer's count includes its output):
+# ``mixed_bfloat16`` halves the activations from the shapes; the claims above say whether the
+# step's tensors shrink as much. What the forward pass keeps, layer by layer (per example, at the
+# largest batch; each layer's count includes its output):
+
 # sphinx_gallery_start_ignore
-layer_table("What each layer keeps for the backward pass, per example", peaks)
+Collapsed(
+    "What each layer keeps for the backward pass, per example",
+    layer_table("What each layer keeps for the backward pass, per example", peaks),
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # The layer that keeps the most beyond its own output under ``mixed_bfloat16``, and what it
 # keeps for each element of its input (which the layer before it put out in bfloat16, 2 bytes
 # an element):
+
 # sphinx_gallery_start_ignore
 names = list(bfloat16.layers)
 heaviest = max(
@@ -390,6 +450,7 @@ print(
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 freed = sum(new_shapes_change[step] for step in list(new_shapes_change)[1:-1])
 answer = ShortAnswer(
@@ -412,21 +473,27 @@ answer = ShortAnswer(
     "are from this page's 2-core virtual machine.",
     [
         Recommendation(
-            "Don't call predict in a loop: it grows the process", predict_grows
+            "Don't call predict in a loop: it grows the process",
+            predict_grows,
+            recipe="call-model-x-in-a-loop-not-predict",
         ),
         Recommendation(
-            "Call model(x) per batch in a loop instead", flat_one_shape["model-call"]
+            "Call model(x) per batch in a loop instead",
+            flat_one_shape["model-call"],
+            recipe="call-model-x-in-a-loop-not-predict",
         ),
         Recommendation(
             "Where shapes vary, give the tf.function reduce_retracing=True or an input "
             "signature with a None dimension: it grows a tenth as fast as retracing",
             reduce_fixes,
             requires=(signature_fixes,),
+            recipe="let-one-graph-take-any-batch-size",
         ),
         Recommendation(
             "Where shapes vary, pad batches to a few sizes as well, so that the process stops "
             "growing: oneDNN keeps a kernel per shape",
             buckets_fix,
+            recipe="pad-batches-to-a-few-sizes",
         ),
         *(
             Recommendation(
@@ -453,12 +520,90 @@ print(answer)
 # Every growth rate on this page is published as `memory.json
 # <../../measurements/memory.json>`_. To measure them on your own machine, run
 # ``python -m perfguide run memory``, or the script downloaded below.
-#
-# Previous question: :doc:`How should I serve my model on a CPU?
-# </auto_examples/serving/plot_serving>` Next: :doc:`Diagnose your own code
-# </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.
+
 # sphinx_gallery_start_ignore
 save(results.measurements_dir() / "memory.json", env, measured, peaks)
 print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
 # sphinx_gallery_end_ignore
+
+# %%
+# Recipes
+# -------
+#
+# The practices above in a few lines each, on a tiny model of their own, ending with a check.
+# The growth they stop was measured on this page's 2-core x86 virtual machine, where TensorFlow
+# runs oneDNN's kernels: measure yours.
+#
+# Call model(x) in a loop, not predict
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Answer batch after batch by calling the model; ``predict`` is built for one large array, and
+# the claims above say what each way grew here. The answers are ``predict``'s:
+
+import keras
+import numpy as np
+
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+batches = [
+    np.random.default_rng(i).standard_normal((8, 32), "float32") for i in range(50)
+]
+
+answers = [model(x, training=False).numpy() for x in batches]  # not model.predict(x)
+
+expected = model.predict(batches[-1], verbose=0)
+np.testing.assert_allclose(answers[-1], expected, rtol=1e-5, atol=1e-6)
+
+# %%
+# Let one graph take any batch size
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``reduce_retracing=True``, or an input signature whose batch dimension is ``None``, lets a
+# ``tf.function`` answer every batch size with one graph or two, where one as it comes traces a
+# graph for each. Where TensorFlow runs oneDNN's kernels, it still keeps one for each new shape
+# (see "Why one graph can still grow"), so pad as well where sizes vary without end:
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+call = tf.function(lambda x: model(x, training=False), reduce_retracing=True)
+# or: tf.function(..., input_signature=[tf.TensorSpec((None, 32), tf.float32)])
+
+for rows in range(1, 21):
+    x = np.random.default_rng(rows).standard_normal((rows, 32), "float32")
+    np.testing.assert_allclose(call(x), model(x, training=False), rtol=1e-5, atol=1e-6)
+assert call.experimental_get_tracing_count() <= 2  # not one a batch size
+
+# %%
+# Pad batches to a few sizes
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Pad each batch with rows of zeros up to the next power of two, answer, and cut the answer back:
+# a hundred batch sizes make eight shapes, so eight graphs and a few of oneDNN's kernels. It
+# suits a model whose rows are answered apart (no batch-wide layer at inference):
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(10)])
+call = tf.function(lambda x: model(x, training=False))
+
+
+def padded_call(x):
+    rows = len(x)
+    size = 1 << (rows - 1).bit_length()  # the next power of two
+    return call(np.pad(x, ((0, size - rows), (0, 0))))[:rows]
+
+
+for rows in range(1, 101):
+    x = np.random.default_rng(rows).standard_normal((rows, 32), "float32")
+    np.testing.assert_allclose(padded_call(x), model(x), rtol=1e-5, atol=1e-6)
+assert call.experimental_get_tracing_count() == 8  # sizes 1, 2, 4, ..., 128
+
+# %%
+# Previous question: :doc:`How should I serve my model on a CPU?
+# </auto_examples/serving/plot_serving>` Next: :doc:`Diagnose your own code
+# </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`.
