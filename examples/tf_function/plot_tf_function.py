@@ -9,10 +9,12 @@ retracing that can cost more than the graph saves.
 
 The article *Understanding TensorFlow's @tf.function decorator* (read here in a Chinese
 translation) timed a loop of 99 small matrix products: about 0.12 s for ten eager calls and about
-0.026 s with ``tf.function``, roughly five times faster (the author's figures). Every other number
-on this page is measured by this page, on the machine that built it; the workloads are in
-:mod:`perfguide.workloads.tf_function`, and :doc:`How to read the numbers </index>` explains the
-tables and verdicts.
+0.026 s with ``tf.function``, roughly five times faster (the author's figures). This page times
+that loop run eagerly (``eager``), under ``@tf.function`` (``tf-function``), compiled by XLA with
+``jit_compile=True`` (``xla``) and in NumPy (``numpy``). Every other number on this page is
+measured by this page, on the machine that built it; the workloads are in
+:mod:`perfguide.workloads.tf_function`, and :doc:`How to read these pages </reading>` defines
+the terms of its tables and verdicts.
 
 .. raw:: html
    :file: ../../_generated/answers/tf_function.answer.html
@@ -30,7 +32,7 @@ from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, per_process
-from perfguide.report.compare import Comparison, pick
+from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
 from perfguide.workloads import tf_function as tfn
@@ -50,11 +52,11 @@ print(f"TensorFlow ops placed on: {device}")
 # ------------------------------------------
 #
 # Each call sums x, x²/2!, x³/3!, … up to 99 products of a 100 × 100 matrix, one ``tf.matmul`` at
-# a time. Eagerly, Python dispatches every product, division and sum as its own op; as a
-# ``tf.function`` the whole call is one graph; with ``jit_compile=True`` XLA compiles that graph.
-# NumPy does the same arithmetic for reference, and ``run-eagerly`` is the ``tf.function`` with
+# a time. In ``eager``, Python dispatches every product, division and sum as its own op; in
+# ``tf-function`` the whole call is one graph; in ``xla`` XLA compiles that graph. ``numpy`` does
+# the same arithmetic for reference, and ``run-eagerly`` is the ``tf.function`` with
 # ``tf.config.run_functions_eagerly(True)``, the debugging switch discussed at the end of this
-# page. The *first-call overhead* column is the one-off tracing (and, for XLA, compiling).
+# page. The first call, which traces (and for XLA compiles), is timed apart from the others.
 #
 # .. dropdown:: The code being timed
 #
@@ -71,7 +73,7 @@ series_claims = [
     Faster("eager", "run-eagerly", by=1 / 1.5),
 ]
 series = workers.run(tfn.SERIES, settle=series_claims)
-Comparison(series, baseline="eager")
+Collapsed("The loop's times, every variant", Comparison(series, baseline="eager"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -82,6 +84,8 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+# The checks; the short answer's table sets ten calls at these medians beside the article's
+# figures for its ten calls.
 # sphinx_gallery_start_ignore
 eager, graph = pick(series, "eager", "tf-function")
 first_call_claim = per_process(
@@ -91,15 +95,6 @@ first_call_claim = per_process(
     "a steady call",
 )
 checked = {claim: claim.check(series) for claim in series_claims}
-ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim])
-# sphinx_gallery_end_ignore
-
-# %%
-# The article's ten calls on this machine
-# ---------------------------------------
-#
-# The author timed ten calls of each; here are ten calls at the medians just measured.
-# sphinx_gallery_start_ignore
 QUOTED = {"eager": "about 0.12 s", "tf-function": "about 0.026 s"}
 scenario = Scenario(
     "ten calls of the 99-product loop",
@@ -110,7 +105,7 @@ scenario = Scenario(
         if m.label != "run-eagerly"
     ],
 )
-scenario
+ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim])
 # sphinx_gallery_end_ignore
 
 # %%
@@ -202,10 +197,10 @@ ClaimReport(
 # The price of retracing
 # ----------------------
 #
-# A function called with a new Python number every call (a step counter, a schedule value) traces
-# a new graph every call. The same function called with the number as a tensor traces once. The
-# harness counts traces in the timed blocks; the *flags* column shows a variant that retraced
-# while it was being timed, whose time then includes tracing.
+# A function called with a new Python number every call (a step counter, a schedule value;
+# ``python-argument``) traces a new graph every call. The same function called with the number
+# as a tensor (``tensor-argument``) traces once. The harness counts traces in the timed blocks
+# and flags a variant that retraced while it was timed: its time then includes tracing.
 #
 # .. dropdown:: The code being timed
 #
@@ -214,7 +209,7 @@ ClaimReport(
 # sphinx_gallery_start_ignore
 tensor_argument = Faster("tensor-argument", "python-argument", by=5)
 retracing = workers.run(tfn.RETRACING, settle=[tensor_argument])
-Comparison(retracing, baseline="python-argument")
+Collapsed("The two variants' times", Comparison(retracing, baseline="python-argument"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -237,8 +232,9 @@ ClaimReport(
 # Unrolled Python loops
 # ---------------------
 #
-# A Python ``for`` over ``range`` inside a ``tf.function`` runs while tracing, so the graph gets
-# one copy of the loop body per step. A loop over ``tf.range`` becomes a single graph loop. Both
+# A Python ``for`` over ``range`` inside a ``tf.function`` (``python-for``) runs while tracing, so
+# the graph gets one copy of the loop body per step. A loop over ``tf.range`` (``tf-range``)
+# becomes a single graph loop. Both
 # compute x ← x/2 + 1 for a given number of steps; here is the cost of *tracing* each (a fresh
 # function every time), and the size of the graph it produces.
 #
@@ -302,8 +298,8 @@ ClaimReport(
 # ---------------
 #
 # The article's last example sums the mean of each row of a 100 × 100 matrix, once row by row
-# (AutoGraph turns the ``for row in x`` into a graph loop) and once as one vectorized reduction,
-# both inside ``tf.function``.
+# (``row-loop``: AutoGraph turns the ``for row in x`` into a graph loop) and once as one
+# reduction over the whole matrix (``vectorized``), both inside ``tf.function``.
 #
 # .. dropdown:: The code being timed
 #
@@ -316,7 +312,7 @@ ClaimReport(
 vectorize = Faster("vectorized", "row-loop")
 rows = workers.run(tfn.ROWS, settle=[vectorize])
 vectorize_checked = vectorize.check(rows)
-Comparison(rows, baseline="row-loop")
+Collapsed("The two variants' times", Comparison(rows, baseline="row-loop"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -330,8 +326,8 @@ ClaimReport([vectorize_checked])
 #
 # ``tf.config.run_functions_eagerly(True)`` makes every ``tf.function`` run as plain Python, so
 # ``print``, breakpoints and debuggers see every call. Does it also give back the speed-up? The
-# ``run-eagerly`` row of the first table on this page is the article's loop timed that way, in
-# the same interleaved run as the eager and ``tf.function`` rows.
+# ``run-eagerly`` variant of the article's loop, timed in the same interleaved run as ``eager``
+# and ``tf-function``, answers:
 # sphinx_gallery_start_ignore
 with tfn.functions_run_eagerly():
     python_lines_debug, _ = tfn.print_lines(calls=3)
@@ -343,15 +339,18 @@ print(
     f"run eagerly {format_seconds(run_eagerly.median_s)} per call, eager "
     f"{format_seconds(eager.median_s)}, tf.function {format_seconds(graph.median_s)}"
 )
-ClaimReport(
-    [
-        exact(
-            "run eagerly, a tf.function runs its Python every call",
-            len(python_lines_debug) == 3,
-            f"print wrote {len(python_lines_debug)} line(s) in 3 calls",
-        ),
-        checked[series_claims[2]],
-    ]
+Collapsed(
+    "The checks of run-eagerly",
+    ClaimReport(
+        [
+            exact(
+                "run eagerly, a tf.function runs its Python every call",
+                len(python_lines_debug) == 3,
+                f"print wrote {len(python_lines_debug)} line(s) in 3 calls",
+            ),
+            checked[series_claims[2]],
+        ]
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -376,10 +375,12 @@ answer = ShortAnswer(
         Recommendation(
             "Pass values that change between calls as tensors, not Python numbers",
             retracing_checked,
+            recipe="give-a-tf-function-an-input-signature",
         ),
         Recommendation(
             "Loop with tf.range, not range, inside tf.function when the loop is long",
             graph_loop_checked,
+            recipe="loop-over-tf-range-inside-tf-function",
         ),
         Recommendation(
             "Reduce whole tensors instead of looping over rows", vectorize_checked
@@ -401,14 +402,108 @@ print(answer)
 # ``tf-function-retracing``, ``tf-function-tracing`` and ``tf-function-rows``). To rerun this
 # page on your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
-#
-# Previous question: :doc:`Why is my TensorFlow gradient descent slower than NumPy?
-# </auto_examples/linear_regression/plot_linear_regression>` Next question: :doc:`Why is eager
-# TensorFlow slow on small ops, and what do custom gradients cost?
-# </auto_examples/eager/plot_eager>`
 # sphinx_gallery_start_ignore
 published = series + retracing + tracing + rows
 results.save(results.measurements_dir() / "tf_function.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+
+# %%
+# Recipes
+# -------
+#
+# The practices this page advises, as lines to paste. Each runs on its own in a second or two
+# once TensorFlow is imported, and ends with a check that it works.
+#
+# Give a tf.function an input signature
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Values that change between calls go in as tensors, and a ``None`` dimension takes every batch
+# size: one trace serves all the calls below.
+
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 4]), tf.TensorSpec([])])
+def scaled_sum(batch, factor):
+    return factor * tf.reduce_sum(batch, axis=1)
+
+
+for rows in (1, 8, 32):  # a new batch size
+    for factor in (0.5, 2.0):  # a new value, as a tensor
+        scaled_sum(tf.ones([rows, 4]), tf.constant(factor))
+assert scaled_sum.experimental_get_tracing_count() == 1
+
+# %%
+# Loop over tf.range inside tf.function
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# The loop becomes one loop op in the graph, whatever the step count; a Python ``range`` would
+# copy the body into the graph once per step.
+
+
+@tf.function
+def halve_and_add(x, steps):
+    for _ in tf.range(steps):
+        x = x / 2 + 1
+    return x
+
+
+np.testing.assert_allclose(halve_and_add(tf.constant(0.0), tf.constant(1000)), 2.0)
+np.testing.assert_allclose(halve_and_add(tf.constant(0.0), tf.constant(1)), 1.0)
+graph = halve_and_add.get_concrete_function(tf.constant(0.0), tf.constant(1)).graph
+assert len(graph.get_operations()) < 50
+assert halve_and_add.experimental_get_tracing_count() == 1
+
+# %%
+# Read a tf.Variable, not a Python global
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# A Python number read inside a ``tf.function`` is frozen into the graph when it traces; a
+# ``tf.Variable`` is read on every call, without a new trace.
+
+exponent = tf.Variable(2.0)
+
+
+@tf.function
+def power(x):
+    return x**exponent
+
+
+np.testing.assert_allclose(power(tf.constant(2.0)), 4.0)
+exponent.assign(3.0)
+np.testing.assert_allclose(power(tf.constant(2.0)), 8.0)
+assert power.experimental_get_tracing_count() == 1
+
+# %%
+# Print from a graph with tf.print
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``print`` runs once, while tracing; ``tf.print`` is an op and prints on every call. It writes
+# to standard error unless told otherwise; here it writes to a file, so the check can read it.
+
+import pathlib
+import tempfile
+
+log = pathlib.Path(tempfile.mkdtemp()) / "steps.txt"
+
+
+@tf.function
+def step(x):
+    print("tracing")
+    tf.print("step", x, output_stream=f"file://{log}")
+    return x + 1
+
+
+for i in range(3):
+    step(tf.constant(i))
+assert log.read_text().splitlines() == ["step 0", "step 1", "step 2"]
+
+# %%
+# Previous question: :doc:`Why is my TensorFlow gradient descent slower than NumPy?
+# </auto_examples/linear_regression/plot_linear_regression>` All recommendations of the guide,
+# measured: :doc:`the checklist </checklist>`. Next question: :doc:`Why is eager TensorFlow slow
+# on small ops, and what do custom gradients cost? </auto_examples/eager/plot_eager>`
