@@ -9,15 +9,18 @@ steps of 0.1, *y = x + 20·sin(x/10) + 15*) by fixed-step gradient descent, lear
 for 100 000 iterations. In TensorFlow 1.15, one ``Session.run`` per step, the run took about 40 s
 on their CPU and 80 s on their GPU; the same loop in NumPy took about 4 s. Those three figures
 are the learner's own; every other number on this page is measured by this page, on the machine
-that built it.
+that built it. The page times six ways to take the same step: the learner's two programs,
+``numpy`` and ``tf1-session`` (one ``Session.run`` per step), and TF2's ``eager`` (a
+``GradientTape`` per step), ``tf-function-step`` (a ``tf.function`` called once per step),
+``tf-function-loop`` (the whole loop in one ``tf.function``) and ``xla-loop`` (that loop
+compiled by XLA).
 
 .. raw:: html
    :file: ../../_generated/answers/linear_regression.answer.html
 
-Every variant below runs the same float32 gradient step from *a = b = 0*; the tests of
-:mod:`perfguide.workloads.linear_regression` check that they agree. Times are per iteration: the
-median over calibrated blocks, with the first call (tracing and compilation) reported on its own.
-:doc:`How to read the numbers </index>` explains the tables and verdicts.
+Every variant runs the same float32 gradient step from *a = b = 0*; the tests of
+:mod:`perfguide.workloads.linear_regression` check that they agree. Times are per iteration.
+:doc:`How to read these pages </reading>` defines the terms of the tables and verdicts.
 """
 
 # %%
@@ -117,18 +120,10 @@ plt.show()
 # copies the fed arrays once per step; eager mode crosses from Python into the runtime once per
 # op, and a step with its gradient is a dozen ops; ``tf.function`` per step crosses once per step;
 # the whole-loop variants cross once per call, and XLA can in addition fuse the step's
-# element-wise ops into one kernel. The checks:
+# element-wise ops into one kernel. The checks (the short answer's table sets the learner's
+# 100 000 steps at these medians beside their own figures):
 # sphinx_gallery_start_ignore
 checked = {claim: claim.check(measurements) for claim in step_claims}
-ClaimReport(list(checked.values()))
-# sphinx_gallery_end_ignore
-
-# %%
-# The learner's run on this machine
-# ---------------------------------
-#
-# Their 100 000 steps, at the median time per step measured above:
-# sphinx_gallery_start_ignore
 LEARNER_STEPS = 100_000
 QUOTED = {"numpy": "about 4 s", "tf1-session": "about 40 s (CPU), 80 s (GPU)"}
 scenario = Scenario(
@@ -143,7 +138,7 @@ scenario = Scenario(
         for m in measurements
     ],
 )
-scenario
+ClaimReport(list(checked.values()))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -199,9 +194,9 @@ ClaimReport([claim.check(sweep[largest]) for claim in large_claims])
 # sphinx_gallery_end_ignore
 
 # %%
-# None of them comes near the bandwidth: reading x and y once is the least a step can do, and
-# every variant here makes several passes over its arrays (NumPy one per temporary array, the
-# TensorFlow graph one per op it does not fuse), with reductions in between. XLA fuses the
+# Reading x and y once is the least a step can do; every variant here makes several passes over
+# its arrays (NumPy one per temporary array, the TensorFlow graph one per op it leaves unfused),
+# with reductions in between, and each pass lowers its share of the bandwidth. XLA fuses the
 # step's element-wise ops, which saves passes over the data.
 #
 # Fewer iterations: standardize x
@@ -325,16 +320,22 @@ answer = ShortAnswer(
         Recommendation(
             "Run the whole training loop inside one tf.function, not one call per step",
             checked[whole_loop],
+            recipe="loop-inside-one-tf-function-over-tf-range",
         ),
         Recommendation(
-            "Compile the loop with XLA (jit_compile=True)", checked[compiled]
+            "Compile the loop with XLA (jit_compile=True)",
+            checked[compiled],
+            recipe="loop-inside-one-tf-function-over-tf-range",
         ),
         Recommendation(
             "Replace a Session.run per small step with a compiled loop",
             checked[compiled_vs_session],
+            recipe="loop-inside-one-tf-function-over-tf-range",
         ),
         Recommendation(
-            "Standardize the features before gradient descent", scaling_claim
+            "Standardize the features before gradient descent",
+            scaling_claim,
+            recipe="standardize-x-before-gradient-descent",
         ),
     ],
     scenario,
@@ -354,11 +355,8 @@ print(answer)
 # `linear_regression.json <../../measurements/linear_regression.json>`_, in the shape
 # ``python -m perfguide run linear-regression --json PATH`` writes. To rerun this page on your
 # own machine, install the guide's package from a checkout of its repository
-# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
-#
-# Next question: :doc:`Why is my tf.function fast, slow, or wrong?
-# </auto_examples/tf_function/plot_tf_function>` The measuring machine is described on the
-# :doc:`build machine </environment>` page.
+# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below. The measuring
+# machine is described on the :doc:`build machine </environment>` page.
 # sphinx_gallery_start_ignore
 published = measurements + [
     m for n in sizes if n != workload.default_size for m in sweep[n]
@@ -369,3 +367,62 @@ results.save(
 print(f"published {len(published) + len(per_device)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+
+# %%
+# Recipes
+# -------
+#
+# The practices this page advises, as lines to paste. Each runs on its own in a second or two
+# once TensorFlow is imported, and ends with a check that it works.
+#
+# Loop inside one tf.function over tf.range
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# The learner's 100 000 steps in one call: the loop runs inside the runtime, and
+# ``jit_compile=True`` compiles it with XLA (``xla-loop`` above; without it, ``tf-function-loop``).
+# The XLA speed-up was measured on this 2-core CPU: check it on yours, and expect its first call
+# to compile. The check: the fit ends within 1 % of the least-squares line.
+
+import numpy as np
+import tensorflow as tf
+
+x = np.arange(1000, dtype=np.float32) / 10  # the learner's points
+y = x + 20 * np.sin(x / 10) + 15
+
+
+@tf.function(jit_compile=True)
+def fit(x, y, steps, learning_rate=1e-4):
+    a, b = tf.constant(0.0), tf.constant(0.0)
+    for _ in tf.range(steps):
+        residual = a * x + b - y
+        a -= learning_rate * 2 * tf.reduce_mean(residual * x)
+        b -= learning_rate * 2 * tf.reduce_mean(residual)
+    return a, b
+
+
+a, b = fit(tf.constant(x), tf.constant(y), tf.constant(100_000))
+np.testing.assert_allclose([a, b], np.polyfit(x, y, 1), rtol=1e-2)
+
+# %%
+# Standardize x before gradient descent
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Fit on x scaled to zero mean and unit variance, with a learning rate a thousand times the
+# learner's, then undo the scaling to get *a* and *b* for the raw x. The check: a hundred steps
+# reach the least-squares line.
+
+x = np.arange(1000) / 10
+y = x + 20 * np.sin(x / 10) + 15
+mean, std = x.mean(), x.std()
+z = (x - mean) / std
+a = b = 0.0
+for _ in range(100):
+    residual = a * z + b - y
+    a, b = a - 0.1 * 2 * np.mean(residual * z), b - 0.1 * 2 * np.mean(residual)
+a, b = a / std, b - a * mean / std  # a and b for the raw x
+np.testing.assert_allclose([a, b], np.polyfit(x, y, 1), rtol=1e-6)
+
+# %%
+# All recommendations of the guide, measured: :doc:`the checklist </checklist>`. Next question:
+# :doc:`Why is my tf.function fast, slow, or wrong? </auto_examples/tf_function/plot_tf_function>`
