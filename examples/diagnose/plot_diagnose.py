@@ -58,6 +58,7 @@ inside the graph), while this page is built; what it prints is what you would se
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 from pathlib import Path
 
@@ -99,6 +100,7 @@ def diagnose(function: str, *inputs: str):
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:scale --input float32[64,256]
 # --input 0.5 --quick``
+
 # sphinx_gallery_start_ignore
 diagnose("scale", "float32[64,256]", "0.5")
 # sphinx_gallery_end_ignore
@@ -112,6 +114,7 @@ diagnose("scale", "float32[64,256]", "0.5")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:row_norms
 # --input float32[32,16] --quick``
+
 # sphinx_gallery_start_ignore
 diagnose("row_norms", "float32[32,16]")
 # sphinx_gallery_end_ignore
@@ -125,6 +128,7 @@ diagnose("row_norms", "float32[32,16]")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:product
 # --input float32[1024,1024] --input float32[1024,1024] --quick``
+
 # sphinx_gallery_start_ignore
 diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
 # sphinx_gallery_end_ignore
@@ -143,6 +147,7 @@ diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:clipped_mean
 # --input float32[256,64] --quick``
+
 # sphinx_gallery_start_ignore
 diagnose("clipped_mean", "float32[256,64]")
 # sphinx_gallery_end_ignore
@@ -162,6 +167,7 @@ diagnose("clipped_mean", "float32[256,64]")
 #
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:log_magnitude
 # --input float32[64] --quick``
+
 # sphinx_gallery_start_ignore
 diagnose("log_magnitude", "float32[64]")
 # sphinx_gallery_end_ignore

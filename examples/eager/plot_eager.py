@@ -24,6 +24,7 @@ and :doc:`How to read these pages </reading>` defines the terms of its tables an
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 import functools
 
@@ -83,6 +84,7 @@ print(
 #
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: _matmul_call
+
 # sphinx_gallery_start_ignore
 add_sizes = [10**k for k in range(8)]
 matmul_sizes = [4**k for k in range(0, 12, 2)]  # square matrices of side 1 to 1024
@@ -127,6 +129,7 @@ plt.show()
 # The same measurements as work done per second, against this machine's measured limits: x + x
 # reads n floats and writes n (8 bytes an element), against the memory bandwidth; a product of
 # side s does 2·s³ floating-point operations, against the peak of a large matrix product.
+
 # sphinx_gallery_start_ignore
 fig, (add_ax, matmul_ax) = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
 rate_plot(
@@ -154,6 +157,7 @@ plt.show()
 
 # %%
 # At the largest sizes, each variant's share of the limit that bounds it:
+
 # sphinx_gallery_start_ignore
 for m in add_runs[add_sizes[-1]]:
     share = machine.bandwidth_share(8 * m.size, m.median_s)
@@ -170,6 +174,7 @@ for m in matmul_runs[matmul_sizes[-1]]:
 # %%
 # The checks compare eager TensorFlow with NumPy at the smallest and the largest size, and with
 # each installed peer.
+
 # sphinx_gallery_start_ignore
 checked = {
     claim: claim.check(add_runs[add_sizes[0]]) for claim in [small_add, *peer_small]
@@ -196,6 +201,7 @@ ClaimReport(list(checked.values()))
 # the first time they are touched, on every call. TensorFlow's allocator keeps freed buffers and
 # hands them out again. The ``numpy-preallocated`` row adds into one output array made once
 # (``np.add(x, x, out)``), in the same run: if fresh memory is the cost, that closes the gap.
+
 # sphinx_gallery_start_ignore
 largest_add = add_runs[add_sizes[-1]]
 fresh, preallocated, eager_add = pick(
@@ -217,6 +223,7 @@ Collapsed(
 # below, on calls that do nothing) is microseconds; a product of side 1024 takes
 # milliseconds. The difference between the two libraries is how close their matrix-multiply
 # kernels come to the peak:
+
 # sphinx_gallery_start_ignore
 numpy_mm, eager_mm = pick(matmul_runs[matmul_sizes[-1]], "numpy", "eager")
 flops = eg.matmul_flops(numpy_mm.size)
@@ -237,6 +244,7 @@ for m in (numpy_mm, eager_mm):
 #
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: small_ops
+
 # sphinx_gallery_start_ignore
 chain = Faster("tf-function", "eager")
 small_ops = workers.run(eg.SMALL_OPS, settle=[chain])
@@ -244,6 +252,7 @@ Collapsed("The chain's times, every variant", Comparison(small_ops, baseline="ea
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 chain_checked = chain.check(small_ops)
 ClaimReport([chain_checked])
@@ -258,12 +267,14 @@ ClaimReport([chain_checked])
 # ``tf.identity``) and one ``tf.function`` call (``tf-function``). The fourth, ``numpy-copy``, is
 # what ``.numpy()`` costs: a copy of the tensor into a new NumPy array, paid whenever a result is
 # fetched to Python.
+
 # sphinx_gallery_start_ignore
 calls = workers.run(eg.CALL_OVERHEAD)
 Collapsed("The four calls' times", Comparison(calls, baseline="python-function"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 python_call, op, function = pick(
     calls, "python-function", "eager-identity", "tf-function"
@@ -320,6 +331,7 @@ Collapsed(
 #
 #    .. literalinclude:: /../perfguide/measure/anatomy.py
 #       :pyobject: function_layers
+
 # sphinx_gallery_start_ignore
 op_layers = workers.run(eg.OP_LAYERS)
 concrete = Faster("concrete-function", "tf-function")
@@ -338,6 +350,7 @@ Collapsed(
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 Collapsed("Every layer of an eager op", Comparison(op_layers, baseline="public-api"))
 # sphinx_gallery_end_ignore
@@ -345,6 +358,7 @@ Collapsed("Every layer of an eager op", Comparison(op_layers, baseline="public-a
 
 # %%
 # The split as bars on a linear axis: each segment is what one layer adds.
+
 # sphinx_gallery_start_ignore
 def layer_times(layers, order):
     """Each layer's own time (its median minus the next inner layer's), outermost first."""
@@ -379,6 +393,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 function_total, function_runtime = pick(
     function_layers, "tf-function", "runtime-execute"
@@ -428,6 +443,7 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/eager.py
 #       :pyobject: network_gradient
+
 # sphinx_gallery_start_ignore
 graph_gradient = Faster("tf-function-tape", "eager-tape")
 gradients = workers.run(eg.GRADIENT, settle=[graph_gradient])
@@ -435,6 +451,7 @@ Collapsed("The two gradients' times", Comparison(gradients, baseline="eager-tape
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 gradient_checked = graph_gradient.check(gradients)
 ClaimReport([gradient_checked])
@@ -467,6 +484,7 @@ ClaimReport([gradient_checked])
 #
 # Each is compared with the float64 derivative (computed stably) over x from −80 to 120; the
 # plot shows relative error, with NaN drawn at the top.
+
 # sphinx_gallery_start_ignore
 x = tf.constant(np.linspace(-80, 120, 801).astype(np.float32))
 reference = eg.sigmoid_float64(x.numpy())
@@ -491,6 +509,7 @@ plt.show()
 
 # %%
 # The checks. "Float32 precision" means a relative error below 1e-6 everywhere in the range.
+
 # sphinx_gallery_start_ignore
 def worst(name):
     return float(np.max(errors[name]))  # NaN if any NaN
@@ -536,6 +555,7 @@ ClaimReport(
 # %%
 # Do the custom gradients cost speed? Value and gradient of 1000 points in [−10, 10], where all
 # three agree, eagerly. The article says reusing e^x makes the gradient cheaper.
+
 # sphinx_gallery_start_ignore
 cheaper = Faster("custom-gradient", "naive")
 stable_cost = Faster("stable-custom-gradient", "naive", by=1 / 2)
@@ -544,6 +564,7 @@ Collapsed("The three versions' times", Comparison(log1pexp, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)])
 # sphinx_gallery_end_ignore
@@ -554,6 +575,7 @@ ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)])
 # and gradient, counted from its traced graph (``IdentityN`` and the extra ``Identity`` ops are
 # how ``tf.custom_gradient`` attaches the gradient), and what the extra ops should cost at the
 # median eager op measured above:
+
 # sphinx_gallery_start_ignore
 x_timed = tf.constant(10 * eg.make_vector(eg.LOG1PEXP_WORKLOAD.default_size))
 op_counts = {
@@ -577,6 +599,7 @@ for name, counts in op_counts.items():
 #
 # Nesting two tapes gives the second derivative, e^x/(1 + e^x)², through each version, custom
 # gradients included; here compared with its float64 value at 41 points in [−10, 10].
+
 # sphinx_gallery_start_ignore
 x_small = tf.constant(np.linspace(-10, 10, 41).astype(np.float32))
 s = eg.sigmoid_float64(x_small.numpy())
@@ -604,6 +627,7 @@ Collapsed(
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 numpy_small, eager_small = pick(add_runs[add_sizes[0]], "numpy", "eager")
 eager_over_numpy = {
@@ -666,6 +690,7 @@ print(answer)
 # your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below; install PyTorch
 # and JAX beside it to see them on the same curves.
+
 # sphinx_gallery_start_ignore
 published = (
     add

@@ -26,6 +26,7 @@ Every variant runs the same float32 gradient step from *a = b = 0*; the tests of
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 import dataclasses
 
@@ -88,6 +89,7 @@ print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write
 #
 #    .. literalinclude:: /../perfguide/workloads/linear_regression.py
 #       :pyobject: _graph_loop
+
 # sphinx_gallery_start_ignore
 workload = WORKLOADS["linear-regression"]
 whole_loop = Faster("tf-function-loop", "tf-function-step", by=5)
@@ -109,6 +111,7 @@ Comparison(measurements, baseline=workload.baseline)
 # %%
 # The same medians on a log axis. Each variant's first call (tracing, and for XLA compiling) is
 # the table's *first-call overhead* and is not part of these times.
+
 # sphinx_gallery_start_ignore
 ax = dot_plot(measurements)
 ax.set_title(f"Gradient descent on {format_count(workload.default_size)} points")
@@ -122,6 +125,7 @@ plt.show()
 # the whole-loop variants cross once per call, and XLA can in addition fuse the step's
 # element-wise ops into one kernel. The checks (the short answer's table sets the learner's
 # 100 000 steps at these medians beside their own figures):
+
 # sphinx_gallery_start_ignore
 checked = {claim: claim.check(measurements) for claim in step_claims}
 LEARNER_STEPS = 100_000
@@ -150,6 +154,7 @@ ClaimReport(list(checked.values()))
 # least read x and y once (8 bytes a point), so that many bytes per step over the time per step
 # is the rate at which it consumes the data. The dashed line is this machine's measured memory
 # bandwidth: no step can consume data faster than memory delivers it.
+
 # sphinx_gallery_start_ignore
 sizes = [10**k for k in range(2, 8)]
 sweep_variants = ["numpy", "tf-function-step", "tf-function-loop", "xla-loop"]
@@ -183,6 +188,7 @@ plt.show()
 # At small sizes every line climbs in step with the size: a step's fixed cost is the time, so
 # more points per step come for free. The lines flatten where the arithmetic and the memory
 # traffic take over. At the largest size each variant's share of the bandwidth:
+
 # sphinx_gallery_start_ignore
 shares = {
     m.label: machine.bandwidth_share(lr.bytes_per_step(m.size), m.median_s)
@@ -208,6 +214,7 @@ ClaimReport([claim.check(sweep[largest]) for claim in large_claims])
 # the valley round: a step a thousand times larger is stable and should converge in far fewer
 # iterations, and *a* and *b* for the raw x follow by undoing the scaling. (This part counts
 # iterations, not seconds, in float64 NumPy.)
+
 # sphinx_gallery_start_ignore
 x, y = lr.make_data(workload.default_size, np.float64)
 optimum_ab = lr.least_squares(x, y)
@@ -243,6 +250,7 @@ plt.show()
 
 # %%
 # The checks.
+
 # sphinx_gallery_start_ignore
 recovery_error = max(
     abs(r - o) / abs(o) for r, o in zip(recovered_ab, optimum_ab, strict=True)
@@ -277,6 +285,7 @@ ClaimReport(
 # On a GPU each op adds a kernel launch and each fed array a copy from host to device, so a step
 # this small has more overhead to pay; the learner's GPU run took twice as long as their CPU run.
 # This part measures that, and runs only when TensorFlow sees a GPU.
+
 # sphinx_gallery_start_ignore
 gpus = env["gpus"]
 per_device = []
@@ -303,6 +312,7 @@ else:
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 numpy_m, tf1, eager, loop, xla = pick(
     measurements, "numpy", "tf1-session", "eager", "tf-function-loop", "xla-loop"
@@ -357,6 +367,7 @@ print(answer)
 # own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below. The measuring
 # machine is described on the :doc:`build machine </environment>` page.
+
 # sphinx_gallery_start_ignore
 published = measurements + [
     m for n in sizes if n != workload.default_size for m in sweep[n]

@@ -64,6 +64,7 @@ tables' terms.
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: endless
+
 # sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 
@@ -103,6 +104,7 @@ print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batch
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: draw_batches
+
 # sphinx_gallery_start_ignore
 overlap = workers.run(tf_data.OVERLAP, quick=True)
 Collapsed("The four variants, in full", Comparison(overlap, baseline="together"))
@@ -113,6 +115,7 @@ Collapsed("The four variants, in full", Comparison(overlap, baseline="together")
 # A variant's *cores busy* is the CPU time its process used over the wall time: how many cores
 # it kept working. The pipeline's and the step's CPU time, spread over every core, is the least
 # time the two can take together, however well they overlap:
+
 # sphinx_gallery_start_ignore
 cores = env["usable_cores"]
 alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
@@ -121,6 +124,7 @@ both.table("Pipeline and step, apart and together, and what the cores allow")
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 overlap_claims = [
     both.no_overlap_claim(f"{tf_data.FILTERS} filters"),
@@ -133,6 +137,7 @@ ClaimReport(overlap_claims)
 # Reading ahead needs a core to read on. Each of the two alone keeps most of the cores busy
 # (TensorFlow runs an op's work on a pool of threads, and tf.data runs its own), so together they
 # ask for more cores than there are, and one's threads run while the other's wait:
+
 # sphinx_gallery_start_ignore
 print(f"cores busy, pipeline alone: {alone.cores_busy:.2f}")
 print(f"cores busy, step alone: {step.cores_busy:.2f}")
@@ -193,6 +198,7 @@ Collapsed("Every pipeline, in full", Comparison(pipelines, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ax = dot_plot(pipelines)
 ax.set_title("One batch, through each pipeline, into the step")
@@ -202,6 +208,7 @@ plt.show()
 # %%
 # The advice of TensorFlow's guide, each piece checked on this machine, and whether an explicit
 # prefetch changes anything:
+
 # sphinx_gallery_start_ignore
 guide_checked = [c.check(pipelines) for c in guide_claims]
 setting_checked = [c.check(pipelines) for c in setting_claims]
@@ -209,6 +216,7 @@ ClaimReport(guide_checked + setting_checked[:1])
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 Collapsed(
     "The other settings and placements, checked", ClaimReport(setting_checked[1:])
@@ -228,6 +236,7 @@ Collapsed(
 # TensorFlow 2.12) add a prefetch after the last transformation and run a stateless ``map`` in
 # parallel, so that guide's first two pieces of advice are in ``naive`` already. Turned off, in
 # numbers:
+
 # sphinx_gallery_start_ignore
 naive, prefetched, unoptimized, untuned = pick(
     pipelines, "naive", "prefetch", "no-default-optimizations", "autotune-off"
@@ -240,12 +249,14 @@ for m in (naive, unoptimized, untuned, prefetched):
 # Where a transformation that removes work gains little beside the step, the pipeline alone says
 # how much work there was to remove; and no pipeline makes training faster than the step alone.
 # Some pipelines drawn with no step:
+
 # sphinx_gallery_start_ignore
 inputs = workers.run(tf_data.INPUT_ALONE, quick=True)
 Collapsed("Pipelines drawn with no step, in full", Comparison(inputs, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 by_record, by_batch, from_cache = pick(inputs, "naive", "batch-then-map", "cache")
 print(
@@ -273,6 +284,7 @@ print(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: epoch_costs
+
 # sphinx_gallery_start_ignore
 EPOCH_VARIANTS = ("naive", "autotune-off")
 epoch_costs = {
@@ -308,6 +320,7 @@ Collapsed(
 # The same records from storage that makes every read of 8 records wait, as a remote bucket
 # does. A wait holds no core, so reading ahead, or reading several files at once
 # (``interleave``, four files), can hide it.
+
 # sphinx_gallery_start_ignore
 latency_ms = tf_data.REMOTE.default_size
 remote = workers.run(tf_data.REMOTE, quick=True)
@@ -320,6 +333,7 @@ Collapsed(
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 remote_claims = [
     Faster("prefetch", "naive"),
@@ -336,6 +350,7 @@ ClaimReport(remote_checked)
 # Here the loop waits for storage, not for the cores. A prefetch (the one tf.data adds, or an
 # explicit one) runs the step while the next reads wait, but one file's reads still come one
 # after another; reading four files at once makes them wait together. Cores busy:
+
 # sphinx_gallery_start_ignore
 remote_naive, remote_interleave = pick(remote, "naive", "interleave")
 for m in (remote_naive, remote_interleave):
@@ -359,6 +374,7 @@ for m in (remote_naive, remote_interleave):
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: parse_with_py_function
+
 # sphinx_gallery_start_ignore
 python_claims = [
     Faster("naive", "py-function"),
@@ -370,6 +386,7 @@ Collapsed("Python in the map, in full", Comparison(python, baseline="naive"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 python_checked = [c.check(python) for c in python_claims]
 ClaimReport(python_checked)
@@ -378,6 +395,7 @@ ClaimReport(python_checked)
 # %%
 # Parallel calls cannot run Python in parallel: every call needs Python's global lock, so the
 # calls take turns, and the process keeps fewer cores busy than the map in TensorFlow ops does:
+
 # sphinx_gallery_start_ignore
 for m in python:
     print(f"{m.label}: {m.cores_busy:.2f} cores busy")
@@ -390,6 +408,7 @@ for m in python:
 # ``step-alone`` and ``together`` with a wider model (64 filters per convolution), whose step
 # outweighs the pipeline. However fast the pipeline gets, it can save at most what it adds to the
 # step.
+
 # sphinx_gallery_start_ignore
 WIDE = 64
 # At most a third saved: the step alone takes at least two thirds of the step fed.
@@ -405,6 +424,7 @@ Collapsed("The wide model, in full", Comparison(wide, baseline="together"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 wide_step, wide_together = pick(wide, "step-alone", "together")
 pipeline_share = 1 - wide_step.median_s / wide_together.median_s
@@ -431,6 +451,7 @@ Collapsed(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_data.py
 #       :pyobject: _one_pass
+
 # sphinx_gallery_start_ignore
 remote_options = {"latency_ms": latency_ms}
 RECORDED = {v: {} for v in (*tf_data.TRANSFORMATIONS, "py-function")} | {
@@ -454,6 +475,7 @@ plt.show()
 # %%
 # A pipeline that never makes the loop wait can still slow training, by taking the cores from
 # the step.
+
 # sphinx_gallery_start_ignore
 Collapsed(
     "Every pipeline's recorded passes: waiting for input, and the step in the loop",
@@ -479,6 +501,7 @@ Collapsed(
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 answer = ShortAnswer(
     f"Because on this machine the pipeline and the step compete for the same "
@@ -556,6 +579,7 @@ print(answer)
 # ``--size`` sets the images per epoch, the model's width or the storage's wait). To rerun this
 # page, install this page's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
+
 # sphinx_gallery_start_ignore
 published = overlap + pipelines + inputs + remote + python + wide
 results.save(results.measurements_dir() / "tf_data.json", env, published)

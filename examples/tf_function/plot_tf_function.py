@@ -23,6 +23,7 @@ the terms of its tables and verdicts.
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 import tensorflow as tf
@@ -65,6 +66,7 @@ print(f"TensorFlow ops placed on: {device}")
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: _series_call
+
 # sphinx_gallery_start_ignore
 graph_speedup = Faster("tf-function", "eager", by=2)
 series_claims = [
@@ -77,6 +79,7 @@ Collapsed("The loop's times, every variant", Comparison(series, baseline="eager"
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ax = dot_plot(series)
 ax.set_title("99 products of a 100 × 100 matrix, time per call")
@@ -86,6 +89,7 @@ plt.show()
 # %%
 # The checks; the short answer's table sets ten calls at these medians beside the article's
 # figures for its ten calls.
+
 # sphinx_gallery_start_ignore
 eager, graph = pick(series, "eager", "tf-function")
 first_call_claim = per_process(
@@ -114,6 +118,7 @@ ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim
 #
 # Python code inside a ``tf.function`` runs while tracing, not on every call. ``print`` is Python;
 # ``tf.print`` is an op in the graph. Three calls of one function that uses both:
+
 # sphinx_gallery_start_ignore
 python_lines, tf_lines = tfn.print_lines(calls=3)
 print(f"print wrote {len(python_lines)} line(s), tf.print wrote {len(tf_lines)}:")
@@ -124,6 +129,7 @@ print("\n".join(python_lines + tf_lines))
 # A Python value read inside the function is frozen into the graph when it is traced. Here
 # ``power(x)`` computes ``x ** exponent`` for x = 2; the exponent changes from 2 to 3 between two
 # calls, as a Python number and as a ``tf.Variable``:
+
 # sphinx_gallery_start_ignore
 frozen = tfn.frozen_global_results()
 for kind, (before, after) in frozen.items():
@@ -134,6 +140,7 @@ for kind, (before, after) in frozen.items():
 # When does it trace again? The function keeps one graph per *signature* of its arguments: the
 # value of each Python argument, and the dtype and shape of each tensor. These counts come from
 # ``experimental_get_tracing_count()`` on a fresh function after four calls.
+
 # sphinx_gallery_start_ignore
 four_shapes = [tf.zeros([n]) for n in range(1, 5)]
 any_length = [
@@ -167,6 +174,7 @@ for case, count in traces.items():
 # ``reduce_retracing`` generalizes the shape after the second one it sees; an
 # ``input_signature`` with a ``None`` dimension fixes it before the first. The checks, including
 # the two demonstrations above:
+
 # sphinx_gallery_start_ignore
 ClaimReport(
     [
@@ -206,6 +214,7 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: _retracing_call
+
 # sphinx_gallery_start_ignore
 tensor_argument = Faster("tensor-argument", "python-argument", by=5)
 retracing = workers.run(tfn.RETRACING, settle=[tensor_argument])
@@ -213,6 +222,7 @@ Collapsed("The two variants' times", Comparison(retracing, baseline="python-argu
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 python_arg, tensor_arg = pick(retracing, "python-argument", "tensor-argument")
 retracing_checked = tensor_argument.check(retracing)
@@ -248,6 +258,7 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: trace_loop
+
 # sphinx_gallery_start_ignore
 loop_steps = [10, 30, 100, 300, 1000]
 graph_loop = Faster("tf-range", "python-for", by=10)
@@ -277,6 +288,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 graph_loop_checked = graph_loop.check(tracing_runs[loop_steps[-1]])
 ClaimReport(
@@ -308,6 +320,7 @@ ClaimReport(
 #
 #    .. literalinclude:: /../perfguide/workloads/tf_function.py
 #       :pyobject: vectorized
+
 # sphinx_gallery_start_ignore
 vectorize = Faster("vectorized", "row-loop")
 rows = workers.run(tfn.ROWS, settle=[vectorize])
@@ -316,6 +329,7 @@ Collapsed("The two variants' times", Comparison(rows, baseline="row-loop"))
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ClaimReport([vectorize_checked])
 # sphinx_gallery_end_ignore
@@ -328,6 +342,7 @@ ClaimReport([vectorize_checked])
 # ``print``, breakpoints and debuggers see every call. Does it also give back the speed-up? The
 # ``run-eagerly`` variant of the article's loop, timed in the same interleaved run as ``eager``
 # and ``tf-function``, answers:
+
 # sphinx_gallery_start_ignore
 with tfn.functions_run_eagerly():
     python_lines_debug, _ = tfn.print_lines(calls=3)
@@ -359,6 +374,7 @@ Collapsed(
 # ----------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
@@ -402,6 +418,7 @@ print(answer)
 # ``tf-function-retracing``, ``tf-function-tracing`` and ``tf-function-rows``). To rerun this
 # page on your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
+
 # sphinx_gallery_start_ignore
 published = series + retracing + tracing + rows
 results.save(results.measurements_dir() / "tf_function.json", env, published)

@@ -33,6 +33,7 @@ defines the tables' terms.
 # %%
 # Where this page was measured
 # ----------------------------
+
 # sphinx_gallery_start_ignore
 import keras
 import matplotlib.pyplot as plt
@@ -90,6 +91,7 @@ print(
 #
 #    .. literalinclude:: /../perfguide/workloads/training_loop.py
 #       :pyobject: tf1_session_step
+
 # sphinx_gallery_start_ignore
 SMALL, LONG, MEDIUM = (
     "small model, 140 steps",
@@ -119,6 +121,7 @@ print(
 # --------------------------
 #
 # The paths of a column take turns in each of the page's three fresh processes.
+
 # sphinx_gallery_start_ignore
 graph_vs_eager = Faster("train-on-batch", "run-eagerly", by=2)
 per_batch_fit = Faster("train-on-batch", "fit-per-batch", by=2)
@@ -207,6 +210,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 small = grid[SMALL]
 Collapsed(
@@ -217,6 +221,7 @@ Collapsed(
 # %%
 # The checks on the small model and data (the self-answer's own benchmark): "at least 2x" is its
 # "each factor can double the time"; "at least 1.47x" is the question's "47 % to 276 % faster".
+
 # sphinx_gallery_start_ignore
 small_checked = {claim: claim.check(small) for claim in small_claims}
 ClaimReport(list(small_checked.values()))
@@ -229,6 +234,7 @@ ClaimReport(list(small_checked.values()))
 # ``fit`` reads NumPy arrays through a ``tf.data`` pipeline of its own, built anew on every call
 # with tf.data's autotuning on. How much each path's blocks spread in each process (the middle
 # half of its block times, against their median):
+
 # sphinx_gallery_start_ignore
 AUTOTUNE_PATHS = ("fit", "tf-data", "tf-data-no-autotune")
 spread = {m.label: m.spread_by_process for m in pick(small, *AUTOTUNE_PATHS)}
@@ -261,6 +267,7 @@ print(
 # it. ``fit`` builds a data adapter, an iterator and callbacks on every call. *fit's own price*
 # is a ``fit`` on one batch less a ``train_on_batch`` on one batch; here it is, with its share of
 # a ``fit`` over eight batches, per column where both ran:
+
 # sphinx_gallery_start_ignore
 for column, measurements in grid.items():
     if not {"fit", "fit-per-batch"} <= {m.label for m in measurements}:
@@ -279,6 +286,7 @@ for column, measurements in grid.items():
 # What the arithmetic allows: each path's floating-point operations per second on the small model
 # with 1,400 time steps, against *the peak*, the rate this machine reached in a large matrix
 # product. A path far below the peak pays for something other than arithmetic.
+
 # sphinx_gallery_start_ignore
 ax = rate_bars(
     grid[LONG],
@@ -298,6 +306,7 @@ plt.show()
 # two small products, and the convolution, one oneDNN kernel with or without XLA, does most of
 # the arithmetic. Each path on the small data, its share of the peak, and its time beyond the
 # arithmetic at the peak rate:
+
 # sphinx_gallery_start_ignore
 small_flops = flops[SMALL]
 at_peak = small_flops / machine.peak_flops
@@ -318,6 +327,7 @@ for m in sorted(small, key=lambda m: m.median_s):
 # Today ``tf.keras`` becomes Keras 2 (``tf_keras``) when ``TF_USE_LEGACY_KERAS=1`` is set before
 # TensorFlow is imported, so both are timed in fresh processes started with it (Keras 3 imported
 # as ``keras``), on the small model and data, through ``train_on_batch`` and ``fit`` per batch.
+
 # sphinx_gallery_start_ignore
 keras_claims = [
     Faster("keras-3-train-on-batch", "keras-2-train-on-batch"),
@@ -333,6 +343,7 @@ Collapsed(
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 keras_checked = [claim.check(versions) for claim in keras_claims]
 ClaimReport(keras_checked)
@@ -340,6 +351,7 @@ ClaimReport(keras_checked)
 
 # %%
 # Where the two Keras differ: fit's own price in each.
+
 # sphinx_gallery_start_ignore
 for version in ("3", "2"):
     per_batch, on_batch = pick(
@@ -371,6 +383,7 @@ for version in ("3", "2"):
 #
 #    .. literalinclude:: /../perfguide/workloads/training_loop.py
 #       :pyobject: _retracing_step
+
 # sphinx_gallery_start_ignore
 sizes = tl.KERAS_RETRACING.default_size
 retracing = workers.run(tl.KERAS_RETRACING, quick=True)
@@ -383,6 +396,7 @@ Collapsed(
 # %%
 # How many times each ``tf.function`` traced in its first pass (Keras keeps its own compiled
 # function to itself), and what the first pass cost beyond a later one:
+
 # sphinx_gallery_start_ignore
 traces = {
     m.label: m.first_call_traces for m in retracing if m.first_call_traces is not None
@@ -412,6 +426,7 @@ ClaimReport([retrace_claim])
 # eagerly; ``predict_on_batch`` runs one compiled call; ``tf-function`` wraps the model in a
 # ``tf.function``. The small model on batches of 1 to 1,024 samples (serving has a chapter of its
 # own: :doc:`How should I serve my model on a CPU? </auto_examples/serving/plot_serving>`):
+
 # sphinx_gallery_start_ignore
 BATCHES = [1, 32, 1024]
 inference = [
@@ -425,6 +440,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 one_sample = [m for m in inference if m.size == 1]
 full_batch = [m for m in inference if m.size == BATCHES[-1]]
@@ -444,6 +460,7 @@ Collapsed(
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ClaimReport(inference_checked)
 # sphinx_gallery_end_ignore
@@ -451,6 +468,7 @@ ClaimReport(inference_checked)
 # %%
 # At 1,024 samples ``predict`` makes 32 compiled calls (its default ``batch_size`` is 32) where
 # ``predict_on_batch`` makes one. Those 32 calls, from ``predict_on_batch``'s time at 32:
+
 # sphinx_gallery_start_ignore
 per_32 = pick([m for m in inference if m.size == 32], "predict-on-batch")[0].median_s
 predict_1024, on_batch_1024 = pick(full_batch, "predict", "predict-on-batch")
@@ -472,6 +490,7 @@ print(
 # "keras" was the separate package of the day, here Keras 2, against Keras 3's
 # ``train_on_batch``. TensorFlow 1 and ``tf.python.keras`` are gone from today's TensorFlow, so
 # the rules that need them are left unmeasured.
+
 # sphinx_gallery_start_ignore
 keras_2_rule = dont_rule("keras-2-fit-per-batch", reference="keras-3-train-on-batch")
 rule_rows = [
@@ -523,6 +542,7 @@ Table(
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 rows = list(tl.TRAIN_SMALL.variants)
 worst = {
@@ -552,6 +572,7 @@ Collapsed(
 #
 # The self-answer timed 200 calls per configuration; the same 200 steps here are the short
 # answer's table.
+
 # sphinx_gallery_start_ignore
 ITERATIONS = 200
 scenario = Scenario(
@@ -570,6 +591,7 @@ Collapsed("200 steps per path, as in the short answer", scenario)
 # ------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 PREDICT_RECIPE = "predict-a-small-batch-with-predict-on-batch-or-model-x"
 ranking = rank(small)
@@ -646,6 +668,7 @@ print(answer)
 # ".[cpu]"``, and ``python -m pip install --no-deps tf-keras`` for Keras 2, whose wheel would
 # otherwise install a second TensorFlow) and run the script downloaded below. The measuring
 # machine is described on the :doc:`build machine </environment>` page.
+
 # sphinx_gallery_start_ignore
 published = [m for ms in grid.values() for m in ms] + versions + retracing + inference
 results.save(results.measurements_dir() / "training_loop.json", env, published)
