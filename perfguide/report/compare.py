@@ -6,8 +6,8 @@
 >>> print(Comparison([slow, fast], baseline="tf"))
 variant  time per call  rerun interval     vs tf                              first-call overhead  flags
 -------  -------------  -----------------  ---------------------------------  -------------------  -----
-tf       2.00 ms        1.74 ms – 2.30 ms  baseline                           498 ms
-np       5.00 µs        4.34 µs – 5.76 µs  400x faster (366x to 437x faster)  10.0 ms
+tf       2.00 ms        1.78 ms – 2.25 ms  baseline                           498 ms
+np       5.00 µs        4.45 µs – 5.62 µs  400x faster (370x to 432x faster)  10.0 ms
 """  # noqa: E501 (a table as a terminal shows it)
 
 from __future__ import annotations
