@@ -18,8 +18,10 @@ harness measures. Every number is measured by this page, on the machine that bui
    :file: ../../_generated/answers/timing.answer.html
 
 Each mistake runs in five fresh Python processes, one after another (the guide's other pages
-use three; what a mistake reports varies widely from process to process, and three cannot pin
-it down); a number below is the median over the processes unless it says otherwise.
+use three; what a mistake reports varies widely from process to process); a number below is the
+median over the processes unless it says otherwise. :doc:`How to read these pages </reading>`
+defines the terms of the tables and verdicts: a fresh process, a block of calls, the rerun
+interval.
 """
 
 # %%
@@ -74,7 +76,8 @@ def median_of(per_process: list[dict], key: str) -> float:
 # --------------------------------
 #
 # A ``tf.function`` traces its Python code into a graph on its first call, and that costs far
-# more than a call. A loop of ten calls timed from the very first averages the tracing in:
+# more than a call. A loop of ten calls timed from the very first averages the tracing in; a
+# *steady* call is one timed after the first, once the graph exists:
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: first_call_in_timing
@@ -101,8 +104,9 @@ ClaimReport([first_call_claim])
 # ------------------
 #
 # Timing a single call, again and again, with ``time.time()`` or even ``time.perf_counter()``,
-# gives a number per call that moves with everything else the machine does in that instant;
-# the harness times calibrated blocks of many calls and takes their median.
+# gives a number per call that moves with everything else the machine does in that instant.
+# The harness times *calibrated blocks* instead: as many calls in a row as fill a twentieth of a
+# second, timed together, and takes the blocks' median.
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: one_call_at_a_time
@@ -161,10 +165,9 @@ ClaimReport([single_call_claim])
 
 # %%
 # On Linux both clocks resolve nanoseconds, so the clock is not what blurs a single call here.
-# What the blocks, each a twentieth of a second of calls, still spread by is this machine's
-# speed moving from one moment to the next, a change that lasts longer than a block and that
-# no block can average away; which is what the median of many blocks, and of several
-# processes, is for. The two spreads, as shares of their medians:
+# What the blocks still spread by is this machine's speed moving from one moment to the next, a
+# change that lasts longer than a block, which is what the median of many blocks, and of
+# several processes, is for. The two spreads, as shares of their medians:
 # sphinx_gallery_start_ignore
 print(
     f"blocks: middle 90 % spans {statistics.median(block_spread):.0%} of their median; "
@@ -261,8 +264,8 @@ ClaimReport([order_claim])
 # harness takes turns anyway (A, B, C, then C, B, A), because it costs nothing and protects
 # every comparison from the drifts a busy machine does have.
 #
-# One process, or several
-# -----------------------
+# One process or several, and what ran in it before
+# --------------------------------------------------
 #
 # The harness's own numbers, for the same step: five fresh processes, each timing calibrated
 # blocks. Each process's median, with the 95 % interval its own blocks give it (what a
@@ -295,23 +298,14 @@ process_claim = exact(
     f"{len(misses)} of {pairs} times a process's median fell outside another's own 95 % interval",
     effect=f"{len(misses)} of {pairs} missed",
 )
-ClaimReport([process_claim])
 # sphinx_gallery_end_ignore
 
 # %%
-# A single process, however many blocks it times, says little about the next one: its blocks
-# agree with each other, not with a process started later. The :doc:`build machine
-# </environment>` page measures this machine's spread between processes on several probes and
-# how many processes a median needs to be known within 5 %.
-#
-# What ran before, in the same process
-# ------------------------------------
-#
-# A benchmark timed after other work in the same process inherits what that work left behind:
-# caches, memory, threads, TensorFlow's own state. The process that builds this page is such a
-# process: in a docs build it has already run every chapter before this one. Here one small
-# eager op, ``x + x`` on 1,000 floats, is timed in this page's fresh processes, and in this
-# page's own process:
+# A benchmark timed in a process that did other work first also inherits what that work left
+# behind: caches, memory, threads, TensorFlow's own state. The process that builds this page is
+# such a process: in a docs build it has already run every chapter before this one. One small
+# eager op, ``x + x`` on 1,000 floats, timed in this page's fresh processes and in this page's
+# own process:
 # sphinx_gallery_start_ignore
 (fresh_add,) = workers.run(eager.ADD, ["eager"], size=1000)
 (here,) = run(eager.ADD, ["eager"], size=1000, device=device)
@@ -324,21 +318,24 @@ print(
     f"x + x: {format_seconds(fresh_add.median_s)} in fresh processes, "
     f"{format_seconds(here.median_s)} in this page's process"
 )
-ClaimReport([leftover_claim])
+ClaimReport([process_claim, leftover_claim])
 # sphinx_gallery_end_ignore
 
 # %%
-# Whichever way it came out in this build, no number elsewhere in this guide depends on it:
-# every chapter hands its workloads to fresh processes and never times in the process that
-# builds the page.
+# A single process, however many blocks it times, says little about the next one: its blocks
+# agree with each other, not with a process started later. The :doc:`build machine
+# </environment>` page measures this machine's spread between processes and how many processes
+# a median needs to be known within 5 %. Whichever way the second check came out, every other
+# number in this guide is timed in fresh processes only.
 #
 # Thread pools still busy
 # -----------------------
 #
 # NumPy's BLAS and TensorFlow run large operations on every core, and some thread pools keep
 # spinning for a while after the work is done. An op timed right after such a call meets them
-# still awake; here the same op is also timed after the same product and a wait until the
-# process is idle, and after a short sleep with no product at all:
+# still awake. The same op, ``x + x``, is timed three ways: right after a NumPy product, after
+# the same product and a wait until the process is idle, and after a short sleep with no
+# product at all:
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: after_busy_pools
@@ -358,13 +355,12 @@ pool_claim = per_process(
     1,
     "faster than after idle",
 )
-ClaimReport([pool_claim])
 # sphinx_gallery_end_ignore
 
 # %%
-# Where that claim holds, sharing the cores with spinning threads did not slow the op down: a
-# core that had just been busy ran it faster. The sleep alone tells whether the product or the
-# idle time before the op made the difference:
+# The first check asks whether the op ran faster right after the product than after the pools
+# went idle; the second, whether a sleep alone, with no product, slows it as the wait did, which
+# tells whether the product or the idle time before the op made the difference:
 # sphinx_gallery_start_ignore
 sleep_claim = per_process(
     "an op timed after a short sleep, with no product before it, runs slower than right after "
@@ -373,14 +369,14 @@ sleep_claim = per_process(
     1,
     "slower than right after the product",
 )
-ClaimReport([sleep_claim])
+ClaimReport([pool_claim, sleep_claim])
 # sphinx_gallery_end_ignore
 
 # %%
-# Where both claims hold, what slows a single op is the idle time before it, product or not: a
-# core that has slept (on a virtual machine, one the host may have handed to another guest
-# meanwhile) wakes slowly, and the op's data and code have left its caches. Against a steady
-# call, each single op here took
+# Where both claims hold, sharing the cores with spinning threads did not slow the op down;
+# what slows a single op is the idle time before it, product or not: a core that has slept (on
+# a virtual machine, one the host may have handed to another guest meanwhile) wakes slowly, and
+# the op's data and code have left its caches. Against a steady call, each single op here took
 # sphinx_gallery_start_ignore
 print(
     f"right after the product {right_after / steady:.1f}x, after the wait {idle / steady:.1f}x, "
@@ -406,16 +402,20 @@ answer = ShortAnswer(
     "Which habits of a careful timer paid off measurably here:",
     [
         Recommendation(
-            "Time the first call apart from the steady calls", first_call_claim
+            "Time the first call apart from the steady calls",
+            first_call_claim,
+            recipe="time-the-first-call-apart",
         ),
         Recommendation(
             "Time calibrated blocks of many calls, not one call at a time",
             single_call_claim,
+            recipe="time-steady-calls-not-the-first",
         ),
         Recommendation(
             "Stop the clock only when the work is done: iterate the pipeline (on a GPU, sync "
             "the device too; this machine has none to measure it on)",
             unrun_claim,
+            recipe="time-a-pipeline-by-iterating-it",
         ),
         Recommendation("Time the variants you compare in turns", order_claim),
         Recommendation("Time in several fresh processes, not one", process_claim),
@@ -445,14 +445,93 @@ print(answer)
 # install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below;
 # ``python -m perfguide env`` measures how far apart fresh processes land on your machine.
-#
-# Previous question: :doc:`Why is TF2 much slower than TF1?
-# </auto_examples/training_loop/plot_training_loop>` Next question: :doc:`Why did mixed
-# precision make my model slower? </auto_examples/mixed_precision/plot_mixed_precision>` All
-# recommendations of the guide, measured: :doc:`the checklist </checklist>`.
 # sphinx_gallery_start_ignore
 published = [step_m, fresh_add, here]
 results.save(results.measurements_dir() / "timing.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+
+# %%
+# Recipes
+# -------
+#
+# The habits above, in the few lines a timing needs, each on its own small step or pipeline and
+# each checking that nothing retraced or went missing while it was timed.
+#
+# Time steady calls, not the first
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# One warm-up call traces the function outside the timing; ``timeit.repeat`` then times blocks
+# of many calls, and their median is the time per call. ``.numpy()`` inside the timed call
+# waits for the result.
+import statistics
+import timeit
+
+import tensorflow as tf
+
+
+@tf.function
+def step(x):
+    return tf.reduce_sum(tf.tanh(x * 2.0 + 1.0))
+
+
+x = tf.random.normal([1000])
+step(x).numpy()  # warm-up: the trace happens here, outside the timing
+blocks = timeit.repeat(lambda: step(x).numpy(), number=200, repeat=7)
+print(f"{statistics.median(blocks) / 200 * 1e6:.1f} µs a call")
+assert step.experimental_get_tracing_count() == 1  # nothing retraced while timed
+
+# %%
+# Time the first call apart
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# The first call traces, then runs: a cost paid once per new input signature. Time it alone,
+# then the steady calls.
+import time
+
+import tensorflow as tf
+
+
+@tf.function
+def step(x):
+    return tf.reduce_sum(tf.tanh(x * 2.0 + 1.0))
+
+
+x = tf.random.normal([1000])
+start = time.perf_counter()
+step(x).numpy()  # traces the graph, then runs it
+first_call = time.perf_counter() - start
+start = time.perf_counter()
+for _ in range(100):
+    step(x).numpy()
+steady = (time.perf_counter() - start) / 100
+print(f"first call {first_call * 1e3:.1f} ms, then {steady * 1e6:.1f} µs a call")
+assert (
+    step.experimental_get_tracing_count() == 1
+)  # the first call traced; the rest reused it
+
+# %%
+# Time a pipeline by iterating it
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Building a ``tf.data`` pipeline only describes the work, which runs as the pipeline is
+# iterated: the clock goes around the loop over its batches.
+import time
+
+import numpy as np
+import tensorflow as tf
+
+rows = np.random.default_rng(0).random((10_000, 32), dtype=np.float32)
+dataset = tf.data.Dataset.from_tensor_slices(rows).map(tf.tanh).batch(100)
+start = time.perf_counter()
+batches = sum(1 for _ in dataset)  # the work runs here
+print(f"{(time.perf_counter() - start) * 1e3:.1f} ms for one pass over the data")
+assert batches == 100
+
+# %%
+# Previous question: :doc:`Why is TF2 much slower than TF1?
+# </auto_examples/training_loop/plot_training_loop>` Next question: :doc:`Why did mixed
+# precision make my model slower? </auto_examples/mixed_precision/plot_mixed_precision>` All
+# recommendations of the guide, measured: :doc:`the checklist </checklist>`.
