@@ -341,12 +341,12 @@ def _run_memory(args: argparse.Namespace) -> None:
     if args.json is not None:
         _check_writable(args.json)
     from perfguide.measure.environment import collect
+    from perfguide.processes import memory_runs
     from perfguide.report import growth
-    from perfguide.workloads import memory
 
     processes = 2 if args.quick and args.processes == PROCESSES else args.processes
     with _progress(f"memory: every experiment, {processes} fresh processes each"):
-        measured, peaks = memory.measure(processes=processes)
+        measured, peaks = memory_runs.measure(processes=processes)
     for name, experiment in measured.items():
         print(growth.growth_table(name, experiment.growth, traces=experiment.traces))
         print()

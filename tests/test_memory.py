@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from perfguide.measure import memory as probe
-from perfguide.processes import growth
+from perfguide.processes import forkserver, memory_runs
+from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.processes.fresh import ChildError
-from perfguide.processes.growth import Job, in_fresh_processes
 from perfguide.workloads import memory
 
 MEGABYTE = 2**20
@@ -87,7 +87,7 @@ def test_calls_come_in_whole_samples():
 
 def test_a_fresh_process_reports_each_ways_series_traces_and_releases():
     ways = ["input-signature", "tf-function"]
-    job = Job(
+    job = Task(
         f"{memory.__name__}:resident_growth", {"ways": ways, "shapes": "new", "release": True}
     )
     (found,) = in_fresh_processes([job])
@@ -102,8 +102,8 @@ def test_a_fresh_process_reports_each_ways_series_traces_and_releases():
 
 
 def test_each_job_gets_a_process_of_its_own_started_with_its_environment():
-    jobs = [Job("os:getpid", {}), Job("os:getpid", {})] + [
-        Job("os:getenv", {"key": "PERFGUIDE_SIDE"}, {"PERFGUIDE_SIDE": side}) for side in "abab"
+    jobs = [Task("os:getpid", {}), Task("os:getpid", {})] + [
+        Task("os:getenv", {"key": "PERFGUIDE_SIDE"}, {"PERFGUIDE_SIDE": side}) for side in "abab"
     ]
     found = in_fresh_processes(jobs, preload=("json",))
     assert found[0] != found[1] and os.getpid() not in found[:2]
@@ -113,9 +113,9 @@ def test_each_job_gets_a_process_of_its_own_started_with_its_environment():
 @pytest.mark.parametrize(
     "job, preload, reason",
     [
-        (Job("os:getenv", {"nokey": 1}), (), "TypeError"),  # the function raised
-        (Job("os:_exit", {"status": 3}), (), "exit status 3"),  # the process died
-        (Job("os:getpid", {}), ("no_such_module",), "ModuleNotFoundError"),  # the server did
+        (Task("os:getenv", {"nokey": 1}), (), "TypeError"),  # the function raised
+        (Task("os:_exit", {"status": 3}), (), "exit status 3"),  # the process died
+        (Task("os:getpid", {}), ("no_such_module",), "ModuleNotFoundError"),  # the server did
     ],
 )
 def test_a_failed_job_says_why_in_one_line(job, preload, reason):
@@ -124,9 +124,9 @@ def test_a_failed_job_says_why_in_one_line(job, preload, reason):
 
 
 def test_a_job_over_its_time_is_stopped(monkeypatch):
-    monkeypatch.setattr(growth, "TIMEOUT_S", 0.5)
+    monkeypatch.setattr(forkserver, "TIMEOUT_S", 0.5)
     with pytest.raises(ChildError, match="took over 0.5 s"):
-        in_fresh_processes([Job("subprocess:call", {"args": ["sleep", "60"]})])
+        in_fresh_processes([Task("subprocess:call", {"args": ["sleep", "60"]})])
 
 
 def test_growth_is_published_whole_and_read_back_for_the_next_run(tmp_path):
@@ -224,13 +224,13 @@ def test_measure_queues_every_process_and_hands_each_result_back_to_its_experime
 
         return [found(job) for job in jobs]
 
-    monkeypatch.setattr(memory, "in_fresh_processes", fake)
+    monkeypatch.setattr(memory_runs, "in_fresh_processes", fake)
     specs = {
         "one shape": {"groups": [("predict", "model-call")], "shapes": "fixed", "release": True},
         "apart": {"groups": [("buckets",), ("tf-function",)], "shapes": "new"},
         "other": {"groups": [("predict",)], "shapes": "fixed", "env": {"A": "1"}, "release": True},
     }
-    measured, peaks = memory.measure(specs, processes=2)
+    measured, peaks = memory_runs.measure(specs, processes=2)
     assert list(measured) == list(specs)
     assert set(measured["apart"].growth) == {"buckets", "tf-function"}
     # An experiment's two processes are forked from servers started apart.

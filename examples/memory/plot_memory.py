@@ -40,6 +40,7 @@ import psutil
 
 from perfguide.measure.environment import collect
 from perfguide.measure.memory import changes
+from perfguide.processes import memory_runs
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import (
@@ -86,7 +87,7 @@ for name, why in memory.allocators()[1].items():
 #    machine's calibration </environment>` says.
 
 # sphinx_gallery_start_ignore
-measured, peaks = memory.measure()
+measured, peaks = memory_runs.measure()
 # sphinx_gallery_end_ignore
 
 # %%

@@ -1,5 +1,6 @@
-"""Memory measured in fresh processes: :func:`in_fresh_processes` runs each :class:`Job`'s
-function in a new process of its own and returns what it returned.
+"""A fork server for fresh processes: :func:`in_fresh_processes` runs each :class:`Task`'s
+function in a new process of its own and returns what it returned (the memory chapter's
+processes are run this way).
 
 A process's memory depends on everything it ran before, so each measurement gets a process of
 its own. Starting Python and importing TensorFlow take seconds, longer than most of these
@@ -19,7 +20,7 @@ jobs with the same start and environment are forked from the same server).
 Memory, unlike time, is not changed by a process running on the other core, so two run side by
 side; nothing these processes do is timed.
 
-A server runs as ``python -m perfguide.processes.growth '["module", ...]'`` and reads a job a
+A server runs as ``python -m perfguide.processes.forkserver '["module", ...]'`` and reads a job a
 line (``["package.module:function", {"kwarg": ...}]``), answering each with a line of JSON.
 """
 
@@ -49,7 +50,7 @@ TIMEOUT_S = 600
 
 
 @dataclasses.dataclass(frozen=True)
-class Job:
+class Task:
     """One fresh process's work: ``target`` (``package.module:function``) called with
     ``kwargs``, in a process started with ``env`` over the minimal environment of
     :func:`~perfguide.processes.fresh.child_environment` (any variable: an allocator's are not
@@ -68,7 +69,7 @@ class Job:
         return dict(self.env), self.start
 
 
-def in_fresh_processes(jobs: Sequence[Job], preload: Sequence[str] = ()) -> list[Any]:
+def in_fresh_processes(jobs: Sequence[Task], preload: Sequence[str] = ()) -> list[Any]:
     """What each job's function returns, each in a fresh process of its own forked from a
     server that has imported ``preload``, in order. They run by start: every measurement's
     first process, then every second one, and so on, so that a measurement's processes are
@@ -107,22 +108,22 @@ def in_fresh_processes(jobs: Sequence[Job], preload: Sequence[str] = ()) -> list
     return found
 
 
-def _by_start(jobs: Sequence[Job]) -> list[tuple[int, Job]]:
+def _by_start(jobs: Sequence[Task]) -> list[tuple[int, Task]]:
     """The jobs with their places, every start's in the order given, lowest start first.
 
-    >>> [i for i, _ in _by_start([Job("m:f", {}, start=k) for k in (0, 1, 2, 0, 1, 2)])]
+    >>> [i for i, _ in _by_start([Task("m:f", {}, start=k) for k in (0, 1, 2, 0, 1, 2)])]
     [0, 3, 1, 4, 2, 5]
     """
     return sorted(enumerate(jobs), key=lambda item: item[1].start)
 
 
 def _next(
-    waiting: list[tuple[int, Job]], mine: tuple | None, served: list[tuple]
-) -> tuple[int, Job]:
+    waiting: list[tuple[int, Task]], mine: tuple | None, served: list[tuple]
+) -> tuple[int, Task]:
     """Take from ``waiting`` the job a lane whose server is ``mine`` runs next: the first for
     that server, else the first for a server no lane has (``served``), else the first.
 
-    >>> a, b, c = (Job("m:f", {}, start=k) for k in range(3))
+    >>> a, b, c = (Task("m:f", {}, start=k) for k in range(3))
     >>> waiting = [(0, a), (1, b), (2, c), (3, b)]
     >>> _next(waiting, b.server, [b.server])[0], _next(waiting, None, [a.server])[0]
     (1, 2)
@@ -140,7 +141,7 @@ class _Server:
     """A process started as ``job`` asks, that imports ``preload`` and forks a child for each
     job it is sent (its stderr goes to a file, passed on to ours when a job fails)."""
 
-    def __init__(self, job: Job, preload: Sequence[str]):
+    def __init__(self, job: Task, preload: Sequence[str]):
         self.job = job
         # Lives as long as the server: close() closes it.
         self._stderr = tempfile.TemporaryFile("w+", errors="replace")  # noqa: SIM115
@@ -154,7 +155,7 @@ class _Server:
             start_new_session=True,  # a timeout kills the server and its child together
         )
 
-    def run(self, job: Job) -> Any:
+    def run(self, job: Task) -> Any:
         what = f"a fresh process measuring memory ({job.target})"
         try:
             self._process.stdin.write(json.dumps([job.target, dict(job.kwargs)]) + "\n")
