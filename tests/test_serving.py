@@ -6,6 +6,7 @@ import importlib.util
 import numpy as np
 import pytest
 
+from perfguide.processes import cold_start
 from perfguide.workloads import serving
 
 pytestmark = pytest.mark.skipif(
@@ -53,7 +54,7 @@ def test_a_converted_file_is_written_once_and_whole():
 
 @pytest.mark.parametrize("way", ["litert", "onnxruntime"])
 def test_a_cold_start_serves_without_tensorflow(way):
-    start = serving.cold_start("mlp", way)
+    start = cold_start.cold_server("mlp", way)
     assert not start["imported_tensorflow"]
     assert start["import_s"] > 0 and start["load_s"] > 0 and start["first_answer_s"] > 0
     assert start["memory_bytes"] > 0 and start["file_bytes"] > 0

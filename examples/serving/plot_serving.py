@@ -39,6 +39,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from perfguide.measure.runner import default_device
+from perfguide.processes import cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report import results
@@ -78,10 +79,10 @@ for way, why in serving.UNAVAILABLE.items():
 #    .. literalinclude:: /../perfguide/workloads/serving.py
 #       :pyobject: answerer
 #
-#    .. literalinclude:: /../perfguide/processes/cold_start.py
+#    .. literalinclude:: /../perfguide/workloads/runtimes.py
 #       :pyobject: load_litert
 #
-#    .. literalinclude:: /../perfguide/processes/cold_start.py
+#    .. literalinclude:: /../perfguide/workloads/runtimes.py
 #       :pyobject: load_onnxruntime
 #
 # Each way's answers are set against Keras's (``model(x)``): the largest difference, as a share of
@@ -429,7 +430,7 @@ Collapsed(
 # sphinx_gallery_start_ignore
 COLD_WAYS = [w for w in ("keras", "litert", "onnxruntime") if w == "keras" or w in ways]
 starts = {
-    way: workers.call(f"{serving.__name__}:cold_start", name="mobilenet", way=way)
+    way: workers.call(f"{cold_start.__name__}:cold_server", name="mobilenet", way=way)
     for way in COLD_WAYS
 }
 

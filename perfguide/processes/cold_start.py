@@ -3,10 +3,11 @@ answer, each timed apart, in a fresh process that has imported nothing else.
 
 A process that serves a converted model needs only its runtime: LiteRT's interpreter and ONNX
 Runtime load without TensorFlow, whose import alone takes seconds. So this module imports no
-runtime at its top, and :data:`LOADERS` import theirs when called: the serving workload times
-the same loaders' answers (:mod:`perfguide.workloads.serving`), and :func:`cold_start` runs one
-of them in a process of its own (``python -m perfguide.processes.cold_start WAY MODEL REQUEST``,
-which prints the three times as JSON).
+runtime at its top, and the loaders of :mod:`perfguide.workloads.runtimes` import theirs when
+called: the serving workload times the same loaders' answers, :func:`cold_start` runs one of
+them in this process, and :func:`cold_server` starts a process of its own to do so
+(``python -m perfguide.processes.cold_start WAY MODEL REQUEST``, which prints the three times as
+JSON).
 """
 
 from __future__ import annotations
@@ -14,78 +15,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psutil
 
-Answer = Callable[[np.ndarray], Any]
-
-
-def load_keras(path: Path) -> Answer:
-    """The ``.keras`` file, answered with ``model.predict_on_batch``."""
-    import keras
-
-    return keras.saving.load_model(path, compile=False).predict_on_batch
-
-
-def load_saved_model(path: Path) -> Answer:
-    """The SavedModel ``model.export`` wrote, answered by its serving endpoint."""
-    import tensorflow as tf
-
-    loaded = tf.saved_model.load(str(path))  # held by the answer: its variables live with it
-    return lambda x: loaded.serve(x)
-
-
-def load_litert(path: Path, threads: int | None = None) -> Answer:
-    """LiteRT's interpreter on the ``.tflite`` file (XNNPACK, its default delegate, on), using
-    ``threads`` threads (None: as many as the machine's cores); an answer sets the input,
-    invokes and copies the output out, resizing the input first when a batch size is new."""
-    import os
-
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_path=str(path), num_threads=threads or os.cpu_count())
-    (request,), (response,) = interpreter.get_input_details(), interpreter.get_output_details()
-    shape: list[tuple[int, ...]] = [()]
-
-    def answer(x: np.ndarray) -> np.ndarray:
-        if x.shape != shape[0]:
-            interpreter.resize_tensor_input(request["index"], x.shape)
-            interpreter.allocate_tensors()
-            shape[0] = x.shape
-        interpreter.set_tensor(request["index"], x)
-        interpreter.invoke()
-        return interpreter.get_tensor(response["index"])
-
-    return answer
-
-
-def load_onnxruntime(path: Path) -> Answer:
-    """ONNX Runtime's CPU session on the ``.onnx`` file."""
-    import onnxruntime
-
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    name = session.get_inputs()[0].name
-    return lambda x: session.run(None, {name: x})[0]
-
-
-#: Way -> how its saved file becomes a function that answers a batch of requests.
-LOADERS: dict[str, Callable[[Path], Answer]] = {
-    "keras": load_keras,
-    "saved-model": load_saved_model,
-    "litert": load_litert,
-    "onnxruntime": load_onnxruntime,
-}
-#: The module each loader imports first: what a serving process must import before anything.
-RUNTIMES = {
-    "keras": "keras",
-    "saved-model": "tensorflow",
-    "litert": "ai_edge_litert.interpreter",
-    "onnxruntime": "onnxruntime",
-}
+from perfguide.workloads.runtimes import LOADERS, RUNTIMES
 
 
 def cold_start(way: str, model: Path, request: np.ndarray) -> dict[str, Any]:
@@ -106,6 +42,26 @@ def cold_start(way: str, model: Path, request: np.ndarray) -> dict[str, Any]:
         "memory_bytes": psutil.Process().memory_info().rss,
         "imported_tensorflow": "tensorflow" in sys.modules,
     }
+
+
+def cold_server(name: str, way: str) -> dict[str, Any]:
+    """A fresh process that has imported nothing but NumPy serving the serving chapter's model
+    ``name`` one request ``way``: seconds to import the runtime, load the file and answer, its
+    memory then, whether it imported TensorFlow, and the file's size in bytes."""
+    import tempfile
+
+    from perfguide.processes import fresh
+    from perfguide.workloads import serving
+
+    path = serving.saved_file(name, serving.COLD_WAYS[way])
+    with tempfile.TemporaryDirectory() as folder:
+        request = Path(folder) / "request.npy"
+        np.save(request, serving.requests(name, 1))
+        command = [sys.executable, "-m", __name__, way, str(path), str(request)]
+        done = fresh.run_command(command, fresh.child_environment(), 300, f"a cold {way} server")
+    times = json.loads(done.stdout.splitlines()[-1])
+    files = path.rglob("*") if path.is_dir() else [path]
+    return times | {"file_bytes": sum(f.stat().st_size for f in files if f.is_file())}
 
 
 def main(argv: list[str]) -> None:

@@ -27,10 +27,8 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
-import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,15 +39,9 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.measure.timer import Timed
-from perfguide.processes import cold_start as cold_start_module
-from perfguide.processes import fresh
-from perfguide.processes.cold_start import (
-    load_litert,
-    load_onnxruntime,
-    load_saved_model,
-)
 from perfguide.workloads import training_loop
 from perfguide.workloads.base import Workload, forward_flops, watched
+from perfguide.workloads.runtimes import load_litert, load_onnxruntime, load_saved_model
 
 #: Classes the MLP and the MobileNet answer with; MobileNet's input side and width multiplier.
 CLASSES, IMAGE_SIDE, MOBILENET_ALPHA = 10, 96, 0.35
@@ -387,7 +379,7 @@ def runtime_report(name: str) -> dict[str, Any]:
 
 
 #: Way -> the file a serving process that starts cold loads (see
-#: :mod:`perfguide.processes.cold_start`).
+#: :func:`perfguide.processes.cold_start.cold_server`).
 COLD_WAYS = {
     "keras": "keras",
     "saved-model": "saved-model",
@@ -398,21 +390,6 @@ COLD_WAYS = {
 
 #: What a cold start times apart, in order.
 COLD_STEPS = ("import_s", "load_s", "first_answer_s")
-
-
-def cold_start(name: str, way: str) -> dict[str, Any]:
-    """A fresh process that has imported nothing but NumPy serving model ``name`` one request
-    ``way``: seconds to import the runtime, load the file and answer, its memory then, whether
-    it imported TensorFlow, and the file's size in bytes."""
-    path = saved_file(name, COLD_WAYS[way])
-    with tempfile.TemporaryDirectory() as folder:
-        request = Path(folder) / "request.npy"
-        np.save(request, requests(name, 1))
-        command = [sys.executable, "-m", cold_start_module.__name__, way, str(path), str(request)]
-        done = fresh.run_command(command, fresh.child_environment(), 300, f"a cold {way} server")
-    times = json.loads(done.stdout.splitlines()[-1])
-    files = path.rglob("*") if path.is_dir() else [path]
-    return times | {"file_bytes": sum(f.stat().st_size for f in files if f.is_file())}
 
 
 def _workload(name: str, question: str) -> Workload:
