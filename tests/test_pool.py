@@ -4,6 +4,7 @@ measurements are pooled process by process."""
 
 import json
 import os
+import platform
 
 import pytest
 
@@ -16,6 +17,8 @@ from perfguide.report.claims import Faster
 #: One 1000 x 1000 float32 product (~10-20 ms here): enough work for TensorFlow's intra-op pool
 #: to keep every core it has busy; one variant, quick, so a worker takes seconds.
 MATMUL = {"workload": "eager-matmul", "variants": ["eager"], "size": 1_000_000, "quick": True}
+#: How far from one core a single intra-op thread's process may keep busy (Python, the timer).
+ONE_THREAD_SLACK = 0.2
 
 
 @pytest.fixture(autouse=True)
@@ -164,15 +167,17 @@ def test_one_intra_op_thread_keeps_one_core_busy(name, reported_threads):
         (one_thread,) = workers.run(**MATMUL)
     assert env["tf_intra_op_threads"] == reported_threads
     assert env["process_settings"][name] == "1"
-    assert one_thread.cores_busy == pytest.approx(1, abs=0.2)
+    assert one_thread.cores_busy == pytest.approx(1, abs=ONE_THREAD_SLACK)
 
 
 @pytest.mark.skipif(environment.usable_cores() < 2, reason="one usable core: nothing to spread")
 def test_the_default_pool_keeps_every_usable_core_busy(two):
     (default,) = two.run(**MATMUL)
     # Whether that also makes the product faster depends on what else the host runs on this
-    # VM's other cores: the chapter checks that speed claim, with a verdict, not a test.
-    assert default.cores_busy > 1.5
+    # VM's other cores: the chapter checks that speed claim, with a verdict, not a test. Busy
+    # beyond one core by more than the one-thread test allows a single thread, however loaded
+    # the host's other cores are.
+    assert default.cores_busy > 1 + ONE_THREAD_SLACK
 
 
 def test_a_failing_worker_raises_with_its_own_reason():
@@ -191,6 +196,10 @@ def test_a_worker_that_takes_too_long_is_stopped():
     assert not error.value.usage
 
 
+@pytest.mark.skipif(
+    platform.machine().lower() not in ("x86_64", "amd64"),
+    reason="oneDNN names its x86 kernels by their AVX sets; other CPUs name theirs otherwise",
+)
 def test_the_instruction_report_names_what_onednn_and_the_build_use():
     report = fresh.tensorflow_instruction_sets()
     # oneDNN generates its kernels for the best vector set the CPU has; x86 machines have AVX+.
