@@ -3,14 +3,13 @@ Why did mixed precision make my model slower?
 =============================================
 
 Keras's mixed-precision policies compute in a 16-bit type and keep the weights in float32.
-TensorFlow's `mixed-precision guide <https://www.tensorflow.org/guide/mixed_precision>`_ promises
-speed-ups on modern GPUs and TPUs; users who tried
-them on CPUs reported the opposite: an epoch going from 3 s to 187 s under ``mixed_float16``
-(`tensorflow#45441 <https://github.com/tensorflow/tensorflow/issues/45441>`_), ``mixed_bfloat16``
-about 500 times slower (`tensorflow#59050
-<https://github.com/tensorflow/tensorflow/issues/59050>`_), a float16 ``Conv2D`` 20 times slower at
-some shapes (`tensorflow#48127 <https://github.com/tensorflow/tensorflow/issues/48127>`_). Those
-figures are the reporters' own. The answer depends on the CPU: whether it has instructions that do
+TensorFlow's guide `Mixed precision <https://www.tensorflow.org/guide/mixed_precision>`_ promises
+speed-ups on modern GPUs and TPUs; users who tried them on CPUs reported the opposite: an epoch
+going from 3 s to 187 s under ``mixed_float16`` (`tensorflow/tensorflow#45441
+<https://github.com/tensorflow/tensorflow/issues/45441>`_), ``mixed_bfloat16`` about 500 times
+slower (`tensorflow/tensorflow#59050 <https://github.com/tensorflow/tensorflow/issues/59050>`_), a
+float16 ``Conv2D`` 20 times slower at some shapes (`tensorflow/tensorflow#48127
+<https://github.com/tensorflow/tensorflow/issues/48127>`_). Those figures are the reporters' own. The answer depends on the CPU: whether it has instructions that do
 arithmetic in bfloat16 or float16, and whether TensorFlow runs oneDNN's kernels for that type or
 its generic ones. Every other number on this page is measured by this page, on the machine that
 built it.
@@ -19,8 +18,8 @@ built it.
    :file: ../../_generated/answers/mixed_precision.answer.html
 
 The workloads are in :mod:`perfguide.workloads.mixed_precision`; the tests check that every
-type's product and convolution agree with float32's, and that every policy's model follows
-float32's loss. :doc:`How to read the numbers </index>` explains the tables and verdicts.
+type's product and convolution agree with float32's. :doc:`How to read these pages </reading>`
+defines the terms of the tables and verdicts.
 """
 
 # %%
@@ -28,9 +27,11 @@ float32's loss. :doc:`How to read the numbers </index>` explains the tables and 
 # ---------------------------------
 #
 # bfloat16 keeps float32's range with fewer mantissa bits; float16 has a smaller range and
-# needs loss scaling. A CPU does arithmetic on bfloat16 natively with ``avx512_bf16`` or
+# needs loss scaling (the loss multiplied up before the gradients, so that small ones stay
+# representable). A CPU does arithmetic on bfloat16 natively with ``avx512_bf16`` or
 # ``amx_bf16``, on float16 with ``avx512_fp16`` or ``amx_fp16``; ``python -m perfguide env``
 # prints the flags of yours. The claims below are stated for this build's kind of CPU.
+
 # sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 
@@ -41,7 +42,7 @@ from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, share_of_time
-from perfguide.report.compare import Comparison, Table, pick
+from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
@@ -87,6 +88,7 @@ for dtype, has in native.items():
 #
 #    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
 #       :pyobject: _convolution_call
+
 # sphinx_gallery_start_ignore
 SIDES = [128, 512, 2048]
 largest = SIDES[-1]
@@ -119,6 +121,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 side = mp.CONVOLUTION.default_size
 
@@ -130,20 +133,24 @@ def peak_shares(measurements, flops):
     ]
 
 
-Table(
-    "Arithmetic per second, as a share of the measured float32 peak",
-    ["kernel", *mp.DTYPES],
-    [
+Collapsed(
+    "Each type's arithmetic per second, as a share of the float32 peak",
+    Table(
+        "Arithmetic per second, as a share of the measured float32 peak",
+        ["kernel", *mp.DTYPES],
         [
-            f"product, side {largest}",
-            *peak_shares(products[largest], matmul_flops(largest)),
+            [
+                f"product, side {largest}",
+                *peak_shares(products[largest], matmul_flops(largest)),
+            ],
+            [f"convolution, side {side}", *peak_shares(convolutions, conv_flops(side))],
         ],
-        [f"convolution, side {side}", *peak_shares(convolutions, conv_flops(side))],
-    ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 kernel_checked = [
     c.check(products[largest]).on(f"product, side {largest}") for c in kernel_claims
@@ -155,8 +162,8 @@ ClaimReport(kernel_checked)
 # sphinx_gallery_end_ignore
 
 # %%
-# A share above 100 % is no error: the peak is float32's, and a type with half the bits can do
-# twice the operations per instruction. Which kernels ran for each type is in the profiles below,
+# A share of the peak above 100 % is no error: the peak is float32's, and a type with half the
+# bits can do twice the operations per instruction. Which kernels ran for each type is in the profiles below,
 # taken once all timing on this page is done.
 
 # %%
@@ -164,9 +171,10 @@ ClaimReport(kernel_checked)
 # -------------------------
 #
 # A small image classifier (two 3 × 3 convolutions of 32 filters, pooling, two dense layers)
-# under each policy, every model from the same weights. First inference, one
-# ``predict_on_batch`` of 64 images of 32 × 32 pixels (timed before the training, whose many
-# compiled models would otherwise stay in the processes that time it):
+# under each policy (``float32``, ``mixed-bfloat16``, ``mixed-float16``), every model from the
+# same weights. First inference, one ``predict_on_batch`` of 64 images of 32 × 32 pixels (timed
+# before the training, whose many compiled models would otherwise stay in the processes that
+# time it):
 #
 # .. dropdown:: The code being timed
 #
@@ -175,16 +183,22 @@ ClaimReport(kernel_checked)
 #
 #    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
 #       :pyobject: compiled_model
+
 # sphinx_gallery_start_ignore
 inference_claims = [kind_claim("bfloat16", "mixed-bfloat16")]
 inference = workers.run(mp.INFERENCE, quick=True, settle=inference_claims)
-Comparison(inference, baseline="float32")
+Collapsed(
+    "Inference under each policy, in full",
+    Comparison(inference, baseline="float32"),
+)
 # sphinx_gallery_end_ignore
 
 
 # %%
 # Then training, one ``train_on_batch`` step at a time under each policy, and each again with
-# ``jit_compile=True``. Under ``mixed_float16`` the optimizer scales the loss.
+# ``jit_compile=True`` (its name then ends in ``-xla``). Under ``mixed_float16`` the optimizer
+# scales the loss.
+
 # sphinx_gallery_start_ignore
 policy_claims = [
     kind_claim("bfloat16", "mixed-bfloat16"),
@@ -192,10 +206,14 @@ policy_claims = [
     Faster("mixed-bfloat16", "mixed-bfloat16-xla"),
 ]
 training = workers.run(mp.TRAINING, quick=True, settle=policy_claims)
-Comparison(training, baseline="float32")
+Collapsed(
+    "A training step under each policy, with and without XLA, in full",
+    Comparison(training, baseline="float32"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 ax = dot_plot(training)
 ax.set_title("One training step of 64 images, by policy")
@@ -203,6 +221,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 policy_checked = [c.check(training).on("training step") for c in policy_claims]
 inference_checked = [c.check(inference).on("inference") for c in inference_claims]
@@ -216,6 +235,7 @@ ClaimReport(policy_checked + inference_checked)
 # Profiles say which kernels ran: one trace per variant, of five calls, taken in one of the
 # page's fresh processes after all the timing above. Kernels whose names start with ``_Mkl`` are
 # oneDNN's; others are TensorFlow's generic (Eigen) kernels. First the product of each type:
+
 # sphinx_gallery_start_ignore
 logdir = results.measurements_dir() / "mixed_precision.profile"
 
@@ -250,9 +270,12 @@ def kernels(tables, caption):
     )
 
 
-kernels(
-    traces(mp.PRODUCT, largest, mp.DTYPES),
-    f"The product of side {largest}: its slowest op, and shares of op time",
+Collapsed(
+    f"The product of side {largest} in each type: which kernels ran",
+    kernels(
+        traces(mp.PRODUCT, largest, mp.DTYPES),
+        f"The product of side {largest}: its slowest op, and shares of op time",
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -260,6 +283,7 @@ kernels(
 # Then one training step per policy: the op that took the most time, the share of op time in
 # oneDNN's kernels, and the share in the casts a mixed policy adds (each layer casts its float32
 # weights and inputs to the 16-bit type).
+
 # sphinx_gallery_start_ignore
 step_tables = traces(
     mp.TRAINING,
@@ -275,6 +299,7 @@ kernels(
 # Where oneDNN's share falls to zero, TensorFlow ran its generic kernels for that type, which on
 # this CPU are the slow ones; under XLA the compiled cluster runs XLA's own code instead of
 # oneDNN's kernels, whatever the type. In numbers:
+
 # sphinx_gallery_start_ignore
 f16_ops, xla_ops = step_tables["mixed-float16"], step_tables["mixed-bfloat16-xla"]
 slowest = f16_ops.times[:2]
@@ -291,22 +316,27 @@ print(
 # sphinx_gallery_end_ignore
 
 # %%
-# The ops of the ``mixed_float16`` step, in full:
+
 # sphinx_gallery_start_ignore
-step_tables["mixed-float16"]
+Collapsed("The ops of the mixed_float16 step, in full", step_tables["mixed-float16"])
 # sphinx_gallery_end_ignore
 
 # %%
+# Whether the casts a mixed policy adds are what slows it:
+
 # sphinx_gallery_start_ignore
-ClaimReport(
-    [
-        share_of_time(
-            "casts take under 10 % of a mixed-precision step's op time",
-            step_tables[v].share_per_call(is_cast),
-            at_most=0.10,
-        ).on(v)
-        for v in ("mixed-bfloat16", "mixed-float16")
-    ]
+Collapsed(
+    "The check on the casts' share of a step",
+    ClaimReport(
+        [
+            share_of_time(
+                "casts take under 10 % of a mixed-precision step's op time",
+                step_tables[v].share_per_call(is_cast),
+                at_most=0.10,
+            ).on(v)
+            for v in ("mixed-bfloat16", "mixed-float16")
+        ]
+    ),
 )
 # sphinx_gallery_end_ignore
 
@@ -317,22 +347,27 @@ ClaimReport(
 # A mixed policy keeps each variable in float32 and computes on a 16-bit copy, so the weights
 # take as many bytes as before; the activations a batch leaves for the backward pass are stored
 # in the 16-bit type.
+
 # sphinx_gallery_start_ignore
 POLICIES = mp.INFERENCE.variants  # float32, mixed-bfloat16, mixed-float16
 memory = {
     p: workers.call_in(0, f"{mp.__name__}:memory_bytes", variant=p) for p in POLICIES
 }
-Table(
-    f"Bytes of the model's weights and of one batch's activations ({mp.BATCH} images)",
-    ["policy", "weights", "activations"],
-    [
-        [p, format_bytes(b["weights"]), format_bytes(b["activations"])]
-        for p, b in memory.items()
-    ],
+Collapsed(
+    "Bytes of weights and activations under each policy",
+    Table(
+        f"Bytes of the model's weights and of one batch's activations ({mp.BATCH} images)",
+        ["policy", "weights", "activations"],
+        [
+            [p, format_bytes(b["weights"]), format_bytes(b["activations"])]
+            for p, b in memory.items()
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 halved = [
     memory[p]["activations"] / memory["float32"]["activations"] for p in POLICIES[1:]
@@ -355,6 +390,7 @@ ClaimReport([memory_claim])
 #
 # Each policy trains from the same weights on the same four batches for 30 steps, in one of the
 # page's processes. A policy that changes what the model learns is no speed-up:
+
 # sphinx_gallery_start_ignore
 STEPS = 30
 curves = {
@@ -372,6 +408,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 LOSS_TOLERANCE = 0.02
 final = {p: losses[-1] for p, losses in curves.items()}
@@ -393,6 +430,7 @@ ClaimReport([loss_claim])
 # On NVIDIA GPUs float16 products run on tensor cores, which want dimensions in multiples of 8.
 # This part times the product at a side that is a multiple of 8 and one that is not, and runs
 # only where TensorFlow sees a GPU.
+
 # sphinx_gallery_start_ignore
 if env["gpus"]:
     with Workers(device="gpu") as gpu:
@@ -409,6 +447,7 @@ else:
 # ----------------
 #
 # The box at the top of this page, built from the checks above for this build's kind of CPU.
+
 # sphinx_gallery_start_ignore
 f32, bf16, f16 = pick(training, "float32", "mixed-bfloat16", "mixed-float16")
 f16_top = f16_ops.times[0]
@@ -431,6 +470,7 @@ answer = ShortAnswer(
             if native["bfloat16"]
             else "Keep float32 on a CPU without bfloat16 instructions (avx512_bf16, amx_bf16)",
             policy_checked[0],
+            recipe="choose-the-policy-from-the-cpu-s-flags",
         ),
         Recommendation(
             f"Try mixed_float16 with loss scaling on a CPU with {has_flags['float16']}, as "
@@ -439,16 +479,22 @@ answer = ShortAnswer(
             else "Avoid mixed_float16 on a CPU without float16 instructions (avx512_fp16, "
             "amx_fp16)",
             policy_checked[1],
+            # The recipe keeps float32 where bfloat16 is missing: it never picks float16.
+            recipe=""
+            if native["float16"]
+            else "choose-the-policy-from-the-cpu-s-flags",
         ),
         Recommendation(
             "Leave jit_compile off under mixed_bfloat16 on a CPU", policy_checked[2]
         ),
         Recommendation(
-            "Compare the loss curve with float32's after switching policy", loss_claim
+            "Compare the loss curve with float32's after switching policy",
+            loss_claim,
+            recipe="compare-the-loss-with-float32-s-after-switching-policy",
         ),
     ],
     Scenario(
-        "mixed_float16 on a CPU: tensorflow#45441's epoch, and a step here",
+        "mixed_float16 on a CPU: tensorflow/tensorflow#45441's epoch, and a step here",
         ["where", "float32", "mixed_float16"],
         [
             ["their CPU (their figures)", "3 s", "187 s (62x slower)"],
@@ -477,11 +523,7 @@ print(answer)
 # beside it. To rerun this page on your own machine, install the guide's package from a
 # checkout of its repository (``python -m pip install -e ".[cpu]"``) and run the script
 # downloaded below.
-#
-# Previous question: :doc:`Why do my TensorFlow timings disagree?
-# </auto_examples/timing/plot_timing>` Next: :doc:`Why don't prefetch and cache speed up my
-# tf.data pipeline? </auto_examples/tf_data/plot_tf_data>`; all recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.
+
 # sphinx_gallery_start_ignore
 published = (
     [m for ms in products.values() for m in ms] + convolutions + training + inference
@@ -490,3 +532,71 @@ results.save(results.measurements_dir() / "mixed_precision.json", env, published
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+
+# %%
+# Recipes
+# -------
+#
+# The policy advice above, in code. Each recipe sets Keras's global policy and puts it back to
+# float32 at its end.
+#
+# Choose the policy from the CPU's flags
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``mixed_bfloat16`` only where the CPU does arithmetic in bfloat16, float32 elsewhere. Whether
+# it paid was measured on this page's few cores: time a step of your own model both ways.
+from pathlib import Path
+
+import keras
+
+cpuinfo = Path("/proc/cpuinfo")  # Linux; elsewhere, look the CPU's flags up
+flags = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
+has_bfloat16 = bool(flags & {"avx512_bf16", "amx_bf16"})
+keras.mixed_precision.set_global_policy("mixed_bfloat16" if has_bfloat16 else "float32")
+
+layer = keras.layers.Dense(4)
+layer.build((None, 8))
+assert layer.variable_dtype == "float32"  # the weights stay float32 under either policy
+assert layer.compute_dtype == ("bfloat16" if has_bfloat16 else "float32")
+keras.mixed_precision.set_global_policy("float32")  # back to the default
+
+# %%
+# Compare the loss with float32's after switching policy
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# The same model from the same weights, a few steps under each policy: a policy that changes
+# what the model learns is no speed-up. The output layer stays float32, as the guide `Mixed
+# precision <https://www.tensorflow.org/guide/mixed_precision>`_ advises.
+import keras
+import numpy as np
+
+x = np.random.default_rng(0).random((64, 8), dtype=np.float32)
+y = x.sum(axis=1, keepdims=True)
+
+
+def loss_after(policy, steps=20):
+    keras.mixed_precision.set_global_policy(policy)
+    seeded = keras.initializers.GlorotUniform(
+        seed=0
+    )  # the same weights under each policy
+    model = keras.Sequential(
+        [
+            keras.Input((8,)),
+            keras.layers.Dense(16, activation="relu", kernel_initializer=seeded),
+            keras.layers.Dense(1, dtype="float32", kernel_initializer=seeded),
+        ]
+    )
+    model.compile(optimizer="sgd", loss="mse")
+    return float([model.train_on_batch(x, y) for _ in range(steps)][-1])
+
+
+losses = {policy: loss_after(policy) for policy in ("float32", "mixed_bfloat16")}
+keras.mixed_precision.set_global_policy("float32")  # back to the default
+np.testing.assert_allclose(losses["mixed_bfloat16"], losses["float32"], rtol=0.02)
+
+# %%
+# Previous question: :doc:`Why do my TensorFlow timings disagree?
+# </auto_examples/timing/plot_timing>` Next question: :doc:`Why don't prefetch and cache speed up
+# my tf.data pipeline? </auto_examples/tf_data/plot_tf_data>` All recommendations of the guide,
+# measured: :doc:`the checklist </checklist>`.
