@@ -27,6 +27,7 @@ interval.
 # %%
 # Where this page was measured, and the step being timed
 # ------------------------------------------------------
+
 # sphinx_gallery_start_ignore
 import dataclasses
 import math
@@ -81,6 +82,7 @@ def median_of(per_process: list[dict], key: str) -> float:
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: first_call_in_timing
+
 # sphinx_gallery_start_ignore
 first_calls = across("first_call_in_timing")
 naive_ratios = [r["naive_s"] / r["steady_s"] for r in first_calls]
@@ -110,6 +112,7 @@ ClaimReport([first_call_claim])
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: one_call_at_a_time
+
 # sphinx_gallery_start_ignore
 single = across("one_call_at_a_time")
 
@@ -153,6 +156,7 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
+
 # sphinx_gallery_start_ignore
 single_call_claim = per_process(
     "single-call timings spread wider than calibrated blocks",
@@ -168,6 +172,7 @@ ClaimReport([single_call_claim])
 # What the blocks still spread by is this machine's speed moving from one moment to the next, a
 # change that lasts longer than a block, which is what the median of many blocks, and of
 # several processes, is for. The two spreads, as shares of their medians:
+
 # sphinx_gallery_start_ignore
 print(
     f"blocks: middle 90 % spans {statistics.median(block_spread):.0%} of their median; "
@@ -188,6 +193,7 @@ print(
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: pipeline_built_or_run
+
 # sphinx_gallery_start_ignore
 pipelines = across("pipeline_built_or_run")
 built, ran = median_of(pipelines, "built_s"), median_of(pipelines, "run_s")
@@ -207,6 +213,7 @@ ClaimReport([unrun_claim])
 # %%
 # Building the pipeline is not free either: ``map`` traces ``step`` into a graph right away.
 # Tracing the same step on its own, in the same processes, took
+
 # sphinx_gallery_start_ignore
 print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
 # sphinx_gallery_end_ignore
@@ -225,6 +232,7 @@ print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: a_then_b
+
 # sphinx_gallery_start_ignore
 orders = across("a_then_b")
 ratios = {
@@ -270,6 +278,7 @@ ClaimReport([order_claim])
 # The harness's own numbers, for the same step: five fresh processes, each timing calibrated
 # blocks. Each process's median, with the 95 % interval its own blocks give it (what a
 # benchmark run in one process would report), against where the other processes landed:
+
 # sphinx_gallery_start_ignore
 (step_m,) = workers.run(tm.STEP)
 own = [stats.blocks_interval(blocks) for blocks in step_m.by_process]
@@ -306,6 +315,7 @@ process_claim = exact(
 # such a process: in a docs build it has already run every chapter before this one. One small
 # eager op, ``x + x`` on 1,000 floats, timed in this page's fresh processes and in this page's
 # own process:
+
 # sphinx_gallery_start_ignore
 (fresh_add,) = workers.run(eager.ADD, ["eager"], size=1000)
 (here,) = run(eager.ADD, ["eager"], size=1000, device=device)
@@ -339,6 +349,7 @@ ClaimReport([process_claim, leftover_claim])
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: after_busy_pools
+
 # sphinx_gallery_start_ignore
 pools = across("after_busy_pools")
 right_after, idle = median_of(pools, "right_after_s"), median_of(pools, "after_idle_s")
@@ -361,6 +372,7 @@ pool_claim = per_process(
 # The first check asks whether the op ran faster right after the product than after the pools
 # went idle; the second, whether a sleep alone, with no product, slows it as the wait did, which
 # tells whether the product or the idle time before the op made the difference:
+
 # sphinx_gallery_start_ignore
 sleep_claim = per_process(
     "an op timed after a short sleep, with no product before it, runs slower than right after "
@@ -377,6 +389,7 @@ ClaimReport([pool_claim, sleep_claim])
 # what slows a single op is the idle time before it, product or not: a core that has slept (on
 # a virtual machine, one the host may have handed to another guest meanwhile) wakes slowly, and
 # the op's data and code have left its caches. Against a steady call, each single op here took
+
 # sphinx_gallery_start_ignore
 print(
     f"right after the product {right_after / steady:.1f}x, after the wait {idle / steady:.1f}x, "
@@ -393,6 +406,7 @@ print(
 # ------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "Because each timing measured something else. Here, ten calls timed from the first read "
@@ -445,6 +459,7 @@ print(answer)
 # install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below;
 # ``python -m perfguide env`` measures how far apart fresh processes land on your machine.
+
 # sphinx_gallery_start_ignore
 published = [step_m, fresh_add, here]
 results.save(results.measurements_dir() / "timing.json", env, published)
