@@ -3,22 +3,21 @@ How much do tensor operations buy over loops, and how close do they get to the h
 =========================================================================================
 
 The tf.wiki handbook *Simple and Brutal TensorFlow 2* (简单粗暴 TensorFlow 2, by Xihan Li), in its
-chapter on TensorFlow performance, tells its readers to embrace tensor operations: a 10000 × 10000
-matrix product took about 700,000 s as a Python triple loop, 8,400 s in Cython, 5.61 s with
-``np.dot`` and 0.77 s with ``tf.matmul`` on the author's i9-9900K and RTX 2060 SUPER; a loop of
-``tf.matmul`` over 1000 matrices and a ``tf.stack`` took about 0.40 s, one ``tf.einsum`` about 0.28
-s. It also says to profile before optimizing, to preprocess and preload the data, that a
-TensorFlow build may not use all of the CPU's vector instructions, and not to trade readability
-for tiny gains. Those figures are the handbook's own, typed by hand and taken without waiting for
-the GPU; every other number on this page is measured by this page, on the machine that built it.
+chapter on TensorFlow performance, tells its readers to embrace tensor operations: on the author's
+i9-9900K and RTX 2060 SUPER, a 10000 × 10000 matrix product took about 700,000 s as a Python
+triple loop, 8,400 s in Cython, 5.61 s with ``np.dot`` and 0.77 s with ``tf.matmul``; a loop of
+``tf.matmul`` over 1000 matrices and a ``tf.stack`` took about 0.40 s, one ``tf.einsum`` about
+0.28 s. It also says to profile before optimizing, to preprocess and preload the data, that a
+TensorFlow build may miss the CPU's vector instructions, and not to trade readability for tiny
+gains. Those figures are the handbook's own, taken without waiting for the GPU; every
+other number on this page is measured by this page, on the machine that built it.
 
 .. raw:: html
    :file: ../../_generated/answers/vectorization.answer.html
 
-Every variant of a workload computes the same result; the tests of
-:mod:`perfguide.workloads.vectorization` check that they agree. All arithmetic is float32 (the
-handbook's NumPy arrays were float64, twice the bytes and half the vector width).
-:doc:`How to read the numbers </index>` explains the tables and verdicts.
+All arithmetic is float32 (the handbook's NumPy arrays were float64); every variant of a workload
+computes the same result. :doc:`How to read these pages </reading>` defines the terms of the
+tables and verdicts.
 """
 
 # %%
@@ -46,7 +45,7 @@ from perfguide.report.claims import (
     ratio_interval,
     share_of_time,
 )
-from perfguide.report.compare import Comparison, Table, pick
+from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import (
     format_count,
     format_seconds,
@@ -83,11 +82,12 @@ def gflops(flops: float, seconds: float) -> str:
 # From Python loops to BLAS
 # -------------------------
 #
-# One square product, four ways: the handbook's triple loop over NumPy elements, NumPy's
-# ``matmul`` (a BLAS library), and TensorFlow's ``tf.matmul``, eagerly and inside a
-# ``tf.function``. The loop is timed only on small matrices; the others up to side 2048. The
-# rate is floating-point operations per second (2·n³ for side n) against the peak this machine
-# reached in its fastest large product.
+# One square product, four ways: the handbook's triple loop over NumPy elements
+# (``python-loops``), NumPy's ``matmul``, which calls a BLAS library (``numpy``), and
+# TensorFlow's ``tf.matmul``, eagerly (``eager``) and inside a ``tf.function``
+# (``tf-function``). The loop is timed only on small matrices, the others up to side 2048. The
+# rate is floating-point operations per second (2·n³ for side n), against the peak float32 rate
+# this machine measured (the quickest block of a large product, printed above).
 #
 # .. dropdown:: The code being timed
 #
@@ -99,6 +99,7 @@ def gflops(flops: float, seconds: float) -> str:
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: product
+
 # sphinx_gallery_start_ignore
 SIDES = [16, 32, 64, 256, 1024, 2048]
 LOOP_SIDES, largest_side = SIDES[:3], SIDES[-1]
@@ -131,17 +132,24 @@ plt.show()
 
 # %%
 # The loop does a few million operations a second; BLAS, eager or not, gets within reach of the
-# peak once a product is large enough to hide the cost of the call. At the largest side:
+# peak once a product is large enough to hide the cost of the call.
+
 # sphinx_gallery_start_ignore
-Comparison(products[largest_side], baseline="numpy")
+Collapsed(
+    f"Every BLAS variant at side {largest_side}, in full",
+    Comparison(products[largest_side], baseline="numpy"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
-# The handbook's 10000 × 10000 product, on this machine. A product of side 10000 would take
-# minutes per variant here (days for the loop), so the times are carried up from the measured
-# ones by the n³ operation count: the loop's from its largest measured side (the exponent of a
-# power law fitted to its times is printed as a check: the closer to 3, the more of the time is
-# the arithmetic), BLAS's from side 2048, where it is bound by arithmetic.
+# .. dropdown:: How the short answer's table carries the handbook's product to this machine
+#
+#    A product of side 10000 would take minutes per variant here (days for the loop), so the
+#    table carries the measured times up by the n³ operation count: the loop's from its largest
+#    measured side, BLAS's from side 2048, where arithmetic bounds it. The exponent of a power
+#    law fitted to the loop's times, printed below, checks the carry: the closer to 3, the more
+#    of the time is arithmetic.
+
 # sphinx_gallery_start_ignore
 HANDBOOK_SIDE = 10_000
 loop_times = [pick(products[n], "python-loops")[0].median_s for n in LOOP_SIDES]
@@ -172,11 +180,15 @@ handbook = Scenario(
         ],
     ],
 )
-handbook
+Collapsed(
+    "The handbook's product carried to this machine (the short answer's table)",
+    handbook,
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # The checks: the loop against NumPy at the loop's largest side, and the products at side 2048:
+
 # sphinx_gallery_start_ignore
 loop_checked = loop_claim.check(products[LOOP_SIDES[-1]])
 large_checked = large_product.check(products[largest_side])
@@ -191,14 +203,17 @@ ClaimReport([loop_checked, large_checked])
 # Batched products: a loop, or one operation?
 # -------------------------------------------
 #
-# The handbook's second example, at a twentieth of its size so it runs in seconds: 50 matrices
-# of 100 × 1000, each times one 1000 × 1000 matrix (10¹⁰ operations). Five ways to write it, each
-# eagerly and inside a ``tf.function``: the loop with ``tf.stack``, one ``tf.einsum``, one
-# ``tf.matmul`` that broadcasts the matrix over the batch, ``tf.vectorized_map`` (the loop body
-# for one matrix, turned into batch operations) and ``tf.map_fn`` (the loop body run once per
-# matrix by a graph loop).
+# The handbook's second example, at a twentieth of its size: 50 matrices of 100 × 1000, each
+# times one 1000 × 1000 matrix. Five forms: the loop with ``tf.stack`` (``loop-stack``), one
+# ``tf.einsum`` (``einsum``), one ``tf.matmul`` broadcasting the matrix over the batch
+# (``broadcast-matmul``), ``tf.vectorized_map`` (``vectorized-map``) and ``tf.map_fn``
+# (``map-fn``), each eagerly and inside a ``tf.function`` (its name then ends in
+# ``-tf-function``).
 #
 # .. dropdown:: The code being timed
+#
+#    ``tf.vectorized_map`` turns the loop body written for one matrix into batch operations;
+#    ``tf.map_fn`` runs that body once per matrix in a graph loop.
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: loop_stack
@@ -217,6 +232,7 @@ ClaimReport([loop_checked, large_checked])
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _batched_call
+
 # sphinx_gallery_start_ignore
 one_op = Faster("einsum", "loop-stack")
 vectorized = Faster("vectorized-map", "map-fn")
@@ -237,7 +253,8 @@ einsum_m, loop_m = pick(batched, "einsum", "loop-stack")
 # sphinx_gallery_end_ignore
 
 # %%
-# As arithmetic per second, with each form's share of the measured peak:
+# As arithmetic per second:
+
 # sphinx_gallery_start_ignore
 batch_flops = vz.batched_flops(vz.BATCHED_MATMUL.default_size)
 ax = rate_bars(
@@ -255,9 +272,10 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# The bars are set against the peak measured at the start of the page (its fastest block).
-# The claim instead sets the fastest form against the peak's product timed in turns with the
-# forms, median against median, process by process:
+# The bars are set against the peak measured at the start of the page. The last claim below
+# sets a form's rate against the peak's product timed in turns with the forms, in the same
+# processes, so that the share carries the peak's own variation too:
+
 # sphinx_gallery_start_ignore
 best_batched = min(batched, key=lambda m: m.median_s)
 peak_share = Share(
@@ -269,21 +287,25 @@ ClaimReport([*batched_checked.values(), peak_claim])
 # sphinx_gallery_end_ignore
 
 # %%
-# The peak's product in these processes, and the fastest form's rate against it:
+# The peak's product in these processes, and each form's rate against it:
+
 # sphinx_gallery_start_ignore
 print(
     f"{limits.PEAK}: {gflops(limits.PEAK_FLOPS, peak_m.median_s)} "
     f"(processes: {', '.join(gflops(limits.PEAK_FLOPS, s) for s in peak_m.process_median_s)})"
 )
-print(
-    f"{best_batched.label}: {gflops(batch_flops, best_batched.median_s)}, {peak_claim.effect}"
-)
+for m in batched:
+    rate_share = (batch_flops / m.median_s) / (limits.PEAK_FLOPS / peak_m.median_s)
+    print(
+        f"{m.label:29s} {gflops(batch_flops, m.median_s):>13s}, {rate_share:4.0%} of it"
+    )
 # sphinx_gallery_end_ignore
 
 # %%
 # What the loop costs besides arithmetic: eagerly, every ``a[i]`` and every ``tf.matmul`` is an
 # op dispatched from Python, and ``tf.stack`` copies all the results into one tensor. In a
 # ``tf.function`` the dispatches go, the copy stays. The ops each form runs:
+
 # sphinx_gallery_start_ignore
 for form, fn in vz.BATCHED_FORMS.items():
     counts = graph_op_counts(fn, *vz.make_batch(2))
@@ -297,11 +319,11 @@ for form, fn in vz.BATCHED_FORMS.items():
 #
 # A matrix product does 2000 operations for every number it reads, so arithmetic bounds it. An
 # element-wise op does one or two, so memory bounds it: each op reads its input from memory and
-# writes its output back. Two chains on float32 vectors: ten rounds of x ← 0.9·x + 0.1 (20 cheap
-# ops) and ten rounds of x ← tanh(0.9·x + 0.1) (30 ops, a third of them a tanh), in NumPy,
-# eagerly, as one ``tf.function``, and compiled by XLA, which fuses a chain into one loop that
-# reads x once and writes the result once. The rate below counts just that least traffic, 8 bytes
-# an element, against the memory bandwidth.
+# writes its output back. Two chains on float32 vectors, ten rounds of x ← 0.9·x + 0.1 and ten
+# of x ← tanh(0.9·x + 0.1), in NumPy (``numpy``), eagerly (``eager``), as one ``tf.function``
+# (``tf-function``), and compiled by XLA (``xla``), which fuses a chain into one loop that
+# reads x once and writes the result once. The rate counts just that least traffic, 8 bytes an
+# element, against the memory bandwidth.
 #
 # .. dropdown:: The code being timed
 #
@@ -313,6 +335,7 @@ for form, fn in vz.BATCHED_FORMS.items():
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _chain_call
+
 # sphinx_gallery_start_ignore
 CHAIN_SIZES = [10**3, 10**5, 10**7]
 largest_chain = CHAIN_SIZES[-1]
@@ -341,7 +364,9 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# At ten million elements, each variant's share of the bandwidth:
+# At ten million elements, each variant's share of the bandwidth; then the checks, the last at
+# a thousand elements, where a call's fixed cost outweighs the arithmetic:
+
 # sphinx_gallery_start_ignore
 for chain in (vz.AFFINE, vz.TANH):
     for m in chains[chain.name, largest_chain]:
@@ -356,12 +381,12 @@ ClaimReport([*fused_checked.values(), small_checked])
 # sphinx_gallery_end_ignore
 
 # %%
-# Fusion saves passes over memory, so it pays where memory is the limit. A chain far below the
-# bandwidth is limited by its arithmetic instead, which fusion cannot remove: there XLA's
-# generated loop competes with TensorFlow's own vectorized kernels, op for op. Whether a chain is
-# limited by memory or by arithmetic shows in two measurements of the same run: how close its
-# fastest variant comes to the bandwidth, and how many cores each variant kept busy while it ran
-# (the process's CPU time over wall time, per timed block):
+# Fusion saves passes over memory, so it pays where memory is the limit. A chain limited by its
+# arithmetic gains nothing from it: there XLA's generated loop competes with TensorFlow's own
+# vectorized kernels, op for op. Which limit a chain meets shows in how close each variant comes
+# to the bandwidth (above) and how many cores each kept busy (the process's CPU time over wall
+# time, per timed block):
+
 # sphinx_gallery_start_ignore
 for chain in (vz.AFFINE, vz.TANH):
     for m in chains[chain.name, largest_chain]:
@@ -376,19 +401,22 @@ for chain in (vz.AFFINE, vz.TANH):
 # ----------------
 #
 # The handbook's other advice: preprocess the data ahead and load it in parallel with training.
-# One epoch of 32 small training steps (batches of 128 rows of 256 raw features, centred, scaled
-# and cast to float32 before they reach a two-layer network), fed four ways: preprocessed in
-# NumPy batch by batch as the loop needs it; preprocessed and converted to tensors once, before
-# training; a ``tf.data`` pipeline (``from_tensor_slices``, ``batch``,
-# ``map(num_parallel_calls=AUTOTUNE)``, ``cache``, ``prefetch``); and ``Dataset.from_generator``
-# over the NumPy batches, which users have reported to be more than ten times slower than
-# ``from_tensor_slices`` (`tensorflow#56258 <https://github.com/tensorflow/tensorflow/issues/56258>`_).
-# Every variant trains the same weights; the time is per step, and the network's hidden layer
-# grows from 16 to 2048 units to move the step from input-bound to compute-bound. (What
-# ``prefetch``, ``cache`` and their kin do for a pipeline that feeds a model is the question of
-# :doc:`its own chapter </auto_examples/tf_data/plot_tf_data>`.)
+# One epoch of 32 small training steps, fed four ways: preprocessed in NumPy batch by batch as
+# the loop needs it (``numpy-each-step``); preprocessed and converted to tensors once, before
+# training (``preloaded``); a ``tf.data`` pipeline from ``from_tensor_slices`` (``tf-data``);
+# and ``Dataset.from_generator`` over the NumPy batches (``from-generator``), which users have
+# reported to be more than ten times slower than ``from_tensor_slices``
+# (`tensorflow/tensorflow#56258 <https://github.com/tensorflow/tensorflow/issues/56258>`_). The
+# time is per step; the network's hidden layer grows from 16 to 2048 units to move the step from
+# one bound by feeding to one bound by its arithmetic. (:doc:`The tf.data chapter
+# </auto_examples/tf_data/plot_tf_data>` takes a pipeline apart.)
 #
 # .. dropdown:: The code being timed
+#
+#    Batches of 128 rows of 256 raw features are centred, scaled and cast to float32 before
+#    they reach a two-layer network; every variant trains the same weights. The pipeline is
+#    ``from_tensor_slices``, ``batch``, ``map(num_parallel_calls=AUTOTUNE)``, ``cache`` and
+#    ``prefetch``.
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _batch_sources
@@ -398,6 +426,7 @@ for chain in (vz.AFFINE, vz.TANH):
 #
 #    .. literalinclude:: /../perfguide/workloads/vectorization.py
 #       :pyobject: _train_step
+
 # sphinx_gallery_start_ignore
 HIDDEN_SIZES = [16, 2048]
 small_model, large_model = HIDDEN_SIZES[0], HIDDEN_SIZES[-1]
@@ -412,13 +441,16 @@ feeding = {
     )
     for n in HIDDEN_SIZES
 }
-Comparison(feeding[small_model], baseline="preloaded")
+Collapsed(
+    f"Time per training step at {small_model} hidden units, each way of feeding",
+    Comparison(feeding[small_model], baseline="preloaded"),
+)
 # sphinx_gallery_end_ignore
 
 # %%
-# What feeding costs: a variant's time per step minus the preloaded one's, as a share of the
-# variant's step, at each model size. Where the share falls towards zero the step is bound by
-# its arithmetic and no pipeline can speed it up.
+# What feeding costs: a variant's step time beyond the preloaded one's, as a share of its step.
+# Where the share falls towards zero, arithmetic bounds the step and no pipeline can speed it up.
+
 # sphinx_gallery_start_ignore
 ax = scaling_plot(
     [m for n in HIDDEN_SIZES for m in feeding[n]], vz.INPUT_PIPELINE.size_name
@@ -450,7 +482,26 @@ for n in HIDDEN_SIZES:
 # sphinx_gallery_end_ignore
 
 # %%
-# Its share of a step is 1 - 1/(its time over preloaded data's): the share falls as that does.
+# Feeding alone, with no training step (each source drained for one epoch, per batch): what the
+# report of a tenfold gap compared, and what a training step pays on top of its arithmetic.
+
+# sphinx_gallery_start_ignore
+generator_report = Faster("tf-data", "from-generator", by=10)
+# The advice itself, apart from the report's figure: is the pipeline faster at all?
+generator_advice = Faster("tf-data", "from-generator")
+sources = workers.run(vz.INPUT_ONLY, settle=[generator_report, generator_advice])
+Collapsed(
+    "Time per batch with no training step, each way of feeding",
+    Comparison(sources, baseline="preloaded"),
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# The checks on feeding: in a training step, ``preloaded`` against ``numpy-each-step``, and
+# ``from_generator``'s share of the step as the model grows (the share is 1 − 1/(its step time
+# over preloaded data's), so it falls as that ratio does); feeding alone, the pipeline against
+# ``from_generator``, at the reported tenfold and at any margin:
+
 # sphinx_gallery_start_ignore
 compute_bound = falls(
     f"from_generator's share of a step falls from {small_model} to {large_model} hidden units",
@@ -464,30 +515,15 @@ feeding_checked = {
     preload: preload.check(feeding[small_model]),
     compute_bound: compute_bound,
 }
-ClaimReport(list(feeding_checked.values()))
-# sphinx_gallery_end_ignore
-
-# %%
-# Feeding alone, with no training step: each source drained for one epoch, per batch, in one
-# interleaved run. This is what the report of a tenfold gap between ``from_generator`` and
-# ``from_tensor_slices`` compared, and what a training step pays on top of its arithmetic.
-# sphinx_gallery_start_ignore
-generator_report = Faster("tf-data", "from-generator", by=10)
-# The advice itself, apart from the report's figure: is the pipeline faster at all?
-generator_advice = Faster("tf-data", "from-generator")
-sources = workers.run(vz.INPUT_ONLY, settle=[generator_report, generator_advice])
-Comparison(sources, baseline="preloaded")
-# sphinx_gallery_end_ignore
-
-# %%
-# sphinx_gallery_start_ignore
 source_checked = generator_advice.check(sources)
-ClaimReport([generator_report.check(sources), source_checked])
+ClaimReport(
+    [*feeding_checked.values(), generator_report.check(sources), source_checked]
+)
 # sphinx_gallery_end_ignore
 
 # %%
-# Set beside the training steps above: each step's feeding cost (its time beyond the preloaded
-# step at 16 hidden units) and the cost of producing one batch alone.
+# Each variant's feeding cost per step at 16 hidden units, beside its cost per batch alone:
+
 # sphinx_gallery_start_ignore
 small_costs = feeding_costs(feeding[small_model])
 alone = {m.label: m.median_s for m in sources}
@@ -499,52 +535,52 @@ for label, cost in small_costs.items():
 # sphinx_gallery_end_ignore
 
 # %%
-# A ``tf.data`` pipeline is iterated from Python here, one batch per step, and that iteration
-# has a fixed cost per batch, as every call into TensorFlow does; slicing a NumPy array and
-# preprocessing it has another. Which is larger on this machine is in the two columns above: it
-# decides whether the pipeline or the hand-written loop feeds a small step faster (the table at
-# 16 hidden units). A pipeline earns its keep where it overlaps loading with training
+# Iterated from Python, one batch per step, a ``tf.data`` pipeline has a fixed cost per batch, as
+# every call into TensorFlow does; slicing and preprocessing a NumPy array has another. Which is
+# larger here, in the two columns above, decides whether the pipeline or the hand-written loop
+# feeds a small step faster. A pipeline earns its keep where it overlaps loading with training
 # (``prefetch``) and where the loop over batches runs inside TensorFlow, as ``Model.fit`` does.
 
 # %%
 # Profile before optimizing
 # -------------------------
 #
-# The handbook's first advice, kept for last here so that no profiler runs in a process before
-# it times: measure where the time goes before optimizing. A timer gives the total; a trace
-# from TensorFlow's profiler gives it op by op. Here is one, taken in one of the page's fresh
-# processes after the timing above, of five calls of the loop with ``tf.stack`` inside a
-# ``tf.function``, reduced to the ops that took the most time. Each op's
-# *self time* leaves out the ops nested in it; the share is of all op time in the trace.
+# The handbook's first advice, kept for last so that no profiler runs in a process before it
+# times: measure where the time goes. TensorFlow's profiler gives it op by op; here, five calls
+# of ``loop-stack-tf-function`` traced in one of the page's fresh processes after the timing
+# above (an op's *self time* leaves out the ops nested in it).
 #
 # .. literalinclude:: /../perfguide/workloads/vectorization.py
 #    :pyobject: loop_stack
+
 # sphinx_gallery_start_ignore
 logdir = results.measurements_dir() / "vectorization.profile"
 loop_in_function = "loop-stack" + vz.IN_FUNCTION
 batch = vz.BATCHED_MATMUL.default_size
 trace = Path(workers.trace(0, vz.BATCHED_MATMUL, loop_in_function, batch, str(logdir)))
 op_table = OpTable.from_trace(trace, top=5)
-op_table
+Collapsed("The five op types that took the most time in the trace", op_table)
 # sphinx_gallery_end_ignore
 
 # %%
 # If the products take nearly all of the time, the loop's own cost (the slices and the stack) is
-# not what to optimize. (An op's time in a trace is its wall time: in a ``tf.function`` the
-# executor runs independent products side by side on the two cores, so durations here are not
-# each product's cost alone.)
+# not what to optimize. Their share of op time here (wall time: in a ``tf.function`` the
+# executor runs independent products side by side on the two cores):
+
 # sphinx_gallery_start_ignore
 products_time = next(t for t in op_table.times if "MatMul" in t.op)
+print(f"{products_time.op}: {products_time.share:.1%} of op time")
 profile_claim = share_of_time(
     "the loop's matrix products take at least 90 % of its op time",
     op_table.share_per_call(lambda op: op == products_time.op),
     at_least=0.9,
 )
-ClaimReport([profile_claim])
+Collapsed("The check on the products' share", ClaimReport([profile_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
 # The trace is published beside the measurements, as
+
 # sphinx_gallery_start_ignore
 print(f"measurements/{trace.relative_to(results.measurements_dir())}")
 print(profile.how_to_open("vectorization.profile"))
@@ -554,11 +590,11 @@ print(profile.how_to_open("vectorization.profile"))
 # The TensorFlow build and this CPU
 # ---------------------------------
 #
-# The handbook warns that a TensorFlow binary may not use the CPU's vector instructions. Today's
-# builds split the question: oneDNN, which runs the heavy kernels (matrix products,
-# convolutions) on x86, picks its instruction set when it runs; the rest of TensorFlow is
-# compiled for a baseline, and says at import which of the CPU's instructions it leaves unused.
-# Asked of this machine:
+# The handbook warns that a TensorFlow binary may not use the CPU's vector instructions. Today,
+# oneDNN, which runs the heavy kernels (products, convolutions) on x86, picks its instruction
+# set at run time; the rest of TensorFlow is compiled for a baseline and says at import which
+# instructions it leaves unused. On this machine:
+
 # sphinx_gallery_start_ignore
 instructions = tensorflow_instruction_sets()
 print("CPU vector extensions:", " ".join(env["cpu_vector_flags"]))
@@ -573,12 +609,13 @@ print(
 
 # %%
 # Two process-wide settings change which kernels and how many threads run:
-# ``TF_ENABLE_ONEDNN_OPTS=0`` turns oneDNN's kernels off (read once, at import) and
-# ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread (read once, when the runtime starts).
-# So each setting gets fresh processes of its own, three per setting, which report what they
-# saw; their processes take turns round by round (see :func:`perfguide.processes.pool.run_across`).
-# The same two kernels under each: a product of side 1024 and a 3 × 3 convolution of eight
-# 64 × 64 images with 32 channels, each as a ``tf.function``.
+# ``TF_ENABLE_ONEDNN_OPTS=0`` turns oneDNN's kernels off (``oneDNN off``) and
+# ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread (``1 intra-op thread``);
+# ``default`` sets neither. Each is read once per process, so each setting gets three fresh
+# processes of its own, taking turns with the others' round by round (see
+# :func:`perfguide.processes.pool.run_across`). Under each, a product of side 1024 and a 3 × 3
+# convolution of eight 64 × 64 images with 32 channels, each as a ``tf.function``:
+
 # sphinx_gallery_start_ignore
 SETTINGS = {
     "default": {},
@@ -596,24 +633,28 @@ by_kernel = {
 for name, group in groups.items():
     print(f"{name:18s} oneDNN {'on' if group.environment['onednn_enabled'] else 'off'}")
     group.close()
-Table(
-    "Each fresh process's median time per call, and the cores the processes kept busy",
-    ["kernel", *SETTINGS],
-    [
-        [kernel]
-        + [
-            ", ".join(map(format_seconds, m.process_median_s))
-            + f" on {m.cores_busy:.1f} cores"
-            for m in measurements
-        ]
-        for kernel, measurements in by_kernel.items()
-    ],
+Collapsed(
+    "Each fresh process's time per call under each setting",
+    Table(
+        "Each fresh process's median time per call, and the cores the processes kept busy",
+        ["kernel", *SETTINGS],
+        [
+            [kernel]
+            + [
+                ", ".join(map(format_seconds, m.process_median_s))
+                + f" on {m.cores_busy:.1f} cores"
+                for m in measurements
+            ]
+            for kernel, measurements in by_kernel.items()
+        ],
+    ),
 )
 # sphinx_gallery_end_ignore
 
 # %%
-# Processes with the same setting differ, so each claim sets one setting's processes against
-# the other's, and its interval carries both spreads:
+# Each claim sets one setting's processes against the other's, its interval carrying both
+# spreads:
+
 # sphinx_gallery_start_ignore
 settings_checked = {
     "threads": Faster("default", "1 intra-op thread").check(by_kernel[vz.MATMUL.name]),
@@ -627,15 +668,16 @@ ClaimReport(list(settings_checked.values()))
 # ------------
 #
 # The box at the top of this page, built from the checks above.
+
 # sphinx_gallery_start_ignore
 answer = ShortAnswer(
-    "A lot where the loop runs in Python, less once the work is already in big kernels. A BLAS "
-    f"product here was {loop_checked.effect} than the triple loop at side {LOOP_SIDES[-1]} and "
-    f"reached {product_share:.0%} of this machine's measured peak at side {largest_side}; one "
-    f"einsum was {batched_checked[one_op].effect} than a loop of products with tf.stack "
-    f"({format_seconds(einsum_m.median_s)} against {format_seconds(loop_m.median_s)}). Chains of "
-    "cheap element-wise ops are bound by memory: XLA's fusion made one "
-    f"{fused_checked['affine'].effect} than tf.function. Feeding small steps from "
+    "A lot where the loop runs in Python, less once the work is in big kernels. A BLAS product "
+    f"was {loop_checked.effect} than the triple loop at side {LOOP_SIDES[-1]} and reached "
+    f"{product_share:.0%} of this machine's measured peak at side {largest_side}; one einsum was "
+    f"{batched_checked[one_op].effect} than a loop of products with tf.stack "
+    f"({format_seconds(einsum_m.median_s)} against {format_seconds(loop_m.median_s)}). XLA's "
+    "fusion made a chain of cheap element-wise ops, bound by memory, "
+    f"{fused_checked['affine'].effect} than tf.function. Feeding small steps with "
     f"Dataset.from_generator cost {format_seconds(small_costs['from-generator'])} a step beyond "
     "preloaded tensors.",
     [
@@ -643,7 +685,9 @@ answer = ShortAnswer(
             "Use one BLAS-backed product, never a Python loop", loop_checked
         ),
         Recommendation(
-            "Write a batch of products as one einsum", batched_checked[one_op]
+            "Write a batch of products as one einsum",
+            batched_checked[one_op],
+            recipe="one-einsum-instead-of-a-loop-of-products",
         ),
         Recommendation("Prefer vectorized_map to map_fn", batched_checked[vectorized]),
         Recommendation(
@@ -651,13 +695,20 @@ answer = ShortAnswer(
             batched_checked[wrapped],
         ),
         Recommendation(
-            "Fuse cheap element-wise chains with XLA", fused_checked["affine"]
+            "Fuse cheap element-wise chains with XLA",
+            fused_checked["affine"],
+            recipe="fuse-an-element-wise-chain-with-xla",
         ),
         Recommendation(
             "Preprocess and convert the data once, before training",
             feeding_checked[preload],
+            recipe="feed-from-tensor-slices-not-from-generator",
         ),
-        Recommendation("Use from_tensor_slices, not from_generator", source_checked),
+        Recommendation(
+            "Use from_tensor_slices, not from_generator",
+            source_checked,
+            recipe="feed-from-tensor-slices-not-from-generator",
+        ),
         Recommendation(
             "Leave TensorFlow's intra-op threads at their default",
             settings_checked["threads"],
@@ -674,18 +725,13 @@ print(answer)
 # Take the numbers with you
 # -------------------------
 #
-# Everything measured on this page, with the environment record (the machine's measured limits
-# included), is published beside the site as
+# Everything measured here, with the environment record, is published as
 # `vectorization.json <../../measurements/vectorization.json>`_, in the shape
-# ``python -m perfguide run batched-matmul --json PATH`` writes. To rerun this page on your own
-# machine, install the guide's package from a checkout of its repository
-# (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
-#
-# Previous question: :doc:`Why is eager TensorFlow slow on small ops, and what do custom gradients
-# cost? </auto_examples/eager/plot_eager>` Next question: :doc:`Why is TF2 much slower than TF1?
-# </auto_examples/training_loop/plot_training_loop>` The measuring machine is described on the
-# :doc:`build machine </environment>` page. All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.
+# ``python -m perfguide run batched-matmul --json PATH`` writes. To rerun this page, install the
+# guide's package from a checkout of its repository (``python -m pip install -e ".[cpu]"``) and
+# run the script downloaded below. The :doc:`build machine </environment>` page describes the
+# measuring machine.
+
 # sphinx_gallery_start_ignore
 published = (
     sources
@@ -699,3 +745,85 @@ results.save(results.measurements_dir() / "vectorization.json", env, published)
 print(f"published {len(published)} measurements")
 workers.close()
 # sphinx_gallery_end_ignore
+
+
+# %%
+# Recipes
+# -------
+#
+# The practices this page advises, each checked against the code it replaces (their speed-ups
+# were measured on this page's 2-core CPU).
+#
+# One einsum instead of a loop of products
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# One ``tf.einsum`` computes every product of the batch in one op, the same numbers as the loop
+# of ``tf.matmul`` with ``tf.stack``.
+import numpy as np
+import tensorflow as tf
+
+rng = np.random.default_rng(0)
+a = tf.constant(rng.random((8, 100, 300), dtype=np.float32))  # 8 matrices of 100 × 300
+b = tf.constant(rng.random((300, 200), dtype=np.float32))
+
+batched = tf.einsum("ijk,kl->ijl", a, b)  # every product in one op
+
+looped = tf.stack([tf.matmul(a[i], b) for i in range(a.shape[0])])
+np.testing.assert_allclose(batched, looped, rtol=1e-4)
+
+# %%
+# Fuse an element-wise chain with XLA
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# ``jit_compile=True`` turns a chain of cheap element-wise ops into one pass over memory: for
+# large arrays, where memory bounds the chain (the checks above show where it paid here).
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function(jit_compile=True)
+def affine_chain(x):
+    for _ in range(10):
+        x = x * 0.9 + 0.1
+    return x
+
+
+x = np.random.default_rng(0).random(10**6, dtype=np.float32)
+expected = x
+for _ in range(10):
+    expected = expected * np.float32(0.9) + np.float32(0.1)
+np.testing.assert_allclose(affine_chain(tf.constant(x)), expected, rtol=1e-5)
+
+# %%
+# Feed from_tensor_slices, not from_generator
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Preprocess the arrays once, before training, and slice them with ``from_tensor_slices``: the
+# same batches a Python generator would yield, without calling Python for each.
+import numpy as np
+import tensorflow as tf
+
+raw = np.random.default_rng(0).normal(50.0, 10.0, (1024, 256))
+x = ((raw - 50.0) / 10.0).astype(np.float32)  # preprocessed once
+y = np.zeros((1024, 1), np.float32)
+dataset = (
+    tf.data.Dataset.from_tensor_slices((x, y)).batch(128).prefetch(tf.data.AUTOTUNE)
+)
+
+
+def numpy_batches():  # what Dataset.from_generator would wrap
+    for start in range(0, len(x), 128):
+        yield x[start : start + 128], y[start : start + 128]
+
+
+for (x_batch, y_batch), (x_numpy, y_numpy) in zip(
+    dataset, numpy_batches(), strict=True
+):
+    np.testing.assert_array_equal(x_batch, x_numpy)
+    np.testing.assert_array_equal(y_batch, y_numpy)
+
+# %%
+# Previous question: :doc:`Why is eager TensorFlow slow on small ops, and what do custom gradients
+# cost? </auto_examples/eager/plot_eager>` Next question: :doc:`Why is TF2 much slower than TF1?
+# </auto_examples/training_loop/plot_training_loop>` All recommendations of the guide, measured:
+# :doc:`the checklist </checklist>`.
