@@ -220,7 +220,7 @@ print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
 
 # %%
 # So a timer around the build measures tf.data's setup, of which tracing ``step`` is that share,
-# and none of the work per element, which grows with the data while the setup does not.
+# and misses the work per element, which grows with the data while the setup stays the same.
 #
 # A then B, or in turns
 # ---------------------
@@ -399,8 +399,8 @@ print(
 
 # %%
 # The harness sidesteps all of it by timing calibrated blocks of the same call, after warm-up
-# calls, with every variant in the same state: it lets pools go idle before each block, not
-# before each call, so no variant starts on a core the one before it left warm.
+# calls, with every variant in the same state: it lets the pools go idle before each block
+# (rather than before each call), so every variant's block starts from the same idle cores.
 #
 # Short answer
 # ------------
