@@ -359,6 +359,7 @@ Collapsed("Every layer of an eager op", Comparison(op_layers, baseline="public-a
 # %%
 # The split as bars on a linear axis: each segment is what one layer adds.
 
+
 # sphinx_gallery_start_ignore
 def layer_times(layers, order):
     """Each layer's own time (its median minus the next inner layer's), outermost first."""
@@ -509,6 +510,7 @@ plt.show()
 
 # %%
 # The checks. "Float32 precision" means a relative error below 1e-6 everywhere in the range.
+
 
 # sphinx_gallery_start_ignore
 def worst(name):
