@@ -5,8 +5,9 @@ import json
 import pytest
 
 from perfguide.report import answers
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import Claim
+from perfguide.report.compare import Table
 
 HELD = Claim("a is faster than b", True, "a is 2.00x faster", effect="2.00x faster")
 UNSURE = Claim("c is faster than d", None, "too close to call", effect="1.05x faster")
@@ -16,7 +17,7 @@ def make_answer():
     return ShortAnswer(
         "Because of <overhead>.",
         [Recommendation("Use a", HELD), Recommendation("Prefer c", UNSURE)],
-        Scenario("their run", ["variant", "theirs", "here"], [["a", "4 s", "1.2 s"]]),
+        Table("their run", ["variant", "theirs", "here"], [["a", "4 s", "1.2 s"]]),
     )
 
 

@@ -49,9 +49,7 @@ def test_no_module_imports_from_a_layer_above_its_own():
         f"{module} imports {target}"
         for module, targets in GRAPH.items()
         for target in targets
-        if layer(module) is not None
-        and layer(target) is not None
-        and layer(target) > layer(module)
+        if layer(module) is not None and layer(target) is not None and layer(target) > layer(module)
     ]
     assert upwards == []
 

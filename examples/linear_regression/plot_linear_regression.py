@@ -36,9 +36,9 @@ import numpy as np
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact
-from perfguide.report.compare import Comparison, pick
+from perfguide.report.compare import Comparison, Table, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import dot_plot, rate_plot
 from perfguide.workloads import WORKLOADS
@@ -130,7 +130,7 @@ plt.show()
 checked = {claim: claim.check(measurements) for claim in step_claims}
 LEARNER_STEPS = 100_000
 QUOTED = {"numpy": "about 4 s", "tf1-session": "about 40 s (CPU), 80 s (GPU)"}
-scenario = Scenario(
+scenario = Table(
     f"{format_count(LEARNER_STEPS)} steps on {format_count(workload.default_size)} points",
     ["variant", "learner's machine (quoted)", "this machine (measured)"],
     [

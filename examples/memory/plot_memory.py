@@ -42,7 +42,7 @@ from perfguide.measure.environment import collect
 from perfguide.measure.memory import changes
 from perfguide.processes import memory_runs
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import (
     PEAK_KINDS,
     ClaimReport,
@@ -51,7 +51,7 @@ from perfguide.report.claims import (
     needs_less,
     stays_flat,
 )
-from perfguide.report.compare import Collapsed
+from perfguide.report.compare import Collapsed, Table
 from perfguide.report.format import format_bytes
 from perfguide.report.growth import (
     calls_to_fill,
@@ -255,7 +255,7 @@ new_shapes_held = new_shapes.held()
 new_shapes_change = changes(new_shapes_held)
 Collapsed(
     "Memory held after each step, in the order tried",
-    Scenario(
+    Table(
         "Memory held after each step, in the order tried",
         ["step", "held", "change"],
         [
@@ -306,7 +306,7 @@ given_back = {
 }
 Collapsed(
     "What the calls added and the steps gave back, by allocator",
-    Scenario(
+    Table(
         "What the processes held, by allocator: the change at each step (median of 3 "
         "processes; the glibc row's processes had called the other three ways as well)",
         ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],

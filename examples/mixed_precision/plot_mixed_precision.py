@@ -40,7 +40,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, share_of_time
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
@@ -493,7 +493,7 @@ answer = ShortAnswer(
             recipe="compare-the-loss-with-float32-s-after-switching-policy",
         ),
     ],
-    Scenario(
+    Table(
         "mixed_float16 on a CPU: tensorflow/tensorflow#45441's epoch, and a step here",
         ["where", "float32", "mixed_float16"],
         [

@@ -43,9 +43,9 @@ from perfguide.processes import cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact
-from perfguide.report.compare import Collapsed, Comparison, at_size
+from perfguide.report.compare import Collapsed, Comparison, Table, at_size
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
@@ -94,7 +94,7 @@ for way, why in serving.UNAVAILABLE.items():
 differences = workers.call_in(0, f"{serving.__name__}:output_differences")
 Collapsed(
     "Every model and way: the largest difference from Keras's answers",
-    Scenario(
+    Table(
         "Largest difference from Keras's answers, per model and way",
         ["way", *differences],
         [
@@ -280,7 +280,7 @@ at_peak = ", ".join(
     f"{name.removeprefix('serving-')} {format_seconds(flops[name] / machine.peak_flops)}"
     for name in served
 )
-Scenario(
+Table(
     f"Where a request's time goes (its arithmetic at the peak: {at_peak})",
     ["model", "way", "a request", "the call alone", "share of the peak", "left over"],
     [
@@ -325,7 +325,7 @@ def across(way, key):
     return f"{format_seconds(low)} – {format_seconds(high)}"
 
 
-Scenario(
+Table(
     f"{REQUESTS} requests of the small model, one after another, per process",
     [
         "way",
@@ -400,7 +400,7 @@ plt.show()
 # sphinx_gallery_start_ignore
 Collapsed(
     "The small model: time to answer a whole batch, per way and batch size",
-    Scenario(
+    Table(
         "The small model: time to answer a whole batch",
         ["way", *(f"batch {b}" for b in BATCHES)],
         [
@@ -439,7 +439,7 @@ def median_of(way, key):
     return float(np.median([start[key] for start in starts[way]]))
 
 
-Scenario(
+Table(
     "The MobileNet's first answer in a fresh process (median of the page's processes)",
     [
         "runtime",
@@ -604,7 +604,7 @@ def onnx_caveats():
 
 
 mlp_call, mlp_litert = by_label[MLP.name]["model-call"], by_label[MLP.name]["litert"]
-scenario = Scenario(
+scenario = Table(
     "A small network's prediction, cpmpercussion/impsy#48's laptop and this machine's tiny MLP",
     ["", "impsy#48 (quoted)", "this machine (measured)"],
     [

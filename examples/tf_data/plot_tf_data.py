@@ -71,7 +71,7 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
@@ -546,7 +546,7 @@ answer = ShortAnswer(
             python_checked[2],
         ),
     ],
-    Scenario(
+    Table(
         "tensorflow/tensorflow#60384: CIFAR-10 from TFRecord files, with and without prefetch",
         ["where", "without prefetch", "with prefetch"],
         [

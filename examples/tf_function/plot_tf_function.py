@@ -31,9 +31,9 @@ import tensorflow as tf
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, per_process
-from perfguide.report.compare import Collapsed, Comparison, pick
+from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
 from perfguide.workloads import tf_function as tfn
@@ -100,7 +100,7 @@ first_call_claim = per_process(
 )
 checked = {claim: claim.check(series) for claim in series_claims}
 QUOTED = {"eager": "about 0.12 s", "tf-function": "about 0.026 s"}
-scenario = Scenario(
+scenario = Table(
     "ten calls of the 99-product loop",
     ["variant", "article (quoted)", "this machine (measured)"],
     [

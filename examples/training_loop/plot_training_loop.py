@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_seconds, format_speedup
@@ -575,7 +575,7 @@ Collapsed(
 
 # sphinx_gallery_start_ignore
 ITERATIONS = 200
-scenario = Scenario(
+scenario = Table(
     f"{ITERATIONS} training steps of the small model on the small data, on this machine",
     ["path", f"{ITERATIONS} steps here"],
     [

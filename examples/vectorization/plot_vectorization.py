@@ -35,7 +35,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers, run_across
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, Scenario, ShortAnswer
+from perfguide.report.answers import Recommendation, ShortAnswer
 from perfguide.report.claims import (
     ClaimReport,
     Faster,
@@ -158,7 +158,7 @@ loop_at_handbook = loop_times[-1] * (HANDBOOK_SIDE / LOOP_SIDES[-1]) ** 3
 print(f"Python loop: time ∝ side^{exponent:.2f} over sides {LOOP_SIDES} (fitted)")
 scale_up = (HANDBOOK_SIDE / largest_side) ** 3
 carried = {m.label: m.median_s * scale_up for m in products[largest_side]}
-handbook = Scenario(
+handbook = Table(
     f"A {format_count(HANDBOOK_SIDE)} × {format_count(HANDBOOK_SIDE)} product",
     [
         "code",

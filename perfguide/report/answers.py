@@ -111,11 +111,6 @@ class Recommendation:
         }
 
 
-@dataclasses.dataclass(frozen=True)
-class Scenario(Table):
-    """The asker's own case on this machine: a caption and rows of cells under ``header``."""
-
-
 def verdict_badge(verdict: str) -> str:
     """The verdict as an HTML badge, tinted by the site's CSS."""
     slug = verdict.lower().replace(" ", "-")
@@ -139,7 +134,7 @@ class ShortAnswer:
         self,
         answer: str,
         recommendations: Sequence[Recommendation],
-        scenario: Scenario | None = None,
+        scenario: Table | None = None,
     ):
         self.answer = answer
         self.recommendations = list(recommendations)
