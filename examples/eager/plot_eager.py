@@ -37,7 +37,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster, exact
+from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import rate_plot, scaling_plot
@@ -89,10 +89,10 @@ print(
 add_sizes = [10**k for k in range(8)]
 matmul_sizes = [4**k for k in range(0, 12, 2)]  # square matrices of side 1 to 1024
 small_add = Faster("numpy", "eager", by=10)
-large_add = Faster("eager", "numpy", by=1 / 2)
-large_matmul = Faster("eager", "numpy", by=1 / 1.5)
-peer_small = [Faster("eager", peer, by=1 / 5) for peer in peers]
-peer_large = [Faster("eager", peer, by=1 / 1.5) for peer in peers]
+large_add = takes_at_most("eager", "numpy", 2)
+large_matmul = takes_at_most("eager", "numpy", 1.5)
+peer_small = [takes_at_most("eager", peer, 5) for peer in peers]
+peer_large = [takes_at_most("eager", peer, 1.5) for peer in peers]
 add_checks = {add_sizes[0]: [small_add, *peer_small], add_sizes[-1]: [large_add]}
 matmul_checks = {matmul_sizes[-1]: [large_matmul, *peer_large]}
 # Full runs where a check reads; quick ones where only the curve's shape matters.
@@ -560,7 +560,7 @@ ClaimReport(
 
 # sphinx_gallery_start_ignore
 cheaper = Faster("custom-gradient", "naive")
-stable_cost = Faster("stable-custom-gradient", "naive", by=1 / 2)
+stable_cost = takes_at_most("stable-custom-gradient", "naive", 2)
 log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=[cheaper, stable_cost])
 Collapsed("The three versions' times", Comparison(log1pexp, baseline="naive"))
 # sphinx_gallery_end_ignore

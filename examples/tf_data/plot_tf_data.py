@@ -72,7 +72,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster
+from perfguide.report.claims import ClaimReport, Faster, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.overlap import Overlap, typical
@@ -183,13 +183,13 @@ guide_claims = [
     Faster("combined", "naive", by=1.5),
 ]
 setting_claims = [
-    Faster("naive", "prefetch", by=1 / 1.25),
+    takes_at_most("naive", "prefetch", 1.25),
     Faster("naive", "no-default-optimizations"),
     Faster("cache", "cache-records"),
-    Faster("parallel-map", "parallel-map-2", by=1 / 1.25),
-    Faster("unordered-map", "parallel-map", by=1 / 1.25),
-    Faster("cache", "cache-file", by=1 / 1.25),
-    Faster("autotune-off", "naive", by=1 / 1.25),
+    takes_at_most("parallel-map", "parallel-map-2", 1.25),
+    takes_at_most("unordered-map", "parallel-map", 1.25),
+    takes_at_most("cache", "cache-file", 1.25),
+    takes_at_most("autotune-off", "naive", 1.25),
 ]
 pipelines = workers.run(
     tf_data.PIPELINE, quick=True, settle=guide_claims + setting_claims
@@ -379,7 +379,7 @@ for m in (remote_naive, remote_interleave):
 python_claims = [
     Faster("naive", "py-function"),
     Faster("py-function-parallel", "py-function"),
-    Faster("py-function", "py-function-parallel", by=1 / 1.25),
+    takes_at_most("py-function", "py-function-parallel", 1.25),
 ]
 python = workers.run(tf_data.PYTHON, quick=True, settle=python_claims)
 Collapsed("Python in the map, in full", Comparison(python, baseline="naive"))
@@ -412,7 +412,7 @@ for m in python:
 # sphinx_gallery_start_ignore
 WIDE = 64
 # At most a third saved: the step alone takes at least two thirds of the step fed.
-wide_saves = Faster("together", "step-alone", by=2 / 3)
+wide_saves = takes_at_most("together", "step-alone", 1.5)
 wide = workers.run(
     tf_data.OVERLAP,
     ["step-alone", "together"],

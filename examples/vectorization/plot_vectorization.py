@@ -44,6 +44,7 @@ from perfguide.report.claims import (
     in_common,
     ratio_interval,
     share_of_time,
+    takes_at_most,
 )
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import (
@@ -104,7 +105,7 @@ def gflops(flops: float, seconds: float) -> str:
 SIDES = [16, 32, 64, 256, 1024, 2048]
 LOOP_SIDES, largest_side = SIDES[:3], SIDES[-1]
 loop_claim = Faster("numpy", "python-loops", by=1000)
-large_product = Faster("eager", "numpy", by=1 / 1.1)
+large_product = takes_at_most("eager", "numpy", 1.1)
 products = {
     n: workers.run(
         vz.MATMUL,
@@ -238,7 +239,7 @@ one_op = Faster("einsum", "loop-stack")
 vectorized = Faster("vectorized-map", "map-fn")
 # The handbook's last advice: is tf.function worth its extra code around one big op? Eager
 # costs at most a quarter more if not (closer to "as fast" three processes cannot tell).
-wrapped = Faster("einsum", "einsum-tf-function", by=1 / 1.25)
+wrapped = takes_at_most("einsum", "einsum-tf-function", 1.25)
 batched_claims = [one_op, vectorized, wrapped]
 # A call takes tens of milliseconds (the table below), one call a block: five blocks a process,
 # more where a claim needs them. The machine's peak, a float32 product of side 2048, is timed in turns with the

@@ -291,6 +291,19 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     return Claim(statement, held, evidence, f"{three_figures(median)}x {what}", target)
 
 
+def takes_at_most(variant: str, reference: str, times: float) -> Faster:
+    """The claim that ``variant`` takes at most ``times`` the time of ``reference``: that it is
+    not slower, give or take a factor this machine can tell (a :class:`Faster` with ``by``
+    below 1, named for what it claims).
+
+    >>> takes_at_most("eager", "numpy", 1.5).statement
+    'eager takes at most 1.5x the time of numpy'
+    """
+    if times < 1:
+        raise ValueError(f"'at most {times:g}x the time' claims a speed-up: use Faster")
+    return Faster(variant, reference, by=1 / times)
+
+
 def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: float = 1) -> Claim:
     """:class:`Faster` ``(fast, slow, by)`` checked against ``measurements``."""
     return Faster(fast, slow, by).check(measurements)
