@@ -21,6 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 import perfguide  # noqa: E402  (the installed package under documentation)
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
 from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
+from perfguide.report.chapters import CHAPTERS  # noqa: E402
 from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 
 # Chapters write their measurements here; html_extra_path copies them to <site>/measurements/.
@@ -114,20 +115,8 @@ def reset_keras(gallery_conf, fname):
         tf.keras.backend.clear_session()
 
 
-# Chapters in the order their questions build on each other; a new topic lands at the end.
-CHAPTER_ORDER = [
-    "linear_regression",
-    "tf_function",
-    "eager",
-    "vectorization",
-    "training_loop",
-    "timing",
-    "mixed_precision",
-    "tf_data",
-    "serving",
-    "memory",
-    "diagnose",
-]
+# Chapters in the order their questions build on each other (the package's table of chapters).
+CHAPTER_ORDER = [c.topic for c in CHAPTERS]
 
 
 def chapter_order(path: str) -> int:

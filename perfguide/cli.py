@@ -33,6 +33,7 @@ from perfguide.processes import fresh
 from perfguide.processes.noise import NoiseFloor
 from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report import results
+from perfguide.report.chapters import CHAPTERS
 from perfguide.report.compare import Comparison, text_table
 from perfguide.report.format import format_count
 from perfguide.report.side_by_side import SideBySide, Source
@@ -213,7 +214,10 @@ def _list(args: argparse.Namespace) -> None:
             print(f"  not installed: {variant} ({why})")
     from perfguide.workloads import TOPICS
 
-    print(f"chapters (`run TOPIC` runs all of one's workloads): {', '.join([*TOPICS, MEMORY])}")
+    print("chapters (`run TOPIC` runs all of one's workloads):")
+    for chapter in CHAPTERS:
+        runs = chapter.topic in TOPICS or chapter.topic == MEMORY
+        print(f"  {chapter.topic}: {chapter.title}" + ("" if runs else " (no workloads to run)"))
 
 
 def _check_writable(path: str) -> None:

@@ -41,11 +41,13 @@ def test_an_effect_short_of_its_claim_shows_what_was_claimed():
 
 def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path, monkeypatch):
     monkeypatch.setenv(answers.ANSWERS_DIR_ENV, str(tmp_path))
-    make_answer().publish("second_topic", "Second?")
-    ShortAnswer("First.", [Recommendation("Use a", HELD)]).publish("first_topic", "First?")
-    assert (tmp_path / "second_topic.answer.html").read_text().startswith("<div")
+    make_answer().publish("tf_function")
+    ShortAnswer("First.", [Recommendation("Use a", HELD)]).publish("linear_regression")
+    assert (tmp_path / "tf_function.answer.html").read_text().startswith("<div")
     checklist = answers.load_checklist(tmp_path)
-    assert [c["topic"] for c in checklist] == ["second_topic", "first_topic"]
+    assert [c["topic"] for c in checklist] == ["tf_function", "linear_regression"]
+    # Each under its title in the table of chapters.
+    assert checklist[0]["title"] == "Why is my tf.function fast, slow, or wrong?"
     (use_a, prefer_c) = checklist[0]["recommendations"]
     assert use_a == {
         "advice": "Use a",
@@ -84,9 +86,13 @@ def test_advice_links_the_recipe_that_puts_it_in_code():
 
 def test_published_files_are_valid_json_and_nothing_else_is_left(tmp_path, monkeypatch):
     monkeypatch.setenv(answers.ANSWERS_DIR_ENV, str(tmp_path))
-    make_answer().publish("topic", "Title?")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["topic.answer.html", "topic.answer.json"]
-    assert json.loads((tmp_path / "topic.answer.json").read_text())["title"] == "Title?"
+    make_answer().publish("timing")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "timing.answer.html",
+        "timing.answer.json",
+    ]
+    title = json.loads((tmp_path / "timing.answer.json").read_text())["title"]
+    assert title == "Why do my TensorFlow timings disagree?"
 
 
 def test_text_form_lists_the_recommendations():

@@ -4,7 +4,10 @@ from pathlib import Path
 
 import pytest
 
-CHAPTERS = sorted(Path(__file__).resolve().parent.parent.glob("examples/*/plot_*.py"))
+from perfguide.report import chapters
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted(ROOT.glob("examples/*/plot_*.py"))
 START, END = "# sphinx_gallery_start_ignore", "# sphinx_gallery_end_ignore"
 
 
@@ -25,3 +28,14 @@ def test_every_chapter_ends_with_recipes_in_plain_view(chapter):
     text = chapter.read_text()
     recipes = text.rindex("# Recipes\n# -------\n")
     assert START not in text[recipes:], "the recipes are reader code: none of it hidden"
+
+
+def test_the_table_of_chapters_has_every_chapter_under_its_own_title():
+    assert sorted(c.topic for c in chapters.CHAPTERS) == sorted(p.parent.name for p in CHAPTERS)
+    for chapter in chapters.CHAPTERS:
+        heading = (ROOT / "examples" / chapter.topic / f"plot_{chapter.topic}.py").read_text()
+        assert heading.splitlines()[1] == chapter.title
+
+
+def test_the_readme_lists_the_chapters_as_the_table_has_them():
+    assert chapters.readme_table() in (ROOT / "README.md").read_text()

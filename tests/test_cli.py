@@ -34,6 +34,9 @@ def test_list_names_workloads_and_variants(capsys):
     code, out, _ = run_cli(capsys, "list")
     assert code == 0
     assert "linear-regression" in out and "xla-loop" in out and "tf1-session" in out
+    # Every chapter, under the title its page has.
+    assert "  memory: Why does my TensorFlow process keep growing?" in out
+    assert "  diagnose: Diagnose your own code (no workloads to run)" in out
 
 
 def test_run_prints_a_table_and_writes_json(capsys, tmp_path):

@@ -674,10 +674,7 @@ answer = ShortAnswer(
         ),
     ],
 )
-answer.publish(
-    "eager",
-    "Why is eager TensorFlow slow on small ops, and what do custom gradients cost?",
-)
+answer.publish("eager")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -350,9 +350,7 @@ answer = ShortAnswer(
     ],
     scenario,
 )
-answer.publish(
-    "linear_regression", "Why is my TensorFlow gradient descent slower than NumPy?"
-)
+answer.publish("linear_regression")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -510,7 +510,7 @@ answer = ShortAnswer(
         ),
     ],
 )
-answer.publish("memory", "Why does my TensorFlow process keep growing?")
+answer.publish("memory")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -507,7 +507,7 @@ answer = ShortAnswer(
         ],
     ),
 )
-answer.publish("mixed_precision", "Why did mixed precision make my model slower?")
+answer.publish("mixed_precision")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -669,7 +669,7 @@ answer = ShortAnswer(
     ],
     scenario,
 )
-answer.publish("serving", "How should I serve my model on a CPU?")
+answer.publish("serving")
 print(answer)
 # sphinx_gallery_end_ignore
 

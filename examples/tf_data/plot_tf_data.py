@@ -564,7 +564,7 @@ answer = ShortAnswer(
         ],
     ),
 )
-answer.publish("tf_data", "Why don't prefetch and cache speed up my tf.data pipeline?")
+answer.publish("tf_data")
 print(answer)
 # sphinx_gallery_end_ignore
 

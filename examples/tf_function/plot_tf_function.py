@@ -410,7 +410,7 @@ answer = ShortAnswer(
     ],
     scenario,
 )
-answer.publish("tf_function", "Why is my tf.function fast, slow, or wrong?")
+answer.publish("tf_function")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -446,7 +446,7 @@ answer = ShortAnswer(
         ),
     ],
 )
-answer.publish("timing", "Why do my TensorFlow timings disagree?")
+answer.publish("timing")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -652,7 +652,7 @@ answer = ShortAnswer(
     ],
     scenario,
 )
-answer.publish("training_loop", "Why is TF2 much slower than TF1?")
+answer.publish("training_loop")
 print(answer)
 # sphinx_gallery_end_ignore
 

@@ -718,7 +718,7 @@ answer = ShortAnswer(
     ],
     handbook,
 )
-answer.publish("vectorization", "How much do tensor operations buy over loops?")
+answer.publish("vectorization")
 print(answer)
 # sphinx_gallery_end_ignore
 

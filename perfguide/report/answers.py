@@ -5,7 +5,8 @@ this build; one whose claim did not hold, or could not be told, is listed as wha
 instead. Published as HTML (the box at the top of the chapter) and as JSON (read by the
 checklist page, which lists every chapter's advice).
 
->>> from perfguide.report.claims import Claim
+>>> from perfguide.report.chapters import chapter
+from perfguide.report.claims import Claim
 >>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster")
 >>> answer = ShortAnswer("Per-call overhead.", [Recommendation("Compile the loop", claim)])
 >>> print(answer)
@@ -28,6 +29,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from perfguide.report.chapters import chapter
 from perfguide.report.claims import Claim
 from perfguide.report.compare import Table
 from perfguide.report.results import measurements_dir, write_atomically
@@ -56,7 +58,8 @@ class Recommendation:
     loses, its stalls): given beside it, never left out. ``recipe`` is the anchor of the
     chapter's recipe that puts the advice in code (its section's id, e.g. "pad-to-buckets").
 
-    >>> from perfguide.report.claims import Claim
+    >>> from perfguide.report.chapters import chapter
+from perfguide.report.claims import Claim
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
     >>> close = Claim("int8 answers within 0.05 of float", False, "0.07 apart")
     >>> r = Recommendation("Use int8 weights", fast, requires=(close,))
@@ -206,14 +209,15 @@ class ShortAnswer:
             f"{scenario}</div>"
         )
 
-    def publish(self, topic: str, title: str) -> None:
+    def publish(self, topic: str) -> None:
         """Write ``<topic>.answer.html`` (the box) and ``<topic>.answer.json`` (for the
-        checklist page) into :func:`answers_dir`."""
+        checklist page, with the chapter's title from :mod:`perfguide.report.chapters`) into
+        :func:`answers_dir`."""
         directory = answers_dir()
         write_atomically(directory / f"{topic}.answer.html", self._repr_html_() + "\n")
         record = {
             "topic": topic,
-            "title": title,
+            "title": chapter(topic).title,
             # The checklist lists chapters in the order they ran, which is the reading order.
             "written": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "recommendations": [r.to_dict() for r in self.recommendations],
