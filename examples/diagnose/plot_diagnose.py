@@ -68,6 +68,7 @@ from perfguide.diagnose import report
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.processes.pool import Workers
+from perfguide.report import results
 
 # The page runs in its own folder, beside the file of functions it diagnoses.
 FUNCTIONS = Path("slow_functions.py").resolve()
@@ -75,8 +76,7 @@ FUNCTIONS = Path("slow_functions.py").resolve()
 # The three diagnoses share three fresh processes; the command starts its own.
 workers = Workers(limits=True)
 env = workers.environment
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}")
+print(results.where_measured(env))
 
 
 def diagnose(function: str, *inputs: str):

@@ -49,8 +49,7 @@ device = default_device()
 workers = Workers(device=device, limits=True)
 env = workers.environment
 machine = workers.machine_limits
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+print(results.where_measured(env, device))
 print(
     f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s, "
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s"
@@ -701,8 +700,7 @@ published = (
     + gradients
     + log1pexp
 )
-results.save(results.measurements_dir() / "eager.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("eager", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

@@ -50,8 +50,7 @@ device = default_device()
 workers = Workers(device=device, limits=True)
 env = workers.environment
 machine = workers.machine_limits
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+print(results.where_measured(env, device))
 print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write)")
 # sphinx_gallery_end_ignore
 
@@ -370,10 +369,7 @@ print(answer)
 published = measurements + [
     m for n in sizes if n != workload.default_size for m in sweep[n]
 ]
-results.save(
-    results.measurements_dir() / "linear_regression.json", env, published + per_device
-)
-print(f"published {len(published) + len(per_device)} measurements")
+print(results.publish("linear_regression", env, published + per_device))
 workers.close()
 # sphinx_gallery_end_ignore
 

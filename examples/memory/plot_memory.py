@@ -65,8 +65,7 @@ from perfguide.report.plotting import peak_plot, resident_plot
 from perfguide.workloads import memory
 
 env = collect()
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}")
+print(results.where_measured(env))
 print(f"memory: {format_bytes(psutil.virtual_memory().total)} in all")
 for name, why in memory.allocators()[1].items():
     print(f"not measured here: {name} ({why})")

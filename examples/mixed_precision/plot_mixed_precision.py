@@ -59,8 +59,7 @@ has_flags = {
     dtype: " and ".join(f for f in flags if f in env["cpu_vector_flags"])
     for dtype, flags in mp.NATIVE_FLAGS.items()
 }
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
+print(results.where_measured(env, device))
 print(
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s ({machine.how['peak_flops']})"
 )
@@ -528,8 +527,7 @@ print(answer)
 published = (
     [m for ms in products.values() for m in ms] + convolutions + training + inference
 )
-results.save(results.measurements_dir() / "mixed_precision.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("mixed_precision", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

@@ -55,8 +55,7 @@ from perfguide.workloads import serving
 device = default_device()
 workers = Workers(device=device, limits=True)
 env, machine = workers.environment, workers.machine_limits
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}")
+print(results.where_measured(env))
 print(f"measured peak: {machine.peak_flops / 1e9:.0f} GFLOP/s")
 for way, why in serving.UNAVAILABLE.items():
     print(f"not served here: {way} ({why})")
@@ -689,8 +688,7 @@ print(answer)
 # a second row of the same workload, way and size.
 published = [m for ms in served.values() for m in ms] + calls
 published += [m for m in batched if m.size > 1]
-results.save(results.measurements_dir() / "serving.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("serving", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

@@ -82,8 +82,7 @@ from perfguide.workloads import tf_data
 device = default_device()
 workers = Workers(device=device)
 env = workers.environment
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
+print(results.where_measured(env, device))
 PASS = tf_data.IMAGES // tf_data.BATCH
 print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batches")
 # sphinx_gallery_end_ignore
@@ -582,8 +581,7 @@ print(answer)
 
 # sphinx_gallery_start_ignore
 published = overlap + pipelines + inputs + remote + python + wide
-results.save(results.measurements_dir() / "tf_data.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("tf_data", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

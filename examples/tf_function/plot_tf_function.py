@@ -49,9 +49,7 @@ from perfguide.workloads import tf_function as tfn
 device = default_device()
 workers = Workers(device=device)
 env = workers.environment
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}")
-print(f"TensorFlow ops placed on: {device}")
+print(results.where_measured(env, device))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -427,8 +425,7 @@ print(answer)
 
 # sphinx_gallery_start_ignore
 published = series + retracing + tracing + rows
-results.save(results.measurements_dir() / "tf_function.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("tf_function", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

@@ -48,8 +48,7 @@ from perfguide.workloads import timing as tm
 device = default_device()
 workers = Workers(5, device=device)
 env = workers.environment
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+print(results.where_measured(env, device))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -462,8 +461,7 @@ print(answer)
 
 # sphinx_gallery_start_ignore
 published = [step_m, fresh_add, here]
-results.save(results.measurements_dir() / "timing.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("timing", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

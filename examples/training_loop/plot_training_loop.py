@@ -55,8 +55,7 @@ device = default_device()
 workers = Workers(device=device, limits=True)
 env = workers.environment
 machine = workers.machine_limits
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, Keras {env['keras']}; ops placed on {device}")
+print(results.where_measured(env, device))
 print(
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s ({machine.how['peak_flops']})"
 )
@@ -671,8 +670,7 @@ print(answer)
 
 # sphinx_gallery_start_ignore
 published = [m for ms in grid.values() for m in ms] + versions + retracing + inference
-results.save(results.measurements_dir() / "training_loop.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("training_loop", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

@@ -64,8 +64,7 @@ workers = Workers(device=device, limits=True)
 env = workers.environment
 machine = workers.machine_limits
 peak_label = "peak float32 (measured)"
-print(f"CPU: {env['cpu_model']}, {env['usable_cores']} usable cores")
-print(f"TensorFlow {env['tensorflow']}, NumPy {env['numpy']}; ops placed on {device}")
+print(results.where_measured(env, device))
 print(
     f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s, "
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s ({machine.how['peak_flops']})"
@@ -742,8 +741,7 @@ published = (
     + [m for ms in chains.values() for m in ms]
     + [m for ms in feeding.values() for m in ms]
 )
-results.save(results.measurements_dir() / "vectorization.json", env, published)
-print(f"published {len(published)} measurements")
+print(results.publish("vectorization", env, published))
 workers.close()
 # sphinx_gallery_end_ignore
 

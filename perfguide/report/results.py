@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from perfguide.measure.timer import Measurement
+from perfguide.report.chapters import chapter
 
 #: Gallery examples publish their JSON into the directory this variable names (the docs set it).
 MEASUREMENTS_DIR_ENV = "PERFGUIDE_MEASUREMENTS_DIR"
@@ -79,6 +80,28 @@ def save(
         **(extra or {}),
     }
     write_atomically(Path(path), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def publish(topic: str, environment: dict[str, Any], measurements: Sequence[Measurement]) -> str:
+    """Save a chapter's measurements as its results file in :func:`measurements_dir` (named in
+    the table of chapters), and say so."""
+    save(measurements_dir() / chapter(topic).results, environment, measurements)
+    return f"published {len(measurements)} measurements"
+
+
+def where_measured(environment: dict[str, Any], device: str = "cpu") -> str:
+    """The lines that open a chapter: the CPU, its usable cores, the libraries and the device.
+
+    >>> print(where_measured({"cpu_model": "CPU X", "usable_cores": 2, "tensorflow": "2.21.0",
+    ...                       "keras": "3.15.1", "numpy": "2.4.0"}))
+    CPU: CPU X, 2 usable cores
+    TensorFlow 2.21.0, Keras 3.15.1, NumPy 2.4.0; ops placed on cpu
+    """
+    return (
+        f"CPU: {environment['cpu_model']}, {environment['usable_cores']} usable cores\n"
+        f"TensorFlow {environment['tensorflow']}, Keras {environment['keras']}, NumPy "
+        f"{environment['numpy']}; ops placed on {device}"
+    )
 
 
 def load(path: Path) -> dict[str, Any]:
