@@ -27,7 +27,7 @@ DEVICE_ENV = "PERFGUIDE_DEVICE"
 FULL, QUICK = {"min_block_s": 0.05, "blocks": 6}, {"min_block_s": 0.02, "blocks": 5}
 
 
-class Workload(Protocol):
+class Runnable(Protocol):
     """What a run needs of a workload (:class:`perfguide.workloads.base.Workload` is one):
     the layer above describes it, this one times it."""
 
@@ -66,7 +66,7 @@ def device_scope(device: str) -> Iterator[None]:
         yield
 
 
-def check_choices(workload: Workload, variants: Sequence[str], size: int) -> None:
+def check_choices(workload: Runnable, variants: Sequence[str], size: int) -> None:
     """Raise ValueError with the valid choices for an unknown variant or a bad size."""
     unknown = [v for v in variants if v not in workload.variants]
     if unknown:
@@ -85,7 +85,7 @@ def _tensorflow_sync() -> Any:
 
 
 def run(
-    workload: Workload,
+    workload: Runnable,
     variants: Sequence[str] | None = None,
     *,
     size: int | None = None,
