@@ -1,0 +1,44 @@
+"""``perfguide diagnose`` on the command line: its bad input, and a diagnosis printed and written
+to files (in a fresh worker process)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perfguide.cli import main
+
+SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["diagnose", "nowhere.py:f"], "no such file nowhere.py"),
+        (["diagnose", f"{SLOW}:scale", "--input", "float32[x]"], "neither a tensor spec"),
+        (["diagnose", f"{SLOW}:scale", "--json", "/no/such/dir/out.json"], "does not exist"),
+        (["diagnose", f"{SLOW}:nothing", "--processes", "1"], "has no 'nothing'"),
+        (["diagnose", f"{SLOW}:product", "--input", "float32[2,3]", "--processes", "1"], "raised"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, fragment):
+    code = main(argv)
+    _, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_prints_a_diagnosis_and_writes_its_files(capsys, tmp_path):
+    json_path, html_path = tmp_path / "d.json", tmp_path / "d.html"
+    argv = ["diagnose", f"{SLOW}:row_norms", "--input", "float32[32,16]", "--quick"]
+    argv += ["--processes", "1", "--json", str(json_path), "--html", str(html_path)]
+    code = main(argv)
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert out.startswith("Short answer: row_norms(float32[32,16]) is ")
+    for part in ("Timed in 1 fresh process,", "Findings:", "- Ops per call", "Recommendations"):
+        assert part in out
+    assert json.loads(json_path.read_text())["diagnosis"]["target"] == "row_norms(float32[32,16])"
+    assert html_path.read_text().startswith("<!DOCTYPE html>")
+    assert main(["show", str(json_path)]) == 0
+    assert "diagnose at size 1 on cpu:" in capsys.readouterr().out
