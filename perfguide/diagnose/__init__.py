@@ -1,7 +1,12 @@
 """``perfguide diagnose``: the guide's measurements turned on the reader's own function.
 
 :mod:`~perfguide.diagnose.target` says what the function and its inputs are (no TensorFlow
-needed), :mod:`~perfguide.diagnose.probe` examines it inside fresh worker processes,
-:mod:`~perfguide.diagnose.examine` drives the workers, :mod:`~perfguide.diagnose.findings`
-judges what they measured, and :mod:`~perfguide.diagnose.report` shows it as text, JSON or HTML.
+needed). Inside fresh worker processes, :mod:`~perfguide.diagnose.loading` loads the reader's
+code and makes its inputs, :mod:`~perfguide.diagnose.forms` checks its forms (a model's from
+:mod:`~perfguide.diagnose.model_forms`) and registers those that compute what the reader's own
+form computes, and :mod:`~perfguide.diagnose.graph_facts`, :mod:`~perfguide.diagnose.retracing`
+and :mod:`~perfguide.diagnose.memory_series` probe it, their failures said in a reader's words
+by :mod:`~perfguide.diagnose.reasons`. :mod:`~perfguide.diagnose.examine` drives the workers,
+:mod:`~perfguide.diagnose.findings` judges what they measured, and
+:mod:`~perfguide.diagnose.report` shows it as text, JSON or HTML.
 """

@@ -10,7 +10,11 @@ from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 
-PROBE = "perfguide.diagnose.probe"
+#: What each worker is set up with (the reader's code registered), and the probes handed it.
+REGISTER = "perfguide.diagnose.forms:register"
+FACTS = "perfguide.diagnose.graph_facts:facts"
+RETRACING = "perfguide.diagnose.retracing:retracing"
+MEMORY = "perfguide.diagnose.memory_series:memory"
 #: Seconds of calls each form's memory series may take in each process: enough calls for a
 #: slope, never more than a few seconds in all.
 MEMORY_BUDGET_S = 0.2
@@ -39,7 +43,7 @@ def examine(
     process (first calls apart; a model's also at another batch size), and each process's
     facts and retracing calls. With ``settle``, a comparison with the reader's own form still
     undecided gets more processes."""
-    registered = workers.prepare(f"{PROBE}:register", spec=target.to_json())[0]
+    registered = workers.prepare(REGISTER, spec=target.to_json())[0]
     forms = _settle(registered["variants"], registered["as_written"]) if settle else []
     measurements = workers.run(WORKLOAD, quick=quick, settle=forms, peak=True)
     if registered.get("training"):
@@ -57,9 +61,9 @@ def examine(
         measurements=measurements,
         other_batch=other_batch,
         registered=registered,
-        facts=workers.call(f"{PROBE}:facts"),
-        retracing=workers.call(f"{PROBE}:retracing"),
-        memory=workers.call(f"{PROBE}:memory", calls=calls),
+        facts=workers.call(FACTS, prepared=REGISTER),
+        retracing=workers.call(RETRACING, prepared=REGISTER),
+        memory=workers.call(MEMORY, prepared=REGISTER, calls=calls),
         limits=workers.machine_limits,
     )
 

@@ -8,7 +8,7 @@ a dtype and a shape (``float32[32,128]``, ``int32[32]``, ``float32[]`` for a sca
 with seeded random values, or a Python number as itself (``3``, ``0.5``). Or they come from a
 factory (``file.py:make_inputs``) that returns them. Parsing here needs no TensorFlow, so bad
 input is refused before any process starts; the worker that runs the function turns the specs
-into tensors (:mod:`perfguide.diagnose.probe`).
+into tensors (:mod:`perfguide.diagnose.loading`).
 
 >>> InputSpec.parse("float32[32,128]")
 InputSpec(dtype='float32', shape=(32, 128), number=None)

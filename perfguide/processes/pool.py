@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the worke
 #: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
 #: slow process.
 PROCESSES = 3
+
+
 class Settling(Protocol):
     """A comparison that more processes may decide (:class:`perfguide.report.claims.Faster`
     is one): the variants it compares, and whether it is decided on ``measurements``."""
@@ -240,7 +242,7 @@ class Workers:
         for worker in started:
             self._ready(worker)
             for target, kwargs in self._preparations.items():
-                self._call_on(worker, target, kwargs)
+                self._prepare_on(worker, target, kwargs)
 
     def run(
         self,
@@ -289,27 +291,43 @@ class Workers:
             ]
         return measured
 
-    def call(self, target: str, **kwargs: Any) -> list[Any]:
+    def call(self, target: str, *, prepared: str | None = None, **kwargs: Any) -> list[Any]:
         """What ``target`` ("package.module:function", returning plain JSON data) returns when
-        called with ``kwargs`` in each worker, one after another: one result per process."""
-        return [self.call_in(i, target, **kwargs) for i in range(len(self._workers))]
+        called with ``kwargs`` in each worker, one after another: one result per process. With
+        ``prepared`` (a :meth:`prepare` target), it is handed what that target returned in the
+        worker as its first argument."""
+        return [
+            self.call_in(i, target, prepared=prepared, **kwargs) for i in range(len(self._workers))
+        ]
 
-    def call_in(self, index: int, target: str, **kwargs: Any) -> Any:
-        """What ``target`` returns when called with ``kwargs`` in the ``index``-th worker."""
-        return self._call_on(self._workers[index], target, kwargs)
+    def call_in(
+        self, index: int, target: str, *, prepared: str | None = None, **kwargs: Any
+    ) -> Any:
+        """What ``target`` returns when called with ``kwargs`` in the ``index``-th worker (see
+        :meth:`call` for ``prepared``)."""
+        request = {"call": target, "kwargs": kwargs}
+        if prepared is not None:
+            request["prepared"] = prepared
+        return self._answer_on(self._workers[index], request)
 
     def prepare(self, target: str, **kwargs: Any) -> list[Any]:
-        """:meth:`call` for a call that sets a process up (registers a workload, say, which a
-        later call of the same target replaces): made in every worker, and in each one started
-        later for an undecided comparison, so that every process a job runs in is set up alike;
-        one result per process of :meth:`call`."""
+        """Set every worker up with ``target`` ("package.module:function") called with
+        ``kwargs``, and each one started later for an undecided comparison, so that every
+        process a job runs in is set up alike. Each worker holds what it returns (a
+        :class:`~perfguide.processes.worker.Prepared`, in place of what the same target
+        returned before): jobs may name its workloads, and :meth:`call` hands it to a function.
+        Each worker's answer (what it holds says, as plain JSON data), one per process as
+        :meth:`call` returns."""
         self._preparations[target] = kwargs
         for worker in self._extra:
-            self._call_on(worker, target, kwargs)
-        return self.call(target, **kwargs)
+            self._prepare_on(worker, target, kwargs)
+        return [self._prepare_on(worker, target, kwargs) for worker in self._workers]
 
-    def _call_on(self, worker: _Worker, target: str, kwargs: dict[str, Any]) -> Any:
-        worker.send({"call": target, "kwargs": kwargs})
+    def _prepare_on(self, worker: _Worker, target: str, kwargs: dict[str, Any]) -> Any:
+        return self._answer_on(worker, {"prepare": target, "kwargs": kwargs})
+
+    def _answer_on(self, worker: _Worker, request: dict[str, Any]) -> Any:
+        worker.send(request)
         return worker.receive(self.timeout_s, self.progress)["result"]
 
     def trace(self, index: int, workload: Workload, variant: str, size: int, logdir: str) -> str:

@@ -10,7 +10,13 @@ once, says it is ready, then answers requests read from stdin, one JSON object a
 * ``{"job": {...}}``: a :class:`Job`'s measurements, stamped with this process's name;
 * ``{"call": "package.module:function", "kwargs": {...}}``: what that function returns (plain
   JSON data): a measurement a workload's harness cannot take, such as what a naive timer
-  reports, taken in this fresh process all the same;
+  reports, taken in this fresh process all the same; with ``"prepared": "package.module:f"``,
+  the function is handed what ``f`` prepared (below) as its first argument;
+* ``{"prepare": "package.module:f", "kwargs": {...}}``: ``f`` sets the worker up: what it
+  returns (a :class:`Prepared`, such as the reader's code registered by
+  :func:`perfguide.diagnose.forms.register`) is held, in place of what ``f`` returned before;
+  later jobs may name its workloads beside the chapters' ones, and the answer is its
+  ``answer``;
 
 each answer one JSON line on a private copy of its stdout, after any number of ``{"progress":
 step}`` lines. Whatever else writes to stdout (a stray ``print``) goes to stderr instead, so it
@@ -20,6 +26,7 @@ worker stops when stdin closes (its parent is done or gone).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import importlib
 import inspect
@@ -27,9 +34,13 @@ import json
 import os
 import sys
 import uuid
-from typing import Any, NamedTuple, TextIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO, runtime_checkable
 
 from perfguide.processes.fresh import BadInput
+
+if TYPE_CHECKING:
+    from perfguide.measure.runner import Workload
 
 
 class Job(NamedTuple):
@@ -50,6 +61,15 @@ class Job(NamedTuple):
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Job:
         return cls(**{**fields, "variants": tuple(fields["variants"])})
+
+
+@runtime_checkable
+class Prepared(Protocol):
+    """What a ``prepare`` request's function returns, which the worker holds: ``workloads`` by
+    name, which jobs may name, and the ``answer`` to the request (plain JSON data)."""
+
+    workloads: Mapping[str, Workload]
+    answer: Any
 
 
 #: Calls of a variant a profiler trace holds (:func:`trace_variant`).
@@ -73,20 +93,48 @@ def _answer(channel: TextIO, message: dict[str, Any]) -> None:
     channel.flush()
 
 
-def _call(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a ``call`` request: the function's result, or why it cannot be called."""
+def _call(target: str, kwargs: dict[str, Any], *first: Any) -> dict[str, Any]:
+    """The function's result, called with ``first`` and ``kwargs``, or why it cannot be called."""
     module_name, _, name = target.partition(":")
     try:
         function = getattr(importlib.import_module(module_name), name)
-        inspect.signature(function).bind(**kwargs)
+        inspect.signature(function).bind(*first, **kwargs)
     except (ImportError, AttributeError, TypeError, ValueError) as error:
         return {"error": f"cannot call {target}: {error}", "usage": True}
     try:
-        return {"result": function(**kwargs)}
+        return {"result": function(*first, **kwargs)}
     except BadInput as error:
         return {"error": str(error), "usage": True}
     except Exception as error:  # the function's own failure: the worker stays to serve on
         return {"error": f"{target} raised {type(error).__name__}: {error}"}
+
+
+def _call_request(request: dict[str, Any], held: dict[str, Prepared]) -> dict[str, Any]:
+    """The answer to a ``call`` request, handed what it names as ``prepared`` if it does."""
+    on = request.get("prepared")
+    if on is None:
+        return _call(request["call"], request["kwargs"])
+    if on not in held:
+        return {"error": f"nothing was prepared by {on} in this process", "usage": True}
+    return _call(request["call"], request["kwargs"], held[on])
+
+
+def _prepare(request: dict[str, Any], held: dict[str, Prepared]) -> dict[str, Any]:
+    """The answer to a ``prepare`` request; what its function returned is held."""
+    target = request["prepare"]
+    answer = _call(target, request["kwargs"])
+    if "result" not in answer:
+        return answer
+    if not isinstance(answer["result"], Prepared):
+        return {"error": f"{target} returned no workloads and answer to hold", "usage": True}
+    held[target] = answer["result"]
+    return {"result": held[target].answer}
+
+
+def _workload(name: str, chapters: Mapping[str, Workload], held: dict[str, Prepared]) -> Workload:
+    """The chapters' workload ``name``, else the one of that name a prepare call left held
+    (which never hides a chapter's); KeyError if there is none."""
+    return collections.ChainMap(chapters, *(prepared.workloads for prepared in held.values()))[name]
 
 
 def _serve(channel: TextIO, device: str) -> None:
@@ -97,6 +145,7 @@ def _serve(channel: TextIO, device: str) -> None:
 
     name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     record = environment.collect()
+    held: dict[str, Prepared] = {}
     _answer(channel, {"ready": name})
     for line in sys.stdin:
         request = json.loads(line)
@@ -106,12 +155,15 @@ def _serve(channel: TextIO, device: str) -> None:
             _answer(channel, {"environment": record})
             continue
         if "call" in request:
-            _answer(channel, _call(request["call"], request["kwargs"]))
+            _answer(channel, _call_request(request, held))
+            continue
+        if "prepare" in request:
+            _answer(channel, _prepare(request, held))
             continue
         job = Job.from_json(request["job"])
         try:
             measurements = runner.run(
-                WORKLOADS[job.workload],
+                _workload(job.workload, WORKLOADS, held),
                 job.variants or None,
                 size=job.size,
                 quick=job.quick,

@@ -1,0 +1,302 @@
+"""The forms of the reader's code, checked and registered inside a worker process (see
+:mod:`perfguide.diagnose`).
+
+:func:`register` loads the function (or saved Keras model), makes its arguments, checks that
+its other forms compute what the reader's own form computes (for a function, ``tf.function``
+and ``jit_compile=True``; for a model, Keras's other ways to predict, the serving runtimes and
+the ways to train, from :mod:`~perfguide.diagnose.model_forms`), and returns the forms that do
+as a :class:`Registered`, which the worker holds: it times its workloads like any chapter's
+variants, and hands it to the probes (:mod:`~perfguide.diagnose.graph_facts`,
+:mod:`~perfguide.diagnose.retracing`, :mod:`~perfguide.diagnose.memory_series`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from perfguide.diagnose.loading import arguments, load, load_model, materialize, reader_call
+from perfguide.diagnose.model_forms import (
+    INFERENCE_FORMS,
+    SERVING_FORMS,
+    TRAINING_FORMS,
+    batch_bytes,
+    epoch_steps,
+    infer,
+    inference_call,
+    model_batch,
+    other_batch,
+    rebatched,
+    trained_weights,
+    training_call,
+    trains,
+)
+from perfguide.diagnose.reasons import reader_files, why_not
+from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.measure.timer import Timed
+from perfguide.workloads.base import Workload, call_of
+
+#: How far a form's result may be from the eager one's, relative to the result's largest
+#: element (XLA may sum in another order).
+RTOL, ATOL = 1e-3, 1e-5
+
+
+@dataclasses.dataclass
+class Registered:
+    """The reader's code as registered in a worker process, which holds it (see
+    :mod:`perfguide.processes.worker`).
+
+    ``target`` is what the reader named; ``python`` the Python function a graph of it is traced
+    from (a model's forward pass) and ``args`` its arguments; ``makers`` make each form's timed
+    call; ``workloads`` are its forms that compute what the reader's own form computes, as
+    workloads by name (:data:`~perfguide.diagnose.target.WORKLOAD`, and for a model
+    :data:`~perfguide.diagnose.target.BATCH_WORKLOAD` and
+    :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`); ``answer`` is what the parent
+    process is told (plain data: the forms registered, why the others were not, which form the
+    code runs as written); ``conversions`` is the folder a model is converted into for the
+    serving runtimes, removed with this object.
+    """
+
+    target: Target
+    python: Callable[..., Any]
+    args: tuple[Any, ...]
+    makers: dict[str, Callable[[], Timed]]
+    workloads: dict[str, Workload]
+    answer: dict[str, Any]
+    conversions: tempfile.TemporaryDirectory[str] | None = None
+
+
+def register(spec: dict[str, Any]) -> Registered:
+    """Load ``spec`` (:meth:`Target.to_json`), check its forms, and register those that compute
+    what the reader's own form computes (see :class:`Registered`)."""
+    target = Target.from_json(spec)
+    return _register_model(target) if target.is_model else _register_function(target)
+
+
+# -- Whether a form computes what the reader's own form computes -------------------------------
+
+
+def difference(expected: list[np.ndarray], got: list[np.ndarray]) -> str | None:
+    """Why ``got`` is not ``expected`` within :data:`RTOL`/:data:`ATOL`, or None."""
+    if len(expected) != len(got):
+        return f"returns {len(got)} values, not {len(expected)}"
+    for i, (a, b) in enumerate(zip(expected, got, strict=True)):
+        if a.shape != b.shape:
+            return f"value {i} has shape {b.shape}, not {a.shape}"
+        if a.dtype.kind in "fc" and a.size:
+            # Against the result's scale: a sum in another order moves every element by a
+            # share of the terms' size, which an element near zero does not have.
+            a, b = a.astype(np.float64), b.astype(np.float64)
+            if not np.array_equal(np.isnan(a), np.isnan(b)):
+                return f"value {i} has NaN in other places"
+            worst = float(np.nanmax(np.abs(a - b), initial=0.0))
+            if worst > ATOL + RTOL * float(np.nanmax(np.abs(a), initial=0.0)):
+                return f"value {i} differs by up to {worst:.3g}"
+        if a.dtype.kind not in "fc" and not np.array_equal(a, b):
+            return f"value {i} differs"
+    return None
+
+
+def _checked(
+    makers: dict[str, Callable[[], Timed]],
+    target: Target,
+    outcome: Callable[[str], list[np.ndarray]] | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """The forms of ``makers`` whose ``outcome`` (by default, what one call returns) agrees with
+    the first form's (the reader's own way: its failure is bad input), and why the others do
+    not."""
+    outcome = outcome or (lambda form: materialize(makers[form]()()))
+    first, *others = makers
+    expected = reader_call(target.describe(), lambda: outcome(first))
+    variants, problems = [first], {}
+    for form in others:
+        try:
+            got = outcome(form)
+        except Exception as error:  # e.g. an op XLA cannot compile: that form is out
+            problems[form] = why_not(error, reader_files(target))
+            continue
+        if (why := difference(expected, got)) is not None:
+            problems[form] = f"not the same result: {why}"
+        else:
+            variants.append(form)
+    return variants, problems
+
+
+def _differences(makers: dict[str, Callable[[], Timed]], forms: list[str]) -> dict[str, float]:
+    """How far each of ``forms`` answers from the reader's own way (the first maker's), as a
+    share of its largest answer."""
+    first = next(iter(makers))
+    expected = np.concatenate([a.ravel() for a in materialize(makers[first]()())]).astype(float)
+    scale = float(np.max(np.abs(expected), initial=0.0)) or 1.0
+    shares = {}
+    for form in forms:
+        got = np.concatenate([a.ravel() for a in materialize(makers[form]()())]).astype(float)
+        shares[form] = float(np.max(np.abs(got - expected), initial=0.0)) / scale
+    return shares
+
+
+def _workload(
+    name: str,
+    target: Target,
+    unit: str,
+    makers: dict[str, Callable[[], Timed]],
+    variants: list[str],
+) -> Workload:
+    """The ``variants`` of ``makers`` as workload ``name``, the first maker's form its baseline,
+    timed per ``unit``."""
+    return Workload(
+        name=name,
+        question=f"Why is {target.describe()} slow?",
+        unit=unit,
+        size_name="calls",
+        default_size=1,
+        baseline=next(iter(makers)),
+        variants=tuple(variants),
+        make_call=lambda variant, size: makers[variant](),
+    )
+
+
+# -- A function's forms ------------------------------------------------------------------------
+
+
+def forms(python: Callable[..., Any]) -> dict[str, Callable[[], Any]]:
+    """Makers of each form of ``python``: a new ``tf.function`` each time, so its first call
+    traces (and compiles) anew."""
+    return {
+        "eager": lambda: python,
+        "tf-function": lambda: tf.function(python),
+        "jit-compile": lambda: tf.function(python, jit_compile=True),
+    }
+
+
+def _function_call(make: Callable[[], Any], args: tuple[Any, ...]) -> Timed:
+    return call_of(make(), *args)
+
+
+def _untried(args: tuple[Any, ...]) -> dict[str, str]:
+    """Forms never tried on ``args``, and why."""
+    # TensorFlow 2.21 aborts the whole process when XLA is handed a string.
+    strings = [str(i + 1) for i, a in enumerate(args) if tf.is_tensor(a) and a.dtype == tf.string]
+    if not strings:
+        return {}
+    return {
+        "jit-compile": (
+            f"XLA takes no string tensors (argument {', '.join(strings)}); TensorFlow aborts "
+            "the process when a compiled function is called with one, so it was not tried"
+        )
+    }
+
+
+def _register_function(target: Target) -> Registered:
+    function = load(target.function)
+    args = arguments(target)
+    python = getattr(function, "python_function", function)  # a tf.function's own Python
+    untried = _untried(args)
+    makers = {
+        form: functools.partial(_function_call, make, args)
+        for form, make in forms(python).items()
+        if form not in untried
+    }
+    variants, problems = _checked(makers, target)
+    # A tf.function runs as one as written, if that form computes the same result.
+    as_written = "tf-function" if python is not function and "tf-function" in variants else "eager"
+    answer = {
+        "variants": variants,
+        "problems": problems | untried,
+        "as_written": as_written,
+        "kind": "function",
+    }
+    workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
+    return Registered(target, python, args, makers, workloads, answer)
+
+
+# -- A model's forms ---------------------------------------------------------------------------
+
+
+def _register_model(target: Target) -> Registered:
+    model = _model(target)
+    x, y = reader_call(target.describe(), lambda: model_batch(target, model))
+    registered = _register_inference(target, model, x)
+    if not isinstance(x, (list, tuple)):  # a batch of one input can be cut and repeated
+        _add_other_batch(registered, model, x)
+    if trains(model):
+        _add_training(registered, x, y)
+    return registered
+
+
+def _model(target: Target) -> Any:
+    """The saved model, loaded after the inputs factory's module, which may define (and
+    register) the model's own layers."""
+    if target.factory is not None:
+        load(target.factory)
+    return load_model(target.function)
+
+
+def _register_inference(target: Target, model: Any, x: Any) -> Registered:
+    """The model's inference forms that answer as the reader's own way does, per call on the
+    reader's batch ``x``; the serving runtimes' answers' distance from it."""
+    conversions = tempfile.TemporaryDirectory(prefix="perfguide-diagnose-")
+    makers = {
+        form: functools.partial(inference_call, form, model, x, Path(conversions.name))
+        for form in INFERENCE_FORMS + SERVING_FORMS
+    }
+    variants, problems = _checked(makers, target)
+    answer = {
+        "variants": variants,
+        "problems": problems,
+        "as_written": INFERENCE_FORMS[0],
+        "kind": "model",
+        "differences": _differences(makers, [f for f in variants if f in SERVING_FORMS]),
+    }
+    workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
+    python = functools.partial(infer, model)
+    return Registered(target, python, (x,), makers, workloads, answer, conversions)
+
+
+def _add_other_batch(registered: Registered, model: Any, x: Any) -> None:
+    """Add the inference forms at :func:`~perfguide.diagnose.model_forms.other_batch`, timed
+    per request, as :data:`~perfguide.diagnose.target.BATCH_WORKLOAD`."""
+    size = other_batch(len(x))
+    conversions = Path(registered.conversions.name)
+
+    def make_call(form: str, n: int) -> Timed:
+        timed = inference_call(form, model, rebatched(x, n), conversions)
+        return dataclasses.replace(timed, units_per_call=n)
+
+    registered.workloads[BATCH_WORKLOAD] = dataclasses.replace(
+        registered.workloads[WORKLOAD],
+        name=BATCH_WORKLOAD,
+        unit="request",
+        size_name="requests per batch",
+        default_size=size,
+        make_call=make_call,
+    )
+    registered.answer |= {"batch": len(x), "other_batch": size}
+
+
+def _add_training(registered: Registered, x: Any, y: Any) -> None:
+    """Add the training forms that train the weights fit trains, each on a fresh load of the
+    model and timed per step, as :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`."""
+    target, path = registered.target, registered.target.function
+    epoch = epoch_steps(batch_bytes(x, y))
+    makers = {
+        form: lambda form=form: training_call(form, load_model(path), x, y, epoch)
+        for form in TRAINING_FORMS
+    }
+    steps, problems = _checked(makers, target, functools.partial(trained_weights, path, x, y))
+    registered.workloads[TRAINING_WORKLOAD] = _workload(
+        TRAINING_WORKLOAD, target, "step", makers, steps
+    )
+    registered.answer |= {
+        "training": steps,
+        "training_as_written": TRAINING_FORMS[0],
+        "epoch_steps": epoch,
+    }
+    registered.answer["problems"] |= problems

@@ -1,0 +1,97 @@
+"""The registered function's retracing, probed inside a worker process (see
+:mod:`perfguide.diagnose`): called as a ``tf.function`` with typical other inputs, each call
+timed and its traces counted, then with the usual fixes. :func:`retracing` returns plain data;
+the parent process judges it (:mod:`perfguide.diagnose.findings`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import tensorflow as tf
+
+from perfguide.diagnose.loading import materialize
+from perfguide.diagnose.reasons import reader_files, why_not
+from perfguide.measure.memory import resident_bytes
+from perfguide.measure.timer import measure
+
+if TYPE_CHECKING:
+    from perfguide.diagnose.forms import Registered
+
+
+def retracing(registered: Registered) -> dict[str, Any]:
+    """The registered function as a ``tf.function`` called with the original arguments and then
+    :func:`_varied` ones (each call's seconds and whether it traced), a steady call's seconds,
+    and the same calls with ``reduce_retracing=True`` and Python numbers passed as tensors (the
+    usual fixes). Where the function cannot be traced, ``error`` says why; where only the fix
+    fails (a relaxed shape the function cannot take), ``fixed_error`` does."""
+    python, args = registered.python, registered.args
+    files = reader_files(registered.target)
+    varied = [(label, a) for label, a in _varied(args) if _accepts(python, a)]
+    calls = [args] + [a for _, a in varied]
+    answer: dict[str, Any] = {"varied": [label for label, _ in varied]}
+    try:
+        function = tf.function(python)
+        as_written = _sequence(function, calls)
+        steady = measure(function, *args, label="steady", min_block_s=0.02, blocks=5).median_s
+    except Exception as error:  # not traceable, or not for some varied input: no finding here
+        return answer | {"varied": [], "error": why_not(error, files)}
+    answer |= {"calls": as_written, "steady_s": steady}
+    relaxed = tf.function(python, reduce_retracing=True)
+    try:
+        fixed = _sequence(relaxed, [_as_tensors(a) for a in calls])
+    except Exception as error:  # e.g. Python that needs the batch size, now unknown
+        return answer | {"fixed_calls": [], "fixed_error": why_not(error, files)}
+    return answer | {"fixed_calls": fixed}
+
+
+def _varied(args: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...]]]:
+    """Typical other calls: each tensor's first dimension doubled, then plus one (all tensors
+    together: a batch), and each Python number or scalar tensor as other Python numbers."""
+    calls = []
+    tensors = [i for i, a in enumerate(args) if tf.is_tensor(a) and a.shape.rank]
+    for label, grow in (("batch doubled", lambda n: 2 * n), ("batch plus one", lambda n: n + 1)):
+        if tensors:
+            changed = list(args)
+            for i in tensors:
+                changed[i] = tf.concat([args[i]] * 2, axis=0)[: grow(args[i].shape[0])]
+            calls.append((label, tuple(changed)))
+    for i, a in enumerate(args):
+        number = tf.is_tensor(a) and (a.dtype.is_floating or a.dtype.is_integer)
+        scalar = isinstance(a, (int, float)) or (number and a.shape.rank == 0)
+        if scalar and not isinstance(a, bool):
+            value = a if isinstance(a, (int, float)) else a.numpy().item()
+            for step in (1, 2):
+                changed = list(args)
+                changed[i] = type(value)(value + step)
+                label = f"argument {i + 1} as the Python number {changed[i]}"
+                calls.append((label, tuple(changed)))
+    return calls
+
+
+def _accepts(python: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+    try:
+        materialize(python(*args))
+    except Exception:  # a variation the function cannot take (fixed shapes) is not typical
+        return False
+    return True
+
+
+def _as_tensors(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(tf.constant(a) if isinstance(a, (int, float)) else a for a in args)
+
+
+def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """Each of ``calls`` of a fresh ``function``: its seconds, whether it traced, and the bytes
+    the process held after it beyond before it (what a trace keeps)."""
+    timed = []
+    for args in calls:
+        before, held = function.experimental_get_tracing_count(), resident_bytes()
+        start = time.perf_counter()
+        materialize(function(*args))
+        seconds = time.perf_counter() - start
+        traced = function.experimental_get_tracing_count() > before
+        timed.append({"s": seconds, "traced": traced, "bytes": resident_bytes() - held})
+    return timed
