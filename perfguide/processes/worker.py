@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO, runtime_che
 from perfguide.processes.fresh import BadInput
 
 if TYPE_CHECKING:
-    from perfguide.measure.runner import Workload
+    from perfguide.measure.runner import Runnable
 
 
 class Job(NamedTuple):
@@ -68,7 +68,7 @@ class Prepared(Protocol):
     """What a ``prepare`` request's function returns, which the worker holds: ``workloads`` by
     name, which jobs may name, and the ``answer`` to the request (plain JSON data)."""
 
-    workloads: Mapping[str, Workload]
+    workloads: Mapping[str, Runnable]
     answer: Any
 
 
@@ -131,7 +131,7 @@ def _prepare(request: dict[str, Any], held: dict[str, Prepared]) -> dict[str, An
     return {"result": held[target].answer}
 
 
-def _workload(name: str, chapters: Mapping[str, Workload], held: dict[str, Prepared]) -> Workload:
+def _workload(name: str, chapters: Mapping[str, Runnable], held: dict[str, Prepared]) -> Runnable:
     """The chapters' workload ``name``, else the one of that name a prepare call left held
     (which never hides a chapter's); KeyError if there is none."""
     return collections.ChainMap(chapters, *(prepared.workloads for prepared in held.values()))[name]
