@@ -20,8 +20,8 @@ recommendation a claim checked on your function, with the chapter that explains 
 that measured slower, or could not be told apart, is listed as measured, never as advice; where
 nothing beats your code, the answer is to keep it. Other forms are alternatives, so of those
 that beat your code only the ones the numbers cannot tell from the fastest are advised (another
-is listed as measured, with how much slower it was), and a change is called worth most only
-with its margin over the runner-up; where they tie, the answer names them together. A form
+is listed as measured, with how much slower it was), and a change is put first only with its
+margin over the runner-up; where they tie, the answer names them together. A form
 that cannot be built (a function that reads ``.numpy()``, needs a static batch size or makes a
 variable at every call) is a finding with its reason and your source line, and the rest is
 still measured. The first line printed is the answer; ``--json`` also carries every finding
