@@ -197,7 +197,7 @@ def offline_run_times(app, docname, source):
 # -- Chapters: the guide's own calls run but stay out of view (sphinx-gallery's ignore markers).
 # A code cell made only of them leaves an empty code block, which would show as an empty box. --
 _EMPTY_CODE_BLOCK = re.compile(
-    r"^\.\. code-block:: python\n(?:   :[\w-]+:.*\n)*\n(?=\n*(?:\S|\Z))", re.MULTILINE
+    r"^\.\. code-block:: [Pp]ython\n(?:   :[\w-]+:.*\n)*\n(?=\n*(?:\S|\Z))", re.MULTILINE
 )
 
 
