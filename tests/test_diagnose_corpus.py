@@ -13,7 +13,8 @@ import diagnose_corpus
 import pytest
 
 from perfguide.cli import main
-from perfguide.diagnose import findings, report
+from perfguide.diagnose import report
+from perfguide.diagnose.evidence import KINDS
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.measure import limits
@@ -66,14 +67,14 @@ def assert_sound(found, evidence):
                 assert Faster(form, other).check(evidence.measurements).held is not True
     assert unseparated_winners(report.text(found, evidence)) == []
     for finding in found.findings:
-        assert finding.kind in findings.KINDS
+        assert finding.kind in KINDS
         shares = [
             float(p) for p in re.findall(r"([0-9.]+) % of the (?:peak|measured)", finding.measured)
         ]
         assert all(share <= 100 for share in shares) or "caches" in finding.measured, finding
     record = json.loads(json.dumps(report.to_json(found)))
     assert record["short_answer"] == found.short_answer()
-    assert all(f["kind"] in findings.KINDS for f in record["findings"])
+    assert all(f["kind"] in KINDS for f in record["findings"])
 
 
 #: What the diagnosis must find in some of the functions (counts and failures, not speed).

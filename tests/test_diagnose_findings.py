@@ -1,4 +1,5 @@
-"""The logic of ``perfguide diagnose``'s verdicts (:mod:`perfguide.diagnose.findings`) and how
+"""The logic of ``perfguide diagnose``'s verdicts (:mod:`perfguide.diagnose.findings`, with the
+bound and the advice it puts together) and how
 they are shown (:mod:`perfguide.diagnose.report`), on made-up measurements: no speed is
 asserted, and no process is started."""
 
@@ -8,10 +9,13 @@ import json
 import pytest
 
 from perfguide.diagnose import findings, report
+from perfguide.diagnose.advice import FORM_ADVICE
+from perfguide.diagnose.evidence import Evidence
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
+from perfguide.report.chapters import chapter
 from perfguide.report.claims import Faster
 from perfguide.report.ranking import AHEAD, unseparated_winners
 
@@ -39,7 +43,7 @@ def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None, s
         "ops": 10, "flops": 1000, "bytes": 1000, "outside_graph": [],
         "eager_op_s": 10e-6, "op_time_s": None,
     }  # fmt: skip
-    return findings.Evidence(
+    return Evidence(
         target="f(float32[4])",
         measurements=measurements,
         registered=registered or {"variants": list(forms), "problems": {}, "as_written": "eager"},
@@ -264,9 +268,9 @@ def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     text = report.text(found, measured)
     recommended = text.split("Recommendations, each measured on this function:\n")[1]
     assert recommended.startswith("- Keep it as written (eager): no other form was faster")
-    assert "Measured, not advised here:\n- Wrap it in tf.function: 4.00x slower" in text
+    assert "Did not pay here:\n- Wrap it in tf.function: 4.00x slower" in text
     page = report.html_page(found, measured)
-    assert "<h2>Measured, not advised here</h2>" in page
+    assert "<h2>Did not pay here</h2>" in page
     advice = json.loads(json.dumps(report.to_json(found)))["advice"]
     assert [(a["kind"], a["advised"]) for a in advice] == [("keep", True), ("form", False)]
 
@@ -411,10 +415,12 @@ def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
     answer = found.short_answer()
     assert "drop tf.function, 8.72x faster here" in answer and "jit_compile" not in answer
     text = report.text(found, measured)
-    not_advised = text.split("Measured, not advised here:\n")[1]
-    assert not_advised.startswith("- Compile it with tf.function(jit_compile=True): 1.60x faster")
-    assert "  not advised: 5.45x slower than eager, which is advised" in not_advised
-    assert "Not advised: 5.45x slower than eager" in report.html_page(found, measured)
+    beaten = text.split("Paid, but clearly slower than what is advised:\n")[1]
+    assert beaten.startswith("- Compile it with tf.function(jit_compile=True): 1.60x faster")
+    assert "\n  5.45x slower than eager, which is advised\n" in beaten
+    page = report.html_page(found, measured)
+    assert "<h2>Paid, but clearly slower than what is advised</h2>" in page
+    assert "5.45x slower than eager, which is advised<br>" in page
     advice = json.loads(json.dumps(report.to_json(found)))["advice"]
     assert [(a["form"], a["advised"], bool(a["why_not"])) for a in advice] == [
         ("eager", True, False),
@@ -500,3 +506,17 @@ def test_the_fastest_form_at_a_batch_is_not_named_where_tied():
     assert "; litert, 5.88x faster than predict (5.10 ms against 30.0 ms" in tied
     assert "litert was fastest at a batch of 1, " in fastest["Served fastest at a batch of 1"]
     assert unseparated_winners(report.text(found, measured)) == []
+
+
+def test_the_chapters_the_diagnosis_names_come_from_the_guides_table_of_chapters():
+    found, measured = diagnosed("model")
+    topics = {topic for forms in FORM_ADVICE.values() for _, topic in forms.values()}
+    topics |= {a.chapter for a in found.advice}
+    text = report.text(found, measured, "https://example.org/guide/")
+    for topic in topics:
+        assert report.chapter_link(topic) == f"{chapter(topic).page}.html"
+    for a in found.advice:
+        link = report.chapter_link(a.chapter, "https://example.org/guide/")
+        assert f"  why: {chapter(a.chapter).title} {link}" in text
+    (fit,) = [f for f in found.findings if f.kind == "fit-call"]
+    assert fit.measured.endswith(f"(chapter: {chapter('training_loop').title})")

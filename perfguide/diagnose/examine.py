@@ -4,7 +4,8 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.findings import Diagnosis, Evidence, diagnose
+from perfguide.diagnose.evidence import Diagnosis, Evidence
+from perfguide.diagnose.findings import diagnose
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers

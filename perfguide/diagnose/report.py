@@ -16,16 +16,22 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfguide.diagnose.findings import CHAPTERS, Advice, Diagnosis, Evidence
+from perfguide.diagnose.evidence import Advice, Diagnosis, Evidence
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
 from perfguide.report.answers import effect_and_target, verdict_badge
+from perfguide.report.chapters import chapter
 from perfguide.report.compare import Comparison, html_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 DOCS_URL_ENV = "PERFGUIDE_DOCS_URL"
+#: How the report heads the changes measured that are no advice, by why, in the order the
+#: diagnosis lists them: a change that paid but lost clearly to a form advised, then by the
+#: verdict of its claim.
+PAID_BUT_SLOWER = "Paid, but clearly slower than what is advised"
+NO_ADVICE_HEADINGS = {"INCONCLUSIVE": "Too close to call here", "DID NOT HOLD": "Did not pay here"}
 
 
 def docs_url(given: str | None = None) -> str:
@@ -35,14 +41,15 @@ def docs_url(given: str | None = None) -> str:
 
 
 def chapter_link(topic: str, base: str = "") -> str:
-    """The chapter page of ``topic`` under ``base``.
+    """The chapter page of ``topic`` under ``base``, as the guide's table of chapters
+    (:mod:`perfguide.report.chapters`) has it.
 
     >>> chapter_link("tf_function", "https://example.org/guide/")
     'https://example.org/guide/auto_examples/tf_function/plot_tf_function.html'
     >>> chapter_link("eager")
     'auto_examples/eager/plot_eager.html'
     """
-    page = f"auto_examples/{topic}/plot_{topic}.html"
+    page = f"{chapter(topic).page}.html"
     return f"{base.rstrip('/')}/{page}" if base else page
 
 
@@ -79,20 +86,25 @@ def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
             effect = effect_and_target(a.claim.effect, a.claim.target)
             lines.append(f"- {a.advice}: {effect} ({a.claim.verdict}: {a.claim.evidence})")
             if a.why_not:
-                lines.append(f"  not advised: {a.why_not}")
-            lines.append(f"  why: {CHAPTERS[a.chapter]} {chapter_link(a.chapter, base)}")
+                lines.append(f"  {a.why_not}")
+            lines.append(f"  why: {chapter(a.chapter).title} {chapter_link(a.chapter, base)}")
     return "\n".join(lines)
 
 
 def _advice_lists(diagnosis: Diagnosis, what: str) -> list[tuple[str, list[Advice]]]:
-    """The advice whose claims held, and the changes measured that did not pay or could not be
-    told here (never given as advice), each under its title, leaving out an empty one."""
+    """The advice, then the changes measured that are no advice, grouped by why: those that
+    paid but lost clearly to a form advised, those too close to call, those that did not pay;
+    each list under its title, leaving out an empty one."""
+    advised = [a for a in diagnosis.advice if a.advised]
+    beaten = [a for a in diagnosis.advice if a.why_not]
+    rest = [a for a in diagnosis.advice if not a.advised and not a.why_not]
     lists = [
-        (
-            f"Recommendations, each measured on this {what}",
-            [a for a in diagnosis.advice if a.advised],
+        (f"Recommendations, each measured on this {what}", advised),
+        (PAID_BUT_SLOWER, beaten),
+        *(
+            (heading, [a for a in rest if a.claim.verdict == verdict])
+            for verdict, heading in NO_ADVICE_HEADINGS.items()
         ),
-        ("Measured, not advised here", [a for a in diagnosis.advice if not a.advised]),
     ]
     return [(title, advice) for title, advice in lists if advice]
 
@@ -134,15 +146,15 @@ td,th{padding:.2rem .6rem;text-align:right;border-bottom:1px solid #ddd}
 
 
 def _advice_html(a: Advice, base: str) -> str:
-    """One change as a list item: its effect, verdict and evidence, why it is not advised
-    where its claim held all the same, and the chapter that explains it."""
-    not_advised = f"Not advised: {html.escape(a.why_not)}<br>" if a.why_not else ""
+    """One change as a list item: its effect, verdict and evidence, how much slower it was
+    than the form advised where it paid but lost to it, and the chapter that explains it."""
+    beaten = f"{html.escape(a.why_not)}<br>" if a.why_not else ""
     return (
         f"<li><strong>{html.escape(a.advice)}</strong>: "
         f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
-        f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>{not_advised}"
+        f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>{beaten}"
         f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
-        f"{html.escape(CHAPTERS[a.chapter])}</a></li>"
+        f"{html.escape(chapter(a.chapter).title)}</a></li>"
     )
 
 

@@ -1,0 +1,186 @@
+"""The changes measured on the reader's code, each against the form it runs as written (a plain
+function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fit`` over an
+epoch); only a change whose claim held is advice.
+
+- another **form**: forms are alternatives, so of those that held only the ones tied with the
+  fastest are advised (:func:`~perfguide.report.ranking.rank`), and one is named worth most only
+  where the numbers separate it from the runner-up; one clearly slower than it says by how much;
+- **keep** the code as written, where no other form was advised as faster;
+- **retracing**: its usual fix, measured over calls with other typical inputs, where the code
+  runs as a graph as written or a graph form is advised (with the finding of how it retraces);
+- **peak**: doing less arithmetic, where the fastest form's calls run near the measured peak.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any
+
+from perfguide.diagnose.bound import NEAR_LIMIT
+from perfguide.diagnose.evidence import Advice, Evidence, Finding
+from perfguide.measure.limits import PEAK, PEAK_FLOPS
+from perfguide.report.claims import Faster, Share, in_common, per_process, ratio_interval
+from perfguide.report.compare import pick
+from perfguide.report.format import format_bytes, format_seconds, format_speedup, three_figures
+from perfguide.report.ranking import Ranking, rank
+
+#: The forms that run the function as a graph (where retracing matters).
+GRAPH_FORMS = ("tf-function", "jit-compile")
+#: A retrace-free sequence must be this much faster for the fix to count.
+RETRACE_FIX = 1.1
+#: What to do where a form beat the reader's own, and the chapter that explains it: for a
+#: function, and for a model.
+FORM_ADVICE = {
+    "function": {
+        "eager": ("Call it eagerly: drop tf.function", "tf_function"),
+        "tf-function": ("Wrap it in tf.function", "tf_function"),
+        "jit-compile": ("Compile it with tf.function(jit_compile=True)", "tf_function"),
+    },
+    "model": {
+        "model-call": ("Call model(x) on a batch instead of predict", "training_loop"),
+        "predict-on-batch": ("Use predict_on_batch for a batch in memory", "training_loop"),
+        "tf-function": ("Call model(x) inside a tf.function", "training_loop"),
+        "saved-model": ("Serve its SavedModel (model.export, tf.saved_model.load)", "serving"),
+        "litert": ("Serve it with LiteRT's interpreter (converted to .tflite)", "serving"),
+        "onnxruntime": ("Serve it with ONNX Runtime (converted with tf2onnx)", "serving"),
+        "train-on-batch": ("Train with train_on_batch per batch, not fit", "training_loop"),
+        "custom-step": ("Train with a custom tf.function step", "training_loop"),
+    },
+}
+
+
+def form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
+    """Each other form against the form the reader's code runs as written, and per unit the
+    ranking of those faster than it. Forms are alternatives: of those, only the ones tied with
+    the fastest are advice, and one clearly slower than it is shown as measured, with why."""
+    advice_for = FORM_ADVICE[evidence.registered.get("kind", "function")]
+    advice, held = [], {}
+    for m in evidence.forms:
+        baseline = evidence.baselines[m.unit]
+        if m.label in advice_for and m.label != baseline:
+            claim = Faster(m.label, baseline).check(evidence.measurements)
+            gain = ratio_interval(evidence.form(baseline), m)[0]  # the claim's own ratio
+            text, chapter = advice_for[m.label]
+            advice.append(Advice(text, claim, chapter, gain, form=m.label))
+            if claim.held:
+                held.setdefault(m.unit, []).append(m.label)
+    rankings = {unit: rank(evidence.measurements, labels) for unit, labels in held.items()}
+    leaders = {label: r for r in rankings.values() for label in r.order}
+    return [_beaten(a, leaders.get(a.form), evidence) for a in advice], rankings
+
+
+def _beaten(advice: Advice, ranking: Ranking | None, evidence: Evidence) -> Advice:
+    """``advice`` not advised where the fastest form that paid beat it clearly, with by how
+    much (the claim's own ratio, over the processes that timed both)."""
+    if ranking is None or advice.form in ranking.tied:
+        return advice
+    leader, slower = in_common(*pick(evidence.measurements, ranking.leader, advice.form))
+    why = (
+        f"{format_speedup(leader.median_s / slower.median_s)} than {ranking.leader}, which is "
+        "advised"
+    )
+    return dataclasses.replace(advice, why_not=why)
+
+
+def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
+    """Keeping the code as written, checked against the fastest other form per call, where
+    no other form was advised as faster."""
+    baseline = evidence.baselines["call"]
+    others = [m for m in evidence.calls if m.label != baseline]
+    if not others or any(a.advised and a.gain > 1 for a in advice):
+        return []
+    other = min(others, key=lambda m: m.median_s)
+    claim = Faster(baseline, other.label).check(evidence.measurements)
+    text = f"Keep it as written ({baseline}): no other form was faster"
+    chapter = "training_loop" if evidence.registered.get("kind") == "model" else "tf_function"
+    return [Advice(text, claim, chapter, 1.0, "keep")]
+
+
+def _traces(runs: list[dict[str, Any]], calls: str) -> tuple[float, int]:
+    """The median count of varied ``calls`` that traced anew, and how many were varied."""
+    traced = [sum(c["traced"] for c in run[calls][1:]) for run in runs]
+    return statistics.median(traced), len(runs[0]["varied"])
+
+
+def _retrace_measured(runs: list[dict[str, Any]]) -> str:
+    """How many varied calls traced anew, and what each retrace cost in steady calls and kept
+    in memory."""
+    traced, varied = _traces(runs, "calls")
+    measured = f"{traced:g} of {varied} varied calls traced anew"
+    costs = [c["s"] - run["steady_s"] for run in runs for c in run["calls"][1:] if c["traced"]]
+    if costs:
+        cost, steady = statistics.median(costs), statistics.median(r["steady_s"] for r in runs)
+        measured += (
+            f", each retrace costing {format_seconds(cost)} "
+            f"({three_figures(cost / steady)} steady calls)"
+        )
+    kept = [c["bytes"] for run in runs for c in run["calls"][1:] if c["traced"] and "bytes" in c]
+    if kept:
+        measured += f" and keeping {format_bytes(statistics.median(kept))} of memory"
+    return measured
+
+
+def retrace_findings(evidence: Evidence, graph_advised: bool) -> tuple[list[Finding], list[Advice]]:
+    """Retracing on other typical inputs, and its usual fix: advice where the code runs as a
+    graph as written, or a graph form is advised; a finding alone otherwise."""
+    runs = [run for run in evidence.retracing if run.get("varied")]
+    if not runs:
+        return [], []
+    what = f"Retracing on other inputs ({'; '.join(runs[0]['varied'])})"
+    measured = _retrace_measured(runs)
+    if failed := next((run["fixed_error"] for run in runs if run.get("fixed_error")), None):
+        static = Finding(
+            "static-shape",
+            "reduce_retracing=True cannot help",
+            f"with shapes relaxed it fails: {failed}; pad inputs to a few batch sizes instead, "
+            "so that each size traces once",
+        )
+        return [Finding("retracing", what, measured), static], []
+    measured += "; with reduce_retracing=True and numbers passed as tensors, {:g} of {}".format(
+        *_traces(runs, "fixed_calls")
+    )
+    as_graph = evidence.baselines["call"] == "tf-function"
+    retraces = _traces(runs, "calls")[0] > 0
+    if retraces and not (as_graph or graph_advised):
+        measured += "; moot while no graph form is faster than the code as written"
+    if not retraces or not (as_graph or graph_advised):
+        return [Finding("retracing", what, measured)], []
+    return [Finding("retracing", what, measured)], [_retrace_advice(runs, as_graph)]
+
+
+def _retrace_advice(runs: list[dict[str, Any]], as_graph: bool) -> Advice:
+    """The usual fix, measured over the varied calls: a speed-up of a ``tf.function`` as
+    written, or how to keep a graph form that is advised."""
+    ratios = [
+        sum(c["s"] for c in run["calls"]) / sum(c["s"] for c in run["fixed_calls"]) for run in runs
+    ]
+    claim = per_process(
+        "reduce_retracing=True and tensors for Python numbers speed up varied calls",
+        ratios,
+        RETRACE_FIX,
+        "faster over the varied calls",
+    )
+    numbers = any("Python number" in label for label in runs[0]["varied"])
+    text = (
+        "pass tensors, not Python numbers, and use reduce_retracing=True or an input_signature"
+        if numbers
+        else "use reduce_retracing=True or an input_signature with a None batch dimension"
+    )
+    if as_graph:
+        return Advice(
+            text[0].upper() + text[1:], claim, "tf_function", statistics.median(ratios), "retracing"
+        )
+    return Advice(f"In the tf.function, {text}", claim, "tf_function", kind="retracing")
+
+
+def peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
+    """Doing less arithmetic, where the fastest form's calls run near the measured peak. Not
+    narrower types: that rests on a lower-precision form measured faster, and none is timed
+    here (the guide measured mixed_float16 several times slower on this kind of CPU)."""
+    if evidence.form(PEAK) is None or compute < NEAR_LIMIT / 2:
+        return []
+    share = Share(evidence.fastest.label, PEAK, NEAR_LIMIT, evidence.fact("flops"), PEAK_FLOPS)
+    claim = share.check(evidence.measurements)
+    advice = "Do less arithmetic: the calls already run near the measured peak"
+    return [Advice(advice, claim, "vectorization", kind="peak")]

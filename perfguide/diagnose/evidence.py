@@ -1,0 +1,194 @@
+"""What ``perfguide diagnose`` measured and what it makes of it: the workers' measurements and
+facts (:class:`Evidence`), and the diagnosis (:class:`Diagnosis`): its findings, each of one of
+the :data:`KINDS`, and the changes measured on the reader's code (:class:`Advice`), each a
+checked claim with the chapter that explains it. :mod:`~perfguide.diagnose.findings` makes the
+one from the other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from typing import Any
+
+from perfguide.measure.limits import PEAK, MachineLimits
+from perfguide.measure.timer import Measurement
+from perfguide.report.claims import Claim
+from perfguide.report.ranking import Ranking
+
+#: The kinds of finding, as the results file names them for an editor or CI to act on.
+KINDS = {
+    "not-a-graph": "the function cannot run as a tf.function: why, and the line",
+    "eager-call": "where an eager call's time goes, where no graph can be measured",
+    "form-not-timed": "a form that could not be built, or computed something else",
+    "leaves-graph": "an op that runs Python from inside the graph, and its line",
+    "python-share": "the share of a graph call spent in Python",
+    "prints-when-tracing": "print (a Python side effect) runs only while tracing",
+    "retracing": "calls with other typical inputs that trace anew, and what each costs",
+    "static-shape": "reduce_retracing cannot help: the function needs static shapes",
+    "eager-dispatch": "ops per call, and what dispatching them eagerly costs",
+    "graph-call": "where a tf.function call's time goes",
+    "limits": "each form's work against the machine's measured peak and bandwidth",
+    "serving": "a serving runtime's speed beside predict's, and how far its answers move",
+    "memory": "each form's memory growth per call after warm-up, and a fix where it grows",
+    "fit-call": "the fixed cost of one fit call, apart from the steps of its epoch",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One line of the findings table: its ``kind`` (one of :data:`KINDS`), what was looked
+    at, and what it measured here."""
+
+    kind: str
+    what: str
+    measured: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Advice:
+    """A change, the claim that measured it on the reader's code, the chapter topic that
+    explains it, its measured ``gain`` over the code as written (times faster; 1 for keeping
+    the code as it is, 0 where it is no speed-up of the code as written) and its ``kind``:
+    "form" (call it another way), "keep", "retracing" or "peak"."""
+
+    advice: str
+    claim: Claim
+    chapter: str
+    gain: float = 0.0
+    kind: str = "form"
+    #: The form a "form" advice says to call it as.
+    form: str = ""
+    #: Why a change whose claim held is still no advice: another form advised measured
+    #: clearly faster, and forms are alternatives.
+    why_not: str = ""
+
+    @property
+    def advised(self) -> bool:
+        """Whether it is advice: only a claim that held makes it so, and only where no
+        alternative advised beat it."""
+        return self.claim.held is True and not self.why_not
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """Everything the workers measured: the forms' :class:`Measurement` s (with the peak's),
+    the registration, and each process's facts and retracing answers."""
+
+    target: str
+    measurements: list[Measurement]
+    registered: dict[str, Any]
+    facts: list[dict[str, Any]]
+    retracing: list[dict[str, Any]]
+    limits: MachineLimits
+    #: A model's inference forms timed per request at another batch size than the reader's
+    #: (kept apart: their labels are the forms' own).
+    other_batch: list[Measurement] = dataclasses.field(default_factory=list)
+    #: Each process's resident series of each form called many times after its timing.
+    memory: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def form(self, label: str) -> Measurement | None:
+        return next((m for m in self.measurements if m.label == label), None)
+
+    @property
+    def forms(self) -> list[Measurement]:
+        return [m for m in self.measurements if m.label != PEAK]
+
+    @property
+    def calls(self) -> list[Measurement]:
+        """The forms timed per call (a model's inference, not its training steps)."""
+        return [m for m in self.forms if m.unit == "call"]
+
+    @property
+    def fastest(self) -> Measurement:
+        """The fastest form per call."""
+        return min(self.calls, key=lambda m: m.median_s)
+
+    @property
+    def baselines(self) -> dict[str, str]:
+        """The form the reader's code runs as written, per unit (call, training step)."""
+        registered = self.registered
+        return {"call": registered["as_written"], "step": registered.get("training_as_written")}
+
+    @property
+    def graph_error(self) -> str | None:
+        """Why the function cannot be traced, if it cannot."""
+        return next((f["graph_error"] for f in self.facts if f.get("graph_error")), None)
+
+    def fact(self, key: str) -> Any:
+        """A fact's median over the processes (the same in each where it is a count)."""
+        values = [f[key] for f in self.facts if f.get(key) is not None]
+        return statistics.median(values) if values else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Diagnosis:
+    """The bound, the findings and the advice, ordered by measured effect (advised first), why
+    the function cannot be traced, if it cannot, and per unit (a call, a training step) the
+    ranking of the forms that were faster than the code as written."""
+
+    target: str
+    bound: str
+    why: str
+    findings: list[Finding]
+    advice: list[Advice]
+    graph_error: str | None = None
+    rankings: dict[str, Ranking] = dataclasses.field(default_factory=dict)
+
+    def leaders(self, unit: str) -> list[Advice]:
+        """The form changes per ``unit`` that pay most, fastest first: one where the numbers
+        separate it from the other forms that paid, else those tied with it."""
+        ranking = self.rankings.get(unit)
+        by_form = {a.form: a for a in self.advice if a.kind == "form"}
+        return [by_form[label] for label in ranking.tied] if ranking else []
+
+    @property
+    def best(self) -> Advice | None:
+        """The best measured change: the form change per call (per training step, where no
+        form per call paid) that the numbers separate from the rest, none where they tie it;
+        else the advised speed-up of another kind with the largest gain, else keeping the code
+        as written where that held; None if none did."""
+        if self.rankings:
+            leaders = self.leaders(next(iter(self.rankings)))
+            return leaders[0] if len(leaders) == 1 else None
+        held = [a for a in self.advice if a.advised and a.gain >= 1]
+        return max(held, key=lambda a: a.gain) if held else None
+
+    def short_answer(self) -> str:
+        changes = [self._lead_sentence(unit) for unit in self.rankings]
+        best = self.best
+        if changes:
+            change = " ".join(changes)
+        elif best is None:
+            change = "No change of how it is called made it clearly faster here."
+        elif best.kind == "keep":
+            change = (
+                f"The best measured change is none: {_lower(best.advice)}; {best.claim.evidence}."
+            )
+        else:
+            change = f"The change that pays: {_lower(best.advice)}, {best.claim.effect} here."
+        if self.graph_error:
+            start = f"{self.target} cannot run as a graph: {self.graph_error}. Eagerly it is"
+        else:
+            start = f"{self.target} is"
+        return f"{start} {self.bound}-bound on this machine: {self.why}. {change}"
+
+    def _lead_sentence(self, unit: str) -> str:
+        """The form change per ``unit`` worth most, with its margin over the runner-up among
+        those that paid; or those tied with it, each with its own gain; or the one that paid."""
+        ranking, (lead, *tied) = self.rankings[unit], self.leaders(unit)
+        change = f"{_lower(lead.advice)}, {lead.claim.effect} here"
+        if tied:
+            changes = " and ".join(f"{_lower(a.advice)} ({a.claim.effect})" for a in [lead, *tied])
+            sentence = f"the changes that pay most are tied: {changes}; {ranking.sentence()}"
+        elif len(ranking.order) == 1:
+            sentence = f"the change that pays: {change}"
+        else:
+            sentence = f"the change worth most: {change}; {ranking.sentence()}"
+        if unit == "step":
+            sentence = f"for training, {sentence}"
+        return f"{sentence[0].upper()}{sentence[1:]}."
+
+
+def _lower(text: str) -> str:
+    return text[0].lower() + text[1:]
