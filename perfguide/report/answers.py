@@ -5,8 +5,7 @@ this build; one whose claim did not hold, or could not be told, is listed as wha
 instead. Published as HTML (the box at the top of the chapter) and as JSON (read by the
 checklist page, which lists every chapter's advice).
 
->>> from perfguide.report.chapters import chapter
-from perfguide.report.claims import Claim
+>>> from perfguide.report.claims import Claim
 >>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster")
 >>> answer = ShortAnswer("Per-call overhead.", [Recommendation("Compile the loop", claim)])
 >>> print(answer)
@@ -58,8 +57,7 @@ class Recommendation:
     loses, its stalls): given beside it, never left out. ``recipe`` is the anchor of the
     chapter's recipe that puts the advice in code (its section's id, e.g. "pad-to-buckets").
 
-    >>> from perfguide.report.chapters import chapter
-from perfguide.report.claims import Claim
+    >>> from perfguide.report.claims import Claim
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
     >>> close = Claim("int8 answers within 0.05 of float", False, "0.07 apart")
     >>> r = Recommendation("Use int8 weights", fast, requires=(close,))
