@@ -20,7 +20,7 @@ from perfguide.diagnose.target import InputSpec, Target
 from perfguide.measure import limits
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
-from perfguide.report.ranking import unseparated_winners
+from perfguide.report.page_checks import unseparated_winners
 
 CORPUS = Path(diagnose_corpus.__file__)
 

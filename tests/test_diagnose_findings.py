@@ -17,7 +17,8 @@ from perfguide.measure.timer import Measurement
 from perfguide.report import results
 from perfguide.report.chapters import chapter
 from perfguide.report.claims import Faster
-from perfguide.report.ranking import AHEAD, unseparated_winners
+from perfguide.report.page_checks import unseparated_winners
+from perfguide.report.ranking import AHEAD
 
 # -- The verdicts' logic, on made-up measurements -----------------------------------------------
 

@@ -31,8 +31,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from perfguide.report.claims import disagreements
-from perfguide.report.ranking import unseparated_winners
+from perfguide.report.page_checks import disagreements, unseparated_winners
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)

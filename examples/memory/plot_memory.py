@@ -43,14 +43,7 @@ from perfguide.measure.memory import changes
 from perfguide.processes import memory_runs
 from perfguide.report import results
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import (
-    PEAK_KINDS,
-    ClaimReport,
-    grows,
-    grows_less,
-    needs_less,
-    stays_flat,
-)
+from perfguide.report.claims import ClaimReport
 from perfguide.report.compare import Collapsed, Table
 from perfguide.report.format import format_bytes
 from perfguide.report.growth import (
@@ -60,6 +53,13 @@ from perfguide.report.growth import (
     peak_table,
     per_example_table,
     save,
+)
+from perfguide.report.memory_claims import (
+    PEAK_KINDS,
+    grows,
+    grows_less,
+    needs_less,
+    stays_flat,
 )
 from perfguide.report.plotting import peak_plot, resident_plot
 from perfguide.workloads import memory

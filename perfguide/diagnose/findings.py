@@ -23,9 +23,9 @@ from perfguide.diagnose.evidence import Diagnosis, Evidence, Finding
 from perfguide.measure.memory import Growth, growth
 from perfguide.measure.timer import Measurement
 from perfguide.report.chapters import chapter
-from perfguide.report.claims import grows
 from perfguide.report.compare import pick
 from perfguide.report.format import format_bytes, format_percent, format_seconds, format_speedup
+from perfguide.report.memory_claims import grows
 from perfguide.report.ranking import rank
 
 #: Bytes a call from which a form counts as growing the process.

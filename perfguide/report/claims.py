@@ -34,13 +34,11 @@ import statistics
 from collections.abc import Sequence
 
 from perfguide.measure import calibration, stats
-from perfguide.measure.memory import Growth, Peaks, next_process
+from perfguide.measure.memory import next_process
 from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
-    NEXT_PROCESS,
     RERUN,
-    format_bytes,
     format_seconds,
     format_span,
     format_speedup,
@@ -309,45 +307,7 @@ def faster(measurements: Sequence[Measurement], fast: str, slow: str, *, by: flo
     return Faster(fast, slow, by).check(measurements)
 
 
-def _growth_evidence(grown: Growth) -> str:
-    low, high = grown.interval
-    return (
-        f"{grown.label} grew {format_bytes(grown.rate)} a call (median of fresh processes: "
-        f"{format_span(min(grown.rates), max(grown.rates), format_bytes, len(grown.rates))}); "
-        f"{NEXT_PROCESS}: "
-        f"{format_bytes(low)} to {format_bytes(high)}"
-    )
-
-
-def grows(grown: Growth, at_least: float) -> Claim:
-    """The claim that ``grown.label`` grows the process by at least ``at_least`` bytes a call,
-    judged on where the next fresh process's rate should land: held if all of that interval
-    lies at or above, did not hold if all of it lies below, inconclusive otherwise.
-
-    >>> claim = grows(Growth("predict", (20e3, 21e3, 22e3), (0.0,) * 3), at_least=1e3)
-    >>> claim.verdict, claim.effect
-    ('HELD', '21.0 kB a call')
-    """
-    held = _beyond(grown.interval, at_least=at_least)
-    statement = f"{grown.label} grows the process by at least {format_bytes(at_least)} a call"
-    return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
-
-
-def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
-    """The claim that ``grown.label`` grows the process by under ``at_most`` bytes a call
-    (``what`` that bound is, where another rate sets it): held if all of the next process's
-    interval lies below, did not hold if all of it lies at or above.
-
-    >>> stays_flat(Growth("model-call", (10.0, -20.0, 5.0), (0.0,) * 3), at_most=1e3).verdict
-    'HELD'
-    """
-    held = _beyond(grown.interval, at_most=at_most)
-    statement = f"{grown.label} grows the process by under {format_bytes(at_most)} a call"
-    statement += f" ({what})" if what else ""
-    return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
-
-
-def _beyond(
+def beyond(
     interval: tuple[float, float], *, at_least: float | None = None, at_most: float | None = None
 ) -> bool | None:
     """Whether all of ``interval`` lies at or above ``at_least`` (or below ``at_most``): True,
@@ -409,68 +369,8 @@ def share_of_time(
         f"the next call: {low:.1%} to {high:.1%} (claimed: {bound})"
     )
     effect = f"{statistics.median(shares):.0%} of op time"
-    held = _beyond((low, high), at_least=at_least, at_most=at_most)
+    held = beyond((low, high), at_least=at_least, at_most=at_most)
     return Claim(statement, held, evidence, effect, bound)
-
-
-def grows_less(grown: Growth, reference: Growth, fraction: float, what: str) -> Claim:
-    """The claim that ``grown.label`` grows the process by under ``fraction`` of what
-    ``reference.label`` grows it (``what`` that fraction is, in words: "a tenth"), judged on
-    both next-process intervals: held where all of ``grown``'s lies below ``fraction`` of the
-    lowest the reference's reaches, did not hold where all of it lies at or above ``fraction``
-    of the highest, inconclusive otherwise.
-
-    >>> fixed = Growth("reduce-retracing", (10e3, 12e3, 11e3), (0.0,) * 3)
-    >>> retracing = Growth("tf-function", (400e3, 420e3, 410e3), (0.0,) * 3)
-    >>> grows_less(fixed, retracing, 1 / 10, "a tenth").verdict
-    'HELD'
-    """
-    (low, high), (ref_low, ref_high) = grown.interval, reference.interval
-    held = True if high < fraction * ref_low else False if low >= fraction * ref_high else None
-    statement = f"{grown.label} grows the process by under {what} of {reference.label}'s growth"
-    evidence = (
-        f"{_growth_evidence(grown)}; against {reference.label}'s "
-        f"{format_bytes(reference.rate)} a call ({NEXT_PROCESS}: {format_bytes(ref_low)} to "
-        f"{format_bytes(ref_high)})"
-    )
-    effect = f"{format_bytes(grown.rate)} against {format_bytes(reference.rate)} a call"
-    return Claim(statement, held, evidence, effect, f"under {what}")
-
-
-#: What each kind of a training step's peak is, in a claim's words.
-PEAK_KINDS = {
-    "tensors": "its tensors at the step's peak",
-    "resident": "the process's peak resident set",
-}
-
-
-def needs_less(light: Peaks, heavy: Peaks, kind: str, by: float) -> Claim:
-    """The claim that a training step under ``light`` needs at least ``by`` times less memory
-    per example of its batch than under ``heavy`` (``kind``: one of :data:`PEAK_KINDS`): the
-    ratio of their medians, judged as a speed-up is, on where the ratio of the next pair of
-    fresh processes should land (their processes paired in order).
-
-    >>> heavy = Peaks("float32", (1, 2), ((0, 400), (0, 420), (0, 410)), (), 260.0)
-    >>> light = Peaks("bf16", (1, 2), ((0, 300), (0, 330), (0, 315)), (), 130.0)
-    >>> claim = needs_less(light, heavy, "tensors", by=1.5)
-    >>> claim.verdict, claim.effect
-    ('DID NOT HOLD', '1.30x less')
-    """
-    heavier, lighter = heavy.per_example(kind), light.per_example(kind)
-    ratio = statistics.median(heavier) / statistics.median(lighter)
-    low, high = next_process([h / w for h, w in zip(heavier, lighter, strict=True)])
-    held, reason = judge(ratio, low, high, by)
-    statement = (
-        f"{light.label} needs at least {by:g}x less memory a training example than "
-        f"{heavy.label} ({PEAK_KINDS[kind]})"
-    )
-    evidence = (
-        f"{format_bytes(statistics.median(heavier))} against "
-        f"{format_bytes(statistics.median(lighter))} an example, median of "
-        f"{len(heavier)} fresh processes each; {NEXT_PROCESS} of the ratio: "
-        f"{three_figures(low)}x to {three_figures(high)}x" + (f"; {reason}" if reason else "")
-    )
-    return Claim(statement, held, evidence, f"{three_figures(ratio)}x less", f"at least {by:g}x")
 
 
 class ClaimReport:
@@ -509,42 +409,3 @@ class ClaimReport:
             f"<th>claim</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>"
             f'<p class="perfguide-claims-summary">{self.summary}</p>'
         )
-
-
-#: A claim's evidence as :meth:`Faster.check` words it: the speed-up, then the two medians.
-_EVIDENCE = re.compile(
-    r"is (?:as fast as|(?P<factor>[\d,.]+)x (?P<way>faster|slower) than) [^;]*?: "
-    r"(?P<fast>[\d,.]+ [nµm]?s) vs (?P<slow>[\d,.]+ [nµm]?s) per"
-)
-_UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
-#: How far a printed speed-up may lie from the ratio of its printed medians: each of the three
-#: is rounded to three figures.
-ROUNDING = 0.015
-
-
-def _seconds(text: str) -> float:
-    number, unit = text.split(" ")
-    return float(number.replace(",", "")) * _UNITS[unit]
-
-
-def disagreements(text: str) -> list[str]:
-    """Every claim evidence in ``text`` (a built page, say) whose speed-up does not match the
-    two medians printed beside it, beyond rounding.
-
-    >>> disagreements("a is 2.00x faster than b: 1.00 ms vs 2.00 ms per call; …")
-    []
-    >>> disagreements("a is 1.49x faster than b: 17.0 ms vs 23.8 ms per call")
-    ['is 1.49x faster than b: 17.0 ms vs 23.8 ms per: the medians say 1.40x']
-    """
-    found = []
-    for match in _EVIDENCE.finditer(text):
-        ratio = _seconds(match["slow"]) / _seconds(match["fast"])
-        if match["factor"] is None:
-            stated = 1.0
-        else:
-            factor = float(match["factor"].replace(",", ""))
-            stated = factor if match["way"] == "faster" else 1 / factor
-        if abs(ratio / stated - 1) > ROUNDING:
-            shown = ratio if ratio >= 1 else 1 / ratio
-            found.append(f"{match[0]}: the medians say {three_figures(shown)}x")
-    return found

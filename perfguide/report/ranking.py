@@ -21,7 +21,6 @@ litert was fastest on the tiny model, ...x to ...x ahead of the runner-up, onnx 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 
 from perfguide.measure.timer import Measurement
@@ -31,7 +30,7 @@ from perfguide.report.format import RERUN, format_factor
 from perfguide.report.ratios import in_common, ratio_interval
 
 #: How a separated winner is worded, so that a built page can be checked for winners named
-#: without a separation (:func:`unseparated_winners`).
+#: without a separation (:func:`perfguide.report.page_checks.unseparated_winners`).
 AHEAD = "ahead of the runner-up"
 
 
@@ -100,33 +99,3 @@ def _evidence_words(claim: Claim) -> str:
     """A speed claim's effect and rerun interval, without its statement's restatement."""
     interval = claim.evidence.split(f"; {RERUN}: ")[1].split("; ")[0]
     return f"{claim.effect}; {RERUN}: {interval}"
-
-
-#: Words that name a winner; each sentence that holds one must show its separation.
-_WINNER = re.compile(
-    r"\b(?:was|were|is|are) (?:the )?(?:fastest|best)\b|\b(?:served|answered|ran) fastest\b"
-    r"|\bworth most\b|\bthe fastest (?:path|way|form|variant)\b",
-    re.IGNORECASE,
-)
-_SEPARATION = re.compile(rf"([\d.,]+)x to ([\d.,]+)x {AHEAD}")
-
-
-def unseparated_winners(text: str) -> list[str]:
-    """Every sentence of ``text`` (a built page, say) that names a winner without a separation
-    from its runner-up: a margin over the runner-up whose lower end is above 1x.
-
-    >>> unseparated_winners("mlp was answered fastest by litert (1.17 µs). Fine.")
-    ['mlp was answered fastest by litert (1.17 µs)']
-    >>> unseparated_winners("a was fastest, 1.20x to 1.50x ahead of the runner-up, b (…).")
-    []
-    >>> unseparated_winners("a was fastest, 1.00x to 1.50x ahead of the runner-up, b.")
-    ['a was fastest, 1.00x to 1.50x ahead of the runner-up, b']
-    """
-    found = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        if not _WINNER.search(sentence):
-            continue
-        margin = _SEPARATION.search(sentence)
-        if margin is None or float(margin[1].replace(",", "")) <= 1:
-            found.append(sentence.strip().rstrip("."))
-    return found
