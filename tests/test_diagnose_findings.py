@@ -191,7 +191,9 @@ def test_a_model_is_judged_per_call_and_per_training_step_against_predict_and_fi
     assert "Recommendations, each measured on this model:" in text
 
 
-def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
+def served_at_two_batches(litert_s):
+    """A model's forms at the reader's batch of 64 (LiteRT taking ``litert_s``) and at one
+    request a call."""
     registered = {
         "kind": "model",
         "variants": ["predict", "model-call", "litert"],
@@ -202,13 +204,17 @@ def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
         "other_batch": 1,
     }
     measured = evidence(
-        {"predict": 30e-3, "model-call": 5e-3, "litert": 8e-3}, registered=registered
+        {"predict": 30e-3, "model-call": 5e-3, "litert": litert_s}, registered=registered
     )
     one_request = {"predict": 20e-3, "model-call": 1e-3, "litert": 10e-6}
-    measured = dataclasses.replace(
+    return dataclasses.replace(
         measured,
         other_batch=[timed(label, s, unit="request") for label, s in one_request.items()],
     )
+
+
+def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
+    measured = served_at_two_batches(litert_s=8e-3)
     found = findings.diagnose(measured)
     fastest = {f.what: f.measured for f in found.findings if f.what.startswith("Served fastest")}
     assert list(fastest) == ["Served fastest at a batch of 1", "Served fastest at your batch of 64"]
@@ -481,23 +487,7 @@ def test_fit_over_an_epoch_and_over_one_batch_price_a_fit_call_apart():
 
 
 def test_the_fastest_form_at_a_batch_is_not_named_where_tied():
-    registered = {
-        "kind": "model",
-        "variants": ["predict", "model-call", "litert"],
-        "as_written": "predict",
-        "problems": {},
-        "differences": {"litert": 2e-7},
-        "batch": 64,
-        "other_batch": 1,
-    }
-    measured = evidence(
-        {"predict": 30e-3, "model-call": 5e-3, "litert": 5.1e-3}, registered=registered
-    )
-    one_request = {"predict": 20e-3, "model-call": 1e-3, "litert": 10e-6}
-    measured = dataclasses.replace(
-        measured,
-        other_batch=[timed(label, s, unit="request") for label, s in one_request.items()],
-    )
+    measured = served_at_two_batches(litert_s=5.1e-3)
     found = findings.diagnose(measured)
     fastest = {f.what: f.measured for f in found.findings if "astest at" in f.what}
     assert list(fastest) == ["Served fastest at a batch of 1", "Fastest at your batch of 64"]
