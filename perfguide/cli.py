@@ -5,6 +5,9 @@ several fresh processes (``--processes``, see :mod:`perfguide.processes.pool`), 
 ``--env NAME=VALUE`` settings. TensorFlow's
 own log lines are silenced unless ``--verbose`` is given; while measuring, a progress line on
 stderr says what is being timed, on a terminal only.
+
+One idea at some length: the command line, one small function a command; what the commands
+do lives in the layers below.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """Time a callable the way a careful benchmark engineer would.
 
+One idea at some length: the timer and what it returns (:class:`Measurement`, its statistics and
+its JSON record) stay together, since every other part of the package reads measurements in
+exactly the shape the timer writes them.
+
 :class:`Interleaved` times several variants in one run: it times each first call on its own
 (where TensorFlow traces and compiles), calibrates how many calls make one timed block, then
 times blocks that take turns between the variants, so they meet the same machine.

@@ -14,6 +14,8 @@ and feeds batches to one small Keras model's training step. The timed workloads,
 * ``tf-data-overlap``: the pipeline alone, the step alone and the two together (the size is the
   model's width): whether the model waits for data, measured.
 
+One idea at some length: one chapter's workloads, which share its files, pipelines and step.
+
 A call is one pass over the images, drawn from an iterator that lives as long as the variant
 (:func:`endless`), as a long epoch's does; what starting and closing an epoch costs is measured
 apart (:func:`epoch_costs`). An iterator keeps reading ahead between calls, so these workloads
