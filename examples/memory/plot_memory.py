@@ -328,9 +328,12 @@ Collapsed(
 # sphinx_gallery_start_ignore
 glibc_predict = one_shape.growth["predict"]
 allocator_claims = {
-    name: stays_flat(
-        experiment.growth["predict"], glibc_predict.rate / 10, "a tenth of glibc's"
-    ).on(f"under {name}")
+    name: grows_less(
+        experiment.growth["predict"], glibc_predict, 1 / 10, "a tenth"
+    ).restated(
+        f"under {name}, predict grows the process by under a tenth of its growth under "
+        "glibc malloc"
+    )
     for name, experiment in by_allocator.items()
     if name != "glibc malloc"
 }
