@@ -3,7 +3,7 @@ from pathlib import Path
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import falls, share_of_time
-from perfguide.report.page_checks import unseparated_winners
+from perfguide.report.page_checks import disagreements, unseparated_winners
 from perfguide.report.ranking import AHEAD, rank
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,9 +27,15 @@ def timed(label, per_process):
 def test_a_fastest_way_is_named_only_where_every_other_is_clearly_slower():
     ranking = rank([timed("slow", (9e-6, 10e-6, 11e-6)), timed("fast", (1e-6, 1.1e-6, 0.9e-6))])
     assert ranking.leader == "fast" and ranking.separated
+    short = "fast was fastest on the model, 7.75x to 12.9x ahead of the runner-up, slow"
+    assert ranking.sentence(" on the model", evidence=False) == short
     sentence = ranking.sentence(" on the model")
-    assert sentence.startswith("fast was fastest on the model") and AHEAD in sentence
-    assert unseparated_winners(sentence + ".") == []
+    assert sentence == (
+        f"{short} (fast is 10.0x faster than slow: 1.00 µs vs 10.0 µs per call over 3 processes)"
+    )
+    assert AHEAD in short
+    assert unseparated_winners(sentence + ".") == unseparated_winners(short + ".") == []
+    assert disagreements(sentence) == []  # the site check holds its speed-up to its medians
 
 
 def test_ways_within_noise_of_the_fastest_are_tied_and_none_is_named():
@@ -41,9 +47,54 @@ def test_ways_within_noise_of_the_fastest_are_tied_and_none_is_named():
     ranking = rank(ms)
     assert not ranking.separated
     assert set(ranking.tied) == {"litert", "int8"}
-    sentence = ranking.sentence()
-    assert "are tied here" in sentence and "fastest" not in sentence
-    assert "onnx" not in sentence  # clearly slower: not part of the tie
+    # onnx is clearly slower: not part of the tie.
+    assert ranking.sentence(evidence=False) == "litert and int8 are tied here"
+    assert ranking.sentence() == (
+        "litert and int8 are tied here (litert against int8: 1.03x faster; "
+        "rerun interval: 1.20x slower to 1.28x faster)"
+    )
+    assert (
+        ranking.sentence(" on the model", evidence=False) == "litert and int8 are tied on the model"
+    )
+
+
+def test_each_way_tied_with_the_fastest_gets_its_own_interval():
+    ms = [
+        timed("a", (1.0e-3, 1.1e-3, 1.05e-3)),
+        timed("b", (1.05e-3, 1.0e-3, 1.1e-3)),
+        timed("c", (1.1e-3, 1.02e-3, 1.06e-3)),
+        timed("d", (5e-3,) * 3),
+    ]
+    ranking = rank(ms)
+    assert ranking.sentence(evidence=False) == "a, b and c are tied here"
+    assert ranking.sentence() == (
+        "a, b and c are tied here (a against b: as fast; rerun interval: 1.14x slower to 1.14x "
+        "faster; a against c: 1.01x faster; rerun interval: 1.13x slower to 1.15x faster)"
+    )
+
+
+def test_a_winner_timed_by_more_processes_says_its_median_is_theirs_in_common():
+    fast = Measurement(
+        "fast",
+        "call",
+        1,
+        1,
+        0.0,
+        (1e-3, 1.1e-3, 0.9e-3, 1.2e-3),
+        blocks_per_process=(1, 1, 1, 1),
+        process_ids=(*PROCESSES, "p4"),
+    )
+    ranking = rank([fast, timed("slow", (5e-3, 5.1e-3, 4.9e-3))])
+    assert ranking.sentence() == (
+        "fast was fastest, 4.42x to 5.66x ahead of the runner-up, slow (fast is 5.00x faster "
+        "than slow: 1.00 ms vs 5.00 ms per call in the 3 processes that timed both)"
+    )
+
+
+def test_a_single_way_is_not_called_fastest():
+    ranking = rank([timed("only", (1e-6,) * 3)])
+    assert ranking.sentence(" on the model") == "only was the only way measured on the model"
+    assert ranking.sentence(" on the model", evidence=False) == ranking.sentence(" on the model")
 
 
 def test_a_ranking_of_some_labels_leaves_the_others_out():

@@ -12,21 +12,34 @@ median is named the winner only where the claim that it is faster than each othe
 >>> ranking = rank(ms)
 >>> ranking.tied, ranking.separated
 (('litert', 'int8'), False)
->>> print(ranking.sentence())  # doctest: +ELLIPSIS
-litert and int8 are tied here (litert against int8: 1.01x faster; rerun interval: ...)
->>> print(rank(ms[:2]).sentence(" on the tiny model"))  # doctest: +ELLIPSIS
-litert was fastest on the tiny model, ...x to ...x ahead of the runner-up, onnx (... 8.00x ...)
+>>> print(ranking.sentence())
+litert and int8 are tied here (litert against int8: 1.01x faster; rerun interval: 1.07x slower \
+to 1.09x faster)
+>>> print(ranking.sentence(evidence=False))
+litert and int8 are tied here
+>>> print(rank(ms[:2]).sentence(" on the tiny model"))
+litert was fastest on the tiny model, 7.41x to 8.64x ahead of the runner-up, onnx (litert is \
+8.00x faster than onnx: 1.50 µs vs 12.0 µs per call in one process)
+>>> print(rank(ms[:2]).sentence(" on the tiny model", evidence=False))
+litert was fastest on the tiny model, 7.41x to 8.64x ahead of the runner-up, onnx
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import Claim, Faster
 from perfguide.report.compare import pick
-from perfguide.report.format import RERUN, format_factor
+from perfguide.report.format import (
+    RERUN,
+    format_factor,
+    format_seconds,
+    format_speedup,
+    speedup_interval,
+)
 from perfguide.report.ratios import in_common, ratio_interval
 
 #: How a separated winner is worded, so that a built page can be checked for winners named
@@ -34,15 +47,42 @@ from perfguide.report.ratios import in_common, ratio_interval
 AHEAD = "ahead of the runner-up"
 
 
+class Gap(NamedTuple):
+    """Another way against the fastest, as the processes that timed both saw them."""
+
+    #: The other way.
+    label: str
+    #: Its median over the fastest's (the fastest's speed-up over it), and where that ratio
+    #: lands in a rerun here (:func:`~perfguide.report.ratios.ratio_interval`).
+    ratio: float
+    low: float
+    high: float
+    #: The fastest's median and the other way's, in seconds per unit.
+    fastest_s: float
+    other_s: float
+    #: How many processes timed both, and how many timed the fastest (more where it was
+    #: timed by processes the other way was not, so its median here may differ from its own).
+    processes: int
+    fastest_processes: int
+
+    @property
+    def speedup(self) -> str:
+        """The fastest's speed-up over this way with its rerun interval, e.g. "1.01x faster;
+        rerun interval: 1.07x slower to 1.09x faster"."""
+        return f"{format_speedup(self.ratio)}; {RERUN}: {speedup_interval(self.low, self.high)}"
+
+
 @dataclasses.dataclass(frozen=True)
 class Ranking:
     """Ways by median, fastest first (``order``), the claim that the fastest beats each other
-    way (``versus``, in the same order from the runner-up on), and the ways tied with it."""
+    way (``versus``, in the same order from the runner-up on) and the numbers those claims
+    were judged on (``gaps``, in that order too), and the ways tied with the fastest."""
 
     order: tuple[str, ...]
     versus: tuple[Claim, ...]
-    #: The runner-up's time over the winner's, and its rerun interval.
-    margin: tuple[float, float, float]
+    gaps: tuple[Gap, ...]
+    #: What the times are per ("call", "step", "request").
+    unit: str
 
     @property
     def leader(self) -> str:
@@ -62,40 +102,67 @@ class Ranking:
         """Whether the fastest way is faster than every other, as claims judge it."""
         return len(self.tied) == 1
 
-    def sentence(self, where: str = "") -> str:
+    def sentence(self, where: str = "", evidence: bool = True) -> str:
         """The winner ``where`` ("on the tiny model") with its margin over the runner-up, or the
-        ways tied with the fastest, each with its evidence."""
+        ways tied with the fastest; with ``evidence``, the winner's speed-up and both medians,
+        or the fastest's speed-up over each way tied with it and its rerun interval."""
         if len(self.order) == 1:
             return f"{self.leader} was the only way measured{where}"
         if self.separated:
-            _, low, high = self.margin
-            return (
-                f"{self.leader} was fastest{where}, {format_factor(low)} to "
-                f"{format_factor(high)} {AHEAD}, {self.order[1]} ("
-                + self.versus[0].evidence.split(f"; {RERUN}")[0]
-                + ")"
+            runner_up = self.gaps[0]
+            named = (
+                f"{self.leader} was fastest{where}, {format_factor(runner_up.low)} to "
+                f"{format_factor(runner_up.high)} {AHEAD}, {runner_up.label}"
             )
-        others = [
-            f"{self.leader} against {label}: {_evidence_words(claim)}"
-            for label, claim in zip(self.order[1:], self.versus, strict=True)
-            if label in self.tied
-        ]
+            return f"{named} ({self._medians(runner_up)})" if evidence else named
         names = ", ".join(self.tied[:-1]) + f" and {self.tied[-1]}"
-        return f"{names} are tied{where or ' here'} ({'; '.join(others)})"
+        named = f"{names} are tied{where or ' here'}"
+        if not evidence:
+            return named
+        each = "; ".join(
+            f"{self.leader} against {gap.label}: {gap.speedup}"
+            for gap in self.gaps
+            if gap.label in self.tied
+        )
+        return f"{named} ({each})"
+
+    def _medians(self, gap: Gap) -> str:
+        """The fastest's speed-up over ``gap``'s way, worded as a claim's evidence words it (so
+        the site check can hold it to the two medians beside it)."""
+        if gap.processes == 1:
+            over = " in one process"
+        elif gap.processes < gap.fastest_processes:
+            over = f" in the {gap.processes} processes that timed both"
+        else:
+            over = f" over {gap.processes} processes"
+        return (
+            f"{self.leader} is {format_speedup(gap.ratio)} than {gap.label}: "
+            f"{format_seconds(gap.fastest_s)} vs {format_seconds(gap.other_s)} per {self.unit}"
+            f"{over}"
+        ).replace("as fast than", "as fast as")
 
 
 def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ranking:
     """The :class:`Ranking` of ``labels`` (all of ``measurements`` when empty) by median."""
     chosen = pick(measurements, *labels) if labels else list(measurements)
-    order = tuple(m.label for m in sorted(chosen, key=lambda m: m.median_s))
-    if len(order) < 2:
-        return Ranking(order, (), (1.0, 1.0, 1.0))
+    ordered = sorted(chosen, key=lambda m: m.median_s)
+    order = tuple(m.label for m in ordered)
     versus = tuple(Faster(order[0], other).check(measurements) for other in order[1:])
-    fast, runner_up = pick(measurements, order[0], order[1])
-    return Ranking(order, versus, ratio_interval(*in_common(runner_up, fast)))
+    return Ranking(order, versus, tuple(_gap(ordered[0], m) for m in ordered[1:]), ordered[0].unit)
 
 
-def _evidence_words(claim: Claim) -> str:
-    """A speed claim's effect and rerun interval, without its statement's restatement."""
-    interval = claim.evidence.split(f"; {RERUN}: ")[1].split("; ")[0]
-    return f"{claim.effect}; {RERUN}: {interval}"
+def _gap(fastest: Measurement, other: Measurement) -> Gap:
+    """``other`` against ``fastest``, as the processes that timed both saw them (as
+    :meth:`~perfguide.report.claims.Faster.check` judges them)."""
+    fast, slow = in_common(fastest, other)
+    ratio, low, high = ratio_interval(slow, fast)
+    return Gap(
+        other.label,
+        ratio,
+        low,
+        high,
+        fast.median_s,
+        slow.median_s,
+        fast.processes,
+        fastest.processes,
+    )
