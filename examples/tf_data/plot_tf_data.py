@@ -601,18 +601,20 @@ import tensorflow as tf
 # ~~~~~~~~~~~~~~~~~~~
 #
 # The expensive map runs once, and random augmentation comes after the cache. ``take`` before
-# ``cache`` caps what is stored; a file name stores it on disk instead of in memory.
+# ``cache`` caps what is stored; a file name stores it on disk instead of in memory (here in a
+# folder that is removed after the check).
 raw = np.random.default_rng(0).integers(0, 256, (256, 32, 32, 3), np.uint8)
-cached = (
-    tf.data.Dataset.from_tensor_slices(raw)
-    .map(lambda x: tf.cast(x, tf.float32) / 255.0)
-    .take(200)
-    .cache(tempfile.mkdtemp() + "/images")  # .cache() keeps it in memory
-)
-batches = cached.map(tf.image.random_flip_left_right).batch(64)
-first, second = (np.stack(list(cached)) for _ in range(2))  # writes, then reads
-np.testing.assert_array_equal(first, second)
-assert sum(len(batch) for batch in batches) == 200
+with tempfile.TemporaryDirectory() as folder:
+    cached = (
+        tf.data.Dataset.from_tensor_slices(raw)
+        .map(lambda x: tf.cast(x, tf.float32) / 255.0)
+        .take(200)
+        .cache(f"{folder}/images")  # .cache() keeps it in memory
+    )
+    batches = cached.map(tf.image.random_flip_left_right).batch(64)
+    first, second = (np.stack(list(cached)) for _ in range(2))  # writes, then reads
+    np.testing.assert_array_equal(first, second)
+    assert sum(len(batch) for batch in batches) == 200
 
 # %%
 # Interleave files from remote storage
@@ -620,17 +622,17 @@ assert sum(len(batch) for batch in batches) == 200
 #
 # Where each read waits without working (a bucket, a network file system), read several files
 # at once. This page measured it on storage with simulated waits, on a 2-core CPU.
-folder = tempfile.mkdtemp()
-paths = [f"{folder}/part-{f}.tfrecord" for f in range(4)]
-for f, path in enumerate(paths):
-    with tf.io.TFRecordWriter(path) as writer:
-        for i in range(f, 64, 4):
-            writer.write(str(i).encode())
-records = tf.data.Dataset.from_tensor_slices(paths).interleave(
-    tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=tf.data.AUTOTUNE
-)
-numbers = records.map(lambda r: tf.strings.to_number(r, tf.int64)).batch(16)
-np.testing.assert_array_equal(np.sort(np.concatenate(list(numbers))), np.arange(64))
+with tempfile.TemporaryDirectory() as folder:
+    paths = [f"{folder}/part-{f}.tfrecord" for f in range(4)]
+    for f, path in enumerate(paths):
+        with tf.io.TFRecordWriter(path) as writer:
+            for i in range(f, 64, 4):
+                writer.write(str(i).encode())
+    records = tf.data.Dataset.from_tensor_slices(paths).interleave(
+        tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=tf.data.AUTOTUNE
+    )
+    numbers = records.map(lambda r: tf.strings.to_number(r, tf.int64)).batch(16)
+    np.testing.assert_array_equal(np.sort(np.concatenate(list(numbers))), np.arange(64))
 
 # %%
 # Write the map in TensorFlow ops
