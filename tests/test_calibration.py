@@ -10,12 +10,12 @@ from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 
 
-def run(rng, shift, rows=40, processes=3, process_sd=0.04):
-    """One run of ``rows`` workloads of two variants each (one 3x slower), timed in the same
-    processes: each process off by ``process_sd``, the whole run by ``shift``."""
+def run(rng, shift, rows=40, processes=3, process_sd=0.04, workload="w"):
+    """One run of ``workload`` at ``rows`` sizes, two variants each (one 3x slower), timed in
+    the same processes: each process off by ``process_sd``, the whole run by ``shift``."""
     measured = []
     for row in range(rows):
-        ids = tuple(f"r{row}-{shift:.3f}-p{p}" for p in range(processes))
+        ids = tuple(f"{workload}{row}-{shift:.3f}-p{p}" for p in range(processes))
         base = np.exp(shift + process_sd * rng.standard_normal(processes))
         for variant, factor in (("fast", 1.0), ("slow", 3.0)):
             noise = np.exp(0.01 * rng.standard_normal(processes))
@@ -28,8 +28,8 @@ def run(rng, shift, rows=40, processes=3, process_sd=0.04):
                     1,
                     0.0,
                     blocks,
-                    workload=f"w{row}",
-                    size=1,
+                    workload=workload,
+                    size=row,
                     blocks_per_process=(3,) * processes,
                     process_ids=ids,
                 )  # fmt: skip
@@ -57,6 +57,42 @@ def test_every_pair_of_runs_counts():
     assert fitted.fit["runs"] == 3 and fitted.fit["times"] == 3 * 80
     with pytest.raises(ValueError, match="at least two runs"):
         calibrate.fit(three[:1], "CPU X", "one run")
+
+
+def test_a_workload_that_shifts_as_a_whole_between_runs_gets_its_own_wider_drift(
+    tmp_path, monkeypatch
+):
+    rng = np.random.default_rng(6)
+    runs = [run(rng, 0.0, workload="steady") + run(rng, shift, workload="moving")
+            for shift in (0.0, 0.3, -0.3)]  # fmt: skip
+    fitted = calibrate.fit(runs, "CPU X", "runs")
+    steady, moving = (fitted.time_for(name).drift_sd for name in ("steady", "moving"))
+    # The machine's drift covers both together; each workload's is nearer its own shifts.
+    assert steady < fitted.time.drift_sd < moving
+    assert fitted.time_for("unseen") == fitted.time
+    assert fitted.fit["times_covered"] >= 0.95 and fitted.fit["ratios_covered"] >= 0.95
+    assert "each of 2 workloads' times drifting on its own" in fitted.describe()
+    # Its measurements are judged with it: the same processes, a wider interval.
+    path = tmp_path / "workloads.json"
+    path.write_text(json.dumps(fitted.to_dict()))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
+    assert calibration.current() == fitted
+    same = {name: next(m for m in runs[0] if m.workload == name and m.size == 0)
+            for name in ("steady", "moving")}  # fmt: skip
+    (low, high), (wide_low, wide_high) = (same[name].interval_s for name in ("steady", "moving"))
+    assert same["moving"].interval_with(fitted.time_for("moving")) == (wide_low, wide_high)
+    assert wide_high / wide_low > high / low
+
+
+def test_a_workload_fitted_on_a_few_rows_leans_on_the_machines_drift():
+    rng = np.random.default_rng(7)
+    many = [run(rng, shift, workload="many") for shift in (0.0, 0.1, -0.1)]
+    few = [r + run(rng, 0.0, rows=1, workload="few") for r in many]
+    fitted = calibrate.fit(few, "CPU X", "runs")
+    weight = 3 * 2 / (3 * 2 + calibrate.MACHINE_ROWS)  # 3 pairs of runs, 2 variants
+    # Its own rows agree to within their processes' spread; the machine's drift carries it.
+    own = fitted.time_for("few").drift_sd
+    assert own >= np.sqrt(1 - weight) * fitted.time.drift_sd
 
 
 def growth_run(rng, shift, ways=20, processes=3, process_sd=500.0):

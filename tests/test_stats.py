@@ -58,7 +58,7 @@ def test_one_process_needs_a_prior():
 def test_unpaired_ratios_carry_both_sides_spreads():
     spread = Spread(0.03, 4, 0.01)
     one_side = stats.rerun_interval(2.0, [2.0, 2.1, 1.9], spread)
-    both = stats.unpaired_interval(2.0, [2.0, 2.1, 1.9], [1.0, 1.05, 0.95], spread)
+    both = stats.unpaired_interval(2.0, [2.0, 2.1, 1.9], [1.0, 1.05, 0.95], spread, spread)
     # Twice the variance (sqrt 2 the width), less what twice the degrees of freedom take off t.
     assert half_width(*both) > 1.25 * half_width(*one_side)
 

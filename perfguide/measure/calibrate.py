@@ -6,9 +6,10 @@ calibrate``): for times and for ratios of two variants timed in the same process
 this machine's processes typically show and how much it counts for
 (:func:`~perfguide.measure.stats.fit_prior`), and the smallest drift between runs with which
 95 % of each run's medians fall inside another run's intervals
-(:func:`~perfguide.measure.stats.fit_drift`). Memory growth rates move between runs too: where
-the runs include the memory chapter's (a docs build's ``memory.json``), the drift in bytes a
-call with which 95 % of each run's processes' rates fall inside another run's intervals
+(:func:`~perfguide.measure.stats.fit_drift`): the machine's, and each workload's own, weighed
+with the machine's by how many rows it was fitted on. Memory growth rates move between runs
+too: where the runs include the memory chapter's (a docs build's ``memory.json``), the drift in
+bytes a call with which 95 % of each run's processes' rates fall inside another run's intervals
 (:func:`fit_growth_drift`). Runs further apart drift further, so the runs it is fitted to should
 be as far apart as the reruns its intervals promise to cover.
 """
@@ -29,41 +30,72 @@ from perfguide.measure.timer import Measurement
 Row = tuple[float, Sequence[float]]  # a published value and its value in each process
 
 
-def _covered(pairs: Sequence[tuple[Row, Row]], prior: tuple[float, float], drift: float) -> float:
-    """The share of values inside the other run's interval, both ways round."""
-    spread = Spread(*prior, drift)
-    inside = [
+#: How many matched rows the machine-wide drift counts for beside a workload's own rows, when
+#: the two are weighed into the workload's drift: a workload seen in a few rows leans on the
+#: machine's, one seen in many on its own.
+MACHINE_ROWS = 20
+
+#: Rows matched between runs, by workload.
+Rows = dict[str, list[tuple[Row, Row]]]
+
+
+def _inside(pairs: Sequence[tuple[Row, Row]], spread: Spread) -> list[bool]:
+    """For each value, whether it lies inside the other run's interval, both ways round."""
+    return [
         low <= other[0] <= high
         for a, b in pairs
         for this, other in ((a, b), (b, a))
         for low, high in [stats.rerun_interval(this[0], this[1], spread)]
     ]
+
+
+def _covered(rows: Rows, prior: tuple[float, float], drifts: Mapping[str, float]) -> float:
+    """The share of values inside the other run's interval, each workload with its drift."""
+    inside = [
+        hit for name, pairs in rows.items() for hit in _inside(pairs, Spread(*prior, drifts[name]))
+    ]
     return sum(inside) / len(inside)
 
 
-def fit_spread(pairs: Sequence[tuple[Row, Row]]) -> tuple[Spread, float]:
-    """The :class:`~perfguide.measure.stats.Spread` of quantities measured in two runs
-    (``pairs`` of rows, each a published value and its per-process values), and the share of
-    reruns its intervals cover."""
-    rows = [row for pair in pairs for row in pair if len(row[1]) > 1]
-    variances = [statistics.variance(map(math.log, values)) for _, values in rows]
-    prior = stats.fit_prior(variances, [len(values) - 1 for _, values in rows])
-    drift = stats.fit_drift(lambda sd: _covered(pairs, prior, sd))
-    return Spread(*prior, drift), _covered(pairs, prior, drift)
+def _fit_drift(rows: Rows, prior: tuple[float, float]) -> float:
+    """The smallest drift, the same for every workload, with which 95 % of values are covered."""
+    return stats.fit_drift(lambda sd: _covered(rows, prior, dict.fromkeys(rows, sd)))
+
+
+def fit_spread(rows: Rows) -> tuple[Spread, dict[str, float], float]:
+    """The machine's :class:`~perfguide.measure.stats.Spread` of quantities measured in several
+    runs (``rows`` of matched values, by workload: each a published value and its per-process
+    values), each workload's own drift (its fitted drift weighed with the machine's, as
+    :data:`MACHINE_ROWS` says), and the share of reruns the intervals cover with them."""
+    flat = [row for pairs in rows.values() for pair in pairs for row in pair if len(row[1]) > 1]
+    variances = [statistics.variance(map(math.log, values)) for _, values in flat]
+    prior = stats.fit_prior(variances, [len(values) - 1 for _, values in flat])
+    machine = _fit_drift(rows, prior)
+    drifts = {
+        name: math.sqrt(
+            (len(pairs) * _fit_drift({name: pairs}, prior) ** 2 + MACHINE_ROWS * machine**2)
+            / (len(pairs) + MACHINE_ROWS)
+        )
+        for name, pairs in rows.items()
+    }
+    return Spread(*prior, machine), drifts, _covered(rows, prior, drifts)
 
 
 def _key(m: Measurement) -> tuple:
     return (m.workload, m.label, m.size, m.device)
 
 
-def time_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple[Row, Row]]:
-    """The measurements of two runs matched row by row, as (median, process medians)."""
+def time_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> Rows:
+    """The measurements of two runs matched row by row, as (median, process medians), by
+    workload."""
     by_key = {_key(m): m for m in b}
-    return [
-        ((m.median_s, m.process_median_s), (other.median_s, other.process_median_s))
-        for m in a
-        if (other := by_key.get(_key(m))) is not None
-    ]
+    rows: Rows = {}
+    for m in a:
+        if (other := by_key.get(_key(m))) is not None:
+            rows.setdefault(m.workload, []).append(
+                ((m.median_s, m.process_median_s), (other.median_s, other.process_median_s))
+            )
+    return rows
 
 
 def _ratios(group: Sequence[Measurement]) -> dict[tuple, Row]:
@@ -79,8 +111,8 @@ def _ratios(group: Sequence[Measurement]) -> dict[tuple, Row]:
     return out
 
 
-def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple[Row, Row]]:
-    """Ratios of variants timed in the same processes, matched between two runs."""
+def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> Rows:
+    """Ratios of variants timed in the same processes, matched between two runs, by workload."""
 
     def groups(ms):
         out: dict[tuple, list] = {}
@@ -89,12 +121,20 @@ def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> list[tuple
         return {key: _ratios(group) for key, group in out.items()}
 
     in_b = groups(b)
-    return [
-        (row, in_b[key][pair])
-        for key, ratios in groups(a).items()
-        for pair, row in ratios.items()
-        if pair in in_b.get(key, {})
-    ]
+    rows: Rows = {}
+    for key, ratios in groups(a).items():
+        for pair, row in ratios.items():
+            if pair in in_b.get(key, {}):
+                rows.setdefault(key[0], []).append((row, in_b[key][pair]))
+    return rows
+
+
+def _merged(parts: Sequence[Rows]) -> Rows:
+    rows: Rows = {}
+    for part in parts:
+        for name, pairs in part.items():
+            rows.setdefault(name, []).extend(pairs)
+    return rows
 
 
 #: A memory run's growth rates, by experiment and way.
@@ -147,19 +187,21 @@ def fit(
     if len(runs) < 2:
         raise ValueError(f"a calibration needs at least two runs, got {len(runs)}")
     pairs = list(itertools.combinations(runs, 2))
-    times = [row for a, b in pairs for row in time_rows(a, b)]
-    ratios = [row for a, b in pairs for row in ratio_rows(a, b)]
-    if len(times) < 10 or len(ratios) < 10:
+    times = _merged([time_rows(a, b) for a, b in pairs])
+    ratios = _merged([ratio_rows(a, b) for a, b in pairs])
+    matched = {
+        kind: sum(map(len, rows.values())) for kind, rows in (("times", times), ("ratios", ratios))
+    }
+    if min(matched.values()) < 10:
         raise ValueError(
-            f"the runs matched in {len(times)} times and {len(ratios)} ratios: "
+            f"the runs matched in {matched['times']} times and {matched['ratios']} ratios: "
             "a calibration needs at least 10 of each (run every workload twice)"
         )
-    time, time_covered = fit_spread(times)
-    ratio, ratio_covered = fit_spread(ratios)
+    time, time_drifts, time_covered = fit_spread(times)
+    ratio, ratio_drifts, ratio_covered = fit_spread(ratios)
     record = {
         "runs": len(runs),
-        "times": len(times),
-        "ratios": len(ratios),
+        **matched,
         "times_covered": time_covered,
         "ratios_covered": ratio_covered,
     }
@@ -168,4 +210,5 @@ def fit(
         growth_drift, covered, rates = fit_growth_drift(growth_runs)
         record |= {"growth_runs": len(growth_runs), "growth_rates": rates}
         record["growth_covered"] = covered
-    return Calibration(time, ratio, cpu_model, source, record, growth_drift)
+    drifts = {"time": time_drifts, "ratio": ratio_drifts}
+    return Calibration(time, ratio, cpu_model, source, record, growth_drift, drifts)

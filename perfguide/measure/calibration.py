@@ -5,6 +5,8 @@ A run of fresh processes shows how far its own processes spread, not how far the
 between runs minutes or an hour apart. A :class:`Calibration` holds both, for times and for
 ratios of two variants timed in the same processes, and how far memory growth rates move
 between runs; :mod:`perfguide.measure.calibrate` fits one to several runs of the same code.
+Workloads do not drift alike (most reruns of a workload agree closely, while some workloads
+shift as a whole between runs), so a calibration also holds each fitted workload's own drift.
 
 The package ships the calibration of the machine that builds the guide (its ``source`` says which
 machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
@@ -41,6 +43,29 @@ class Calibration:
     #: Bytes a call: how far a memory growth rate moves between runs beyond its processes'
     #: spread (a standard deviation; 0 where no memory runs were fitted).
     growth_drift: float = 0.0
+    #: Each workload's own drift between runs, for "time" and for "ratio" (a standard deviation
+    #: of the log, as ``drift_sd``); a workload the fit did not see drifts as the machine does.
+    workload_drift: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+
+    def time_for(self, workload: str) -> Spread:
+        """The spread a time of ``workload`` is judged with: the machine's, with the workload's
+        own drift where the fit saw it.
+
+        >>> fitted = Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "CPU X", "runs",
+        ...                      workload_drift={"time": {"matmul": 0.05}})
+        >>> fitted.time_for("matmul").drift_sd, fitted.time_for("other").drift_sd
+        (0.05, 0.02)
+        """
+        return self._own(self.time, "time", workload)
+
+    def ratio_for(self, workload: str) -> Spread:
+        """The spread a ratio of two of ``workload``'s variants timed in the same processes is
+        judged with, as :meth:`time_for`."""
+        return self._own(self.ratio, "ratio", workload)
+
+    def _own(self, spread: Spread, kind: str, workload: str) -> Spread:
+        drift = self.workload_drift.get(kind, {}).get(workload)
+        return spread if drift is None else dataclasses.replace(spread, drift_sd=drift)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -60,10 +85,20 @@ deviations of the log); measured on CPU X by two runs
             f"{time.prior_df:.2g} processes), runs drifting {time.drift_sd:.1%}; ratios of "
             f"variants timed together: {ratio.process_sd:.1%} (weighed as {ratio.prior_df:.2g} "
             f"processes), drifting {ratio.drift_sd:.1%} (standard deviations of the log)"
+            + self._workload_range()
             + f"; memory growth rates drifting {self.growth_drift:.0f} B a call"
             * bool(self.growth_drift)
             + f"; measured on {self.cpu_model} by {self.source}"
         ).replace("%", " %")
+
+    def _workload_range(self) -> str:
+        drifts = self.workload_drift.get("time", {})
+        if not drifts:
+            return ""
+        return (
+            f"; each of {len(drifts)} workloads' times drifting on its own, "
+            f"{min(drifts.values()):.1%} to {max(drifts.values()):.1%}"
+        )
 
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> Calibration:
@@ -74,6 +109,7 @@ deviations of the log); measured on CPU X by two runs
             record["source"],
             record["fit"],
             record.get("growth_drift", 0.0),
+            record.get("workload_drift", {}),
         )
 
 

@@ -161,18 +161,20 @@ def unpaired_interval(
     center: float,
     slow: Sequence[float],
     fast: Sequence[float],
-    spread: Spread,
+    slow_spread: Spread,
+    fast_spread: Spread,
 ) -> tuple[float, float]:
     """The interval of a ratio ``center`` of two times measured in different processes
-    (``slow`` and ``fast``: each process's time): each side varies and drifts on its own, so
-    their variances add (degrees of freedom: the fewer of the two).
+    (``slow`` and ``fast``: each process's time, with each side's spread): each side varies
+    and drifts on its own, so their variances add (degrees of freedom: Satterthwaite's).
 
-    >>> low, high = unpaired_interval(2.0, [2.0, 2.0], [1.0, 1.0], Spread(0.0, 0, 0.0))
-    >>> low, high
+    >>> none = Spread(0.0, 0, 0.0)
+    >>> unpaired_interval(2.0, [2.0, 2.0], [1.0, 1.0], none, none)
     (2.0, 2.0)
     """
     return interval(
-        center, *satterthwaite([rerun_variance(slow, spread), rerun_variance(fast, spread)])
+        center,
+        *satterthwaite([rerun_variance(slow, slow_spread), rerun_variance(fast, fast_spread)]),
     )
 
 

@@ -182,8 +182,9 @@ class Measurement:
         """Where the median of another run of as many fresh processes on this machine lands,
         with :data:`~perfguide.measure.stats.CONFIDENCE` probability: a prediction interval
         from the processes' spread and the machine's calibrated drift between runs (see
-        :mod:`perfguide.measure.stats` and :mod:`perfguide.measure.calibration`)."""
-        return self.interval_with(calibration.current().time)
+        :mod:`perfguide.measure.stats` and :mod:`perfguide.measure.calibration`), with this
+        workload's own drift where the calibration has one."""
+        return self.interval_with(calibration.current().time_for(self.workload))
 
     def interval_with(self, spread: stats.Spread) -> tuple[float, float]:
         """:attr:`interval_s` judged with ``spread`` instead of the calibration in force."""

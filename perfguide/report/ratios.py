@@ -27,14 +27,19 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
     """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
     in another run here, 95 %: from each process's own ratio where the same processes timed
     both (a process that runs everything slower moves both sides), else from both sides'
-    spreads added (see :mod:`perfguide.measure.stats`). Pass measurements :func:`in_common`."""
+    spreads added (see :mod:`perfguide.measure.stats`), each with its workload's drift. Pass
+    measurements :func:`in_common`."""
     ratio = slow.median_s / fast.median_s
     spreads = calibration.current()
     if paired(slow, fast):
         per_process = [
             s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
         ]
-        return ratio, *stats.rerun_interval(ratio, per_process, spreads.ratio)
+        return ratio, *stats.rerun_interval(ratio, per_process, spreads.ratio_for(slow.workload))
     return ratio, *stats.unpaired_interval(
-        ratio, slow.process_median_s, fast.process_median_s, spreads.time
+        ratio,
+        slow.process_median_s,
+        fast.process_median_s,
+        spreads.time_for(slow.workload),
+        spreads.time_for(fast.workload),
     )
