@@ -39,6 +39,7 @@ def test_list_names_workloads_and_variants(capsys):
     assert "  diagnose: Diagnose your own code (no workloads to run)" in out
 
 
+@pytest.mark.processes
 def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
     path = tmp_path / "out.json"
     code, out, _ = run_cli(
@@ -104,11 +105,13 @@ def test_show_rejects_a_file_that_is_not_results(capsys, tmp_path):
 
 
 @pytest.mark.skipif(bool(environment.gpu_names()), reason="this machine has a GPU")
+@pytest.mark.processes
 def test_gpu_asked_for_but_absent(capsys):
     code = main(["run", "linear-regression", "--quick", "--device", "gpu"])
     assert_usage_error(code, capsys.readouterr().err, "GPU", "sees none")
 
 
+@pytest.mark.processes
 def test_module_entry_point_exits_2_without_traceback():
     done = subprocess.run(
         [sys.executable, "-m", "perfguide", "run", "nope"], capture_output=True, text=True
@@ -137,6 +140,7 @@ def test_show_prints_one_table_per_workload_size_and_unit(capsys, tmp_path):
     assert "time per trace" in out
 
 
+@pytest.mark.processes
 def test_env_measures_in_a_fresh_process_and_saves_its_record(capsys, tmp_path):
     path = tmp_path / "out.json"
     code, out, _ = run_cli(
@@ -161,6 +165,7 @@ def test_env_measures_in_a_fresh_process_and_saves_its_record(capsys, tmp_path):
     assert measurement["variant"] == "eager" and measurement["cores_busy"] > 0
 
 
+@pytest.mark.processes
 def test_keras_2_runs_in_a_process_of_its_own_with_legacy_keras(capsys, tmp_path):
     pytest.importorskip("tf_keras")
     path = tmp_path / "keras.json"
@@ -174,11 +179,13 @@ def test_keras_2_runs_in_a_process_of_its_own_with_legacy_keras(capsys, tmp_path
     assert "tf_keras" in record["tf_keras"]
 
 
+@pytest.mark.processes
 def test_a_fresh_process_refusing_its_input_exits_2(capsys):
     code = main(["run", "eager-matmul", "--quick", "--env", "PERFGUIDE_INTRA_OP_THREADS=lots"])
     assert_usage_error(code, capsys.readouterr().err, "PERFGUIDE_INTRA_OP_THREADS", "whole number")
 
 
+@pytest.mark.processes
 def test_bad_thread_count_here_is_one_line_and_exit_2(capsys, monkeypatch):
     monkeypatch.setenv("PERFGUIDE_INTRA_OP_THREADS", "-1")
     code = main(["run", "eager-matmul", "--quick"])
@@ -276,6 +283,7 @@ def test_compare_and_run_refuse_bad_input_in_one_line(capsys, tmp_path, argv, fr
 
 
 @pytest.mark.parametrize("which", [["--all"], ["eager"]])
+@pytest.mark.processes
 def test_run_all_or_a_chapter_runs_its_workloads_and_says_what_it_skipped(
     capsys, monkeypatch, tmp_path, which
 ):
@@ -328,6 +336,7 @@ def test_progress_shows_on_a_terminal_only(terminal):
 
 
 @pytest.mark.parametrize("verbose", [False, True])
+@pytest.mark.processes
 def test_tensorflow_log_lines_only_with_verbose(verbose):
     # The retracing workload retraces on purpose, which TensorFlow's Python logger warns about.
     argv = ["--verbose"] * verbose + ["run", "tf-function-retracing", "--quick"]
@@ -341,6 +350,7 @@ def test_tensorflow_log_lines_only_with_verbose(verbose):
     assert "tensor-argument" in done.stdout
 
 
+@pytest.mark.processes
 def test_env_prints_the_record_with_the_machine_limits_and_the_noise_floor(capsys):
     code, out, _ = run_cli(capsys, "env", "--quick")
     assert code == 0
@@ -348,6 +358,7 @@ def test_env_prints_the_record_with_the_machine_limits_and_the_noise_floor(capsy
     assert "A/A verdict" in out and "6 fresh processes per probe" in out
 
 
+@pytest.mark.processes
 def test_the_command_line_loads_tensorflow_only_when_it_measures():
     # Its log level must be set before TensorFlow loads, and a missing TensorFlow must reach
     # the install hint rather than fail at import.

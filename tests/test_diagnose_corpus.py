@@ -22,6 +22,9 @@ from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 from perfguide.report.page_checks import unseparated_winners
 
+# Every test runs in the module's worker process or starts its own.
+pytestmark = pytest.mark.processes
+
 CORPUS = Path(diagnose_corpus.__file__)
 
 

@@ -12,6 +12,8 @@ from perfguide.processes import pool
 from perfguide.processes.fresh import ChildError
 from perfguide.report.claims import Faster
 
+pytestmark = pytest.mark.processes
+
 SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
 ROW_NORMS = Target(f"{SLOW}:row_norms", (InputSpec.parse("float32[32,16]"),))
 

@@ -85,6 +85,7 @@ def test_calls_come_in_whole_samples():
     assert all(memory.calls_of(way) % probe.SAMPLES == 0 for way in memory.WAYS)
 
 
+@pytest.mark.processes
 def test_a_fresh_process_reports_each_ways_series_traces_and_releases():
     ways = ["input-signature", "tf-function"]
     job = Task(
@@ -101,6 +102,7 @@ def test_a_fresh_process_reports_each_ways_series_traces_and_releases():
     assert all(isinstance(found[way]["objects_per_call"], float) for way in ("tf-function",))
 
 
+@pytest.mark.processes
 def test_each_job_gets_a_process_of_its_own_started_with_its_environment():
     jobs = [Task("os:getpid", {}), Task("os:getpid", {})] + [
         Task("os:getenv", {"key": "PERFGUIDE_SIDE"}, {"PERFGUIDE_SIDE": side}) for side in "abab"
@@ -118,11 +120,13 @@ def test_each_job_gets_a_process_of_its_own_started_with_its_environment():
         (Task("os:getpid", {}), ("no_such_module",), "ModuleNotFoundError"),  # the server did
     ],
 )
+@pytest.mark.processes
 def test_a_failed_job_says_why_in_one_line(job, preload, reason):
     with pytest.raises(ChildError, match=reason):
         in_fresh_processes([job, job, job], preload)
 
 
+@pytest.mark.processes
 def test_a_job_over_its_time_is_stopped(monkeypatch):
     monkeypatch.setattr(forkserver, "TIMEOUT_S", 0.5)
     with pytest.raises(ChildError, match="took over 0.5 s"):

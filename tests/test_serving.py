@@ -53,6 +53,7 @@ def test_a_converted_file_is_written_once_and_whole():
 
 
 @pytest.mark.parametrize("way", ["litert", "onnxruntime"])
+@pytest.mark.processes
 def test_a_cold_start_serves_without_tensorflow(way):
     start = cold_start.cold_server("mlp", way)
     assert not start["imported_tensorflow"]
