@@ -131,6 +131,10 @@ def test_an_undecided_claim_gets_more_fresh_processes_up_to_the_most(two, monkey
     # The extra process is kept for the next undecided claim, and a settled claim needs none.
     (call,) = two.run("eager-call", ["python-function"], size=10, quick=True)
     assert call.workload == "eager-call" and call.processes == 2
+    # Once a run has spent its seconds for more processes, an undecided claim stays undecided.
+    monkeypatch.setattr(pool, "SETTLE_BUDGET_S", 0.0)
+    (numpy,) = two.run("eager-add", ["numpy"], size=1000, quick=True, settle=[never_settled])
+    assert numpy.processes == 2 and steps[-1] == "undecided after 0 s of more processes: left so"
 
 
 @pytest.mark.processes

@@ -57,6 +57,10 @@ class Settling(Protocol):
 #: times the usual, where a rerun's interval is about half as wide (and its own spread counts
 #: for more than the machine's usual one).
 SETTLE_PROCESSES = 9
+#: Seconds one run may spend timing more processes for undecided comparisons: past them, what
+#: is still undecided stays so (and is judged INCONCLUSIVE), so that one close call cannot take
+#: a chapter's minutes.
+SETTLE_BUDGET_S = 20.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 
@@ -274,10 +278,15 @@ class Workers:
     def _settle(
         self, job: Job, measured: list[Measurement], claims: Sequence[Settling]
     ) -> list[Measurement]:
-        """``measured``, with more processes for the variants of ``claims`` still undecided."""
+        """``measured``, with more processes for the variants of ``claims`` still undecided,
+        for at most :data:`SETTLE_BUDGET_S` seconds."""
+        started = time.monotonic()
         for extra in range(SETTLE_PROCESSES - len(self._workers)):
             labels = {label for c in claims if not c.settled(measured) for label in c.labels}
             if not labels:
+                break
+            if time.monotonic() - started >= SETTLE_BUDGET_S:
+                self.progress(f"undecided after {SETTLE_BUDGET_S:g} s of more processes: left so")
                 break
             if extra == len(self._extra):
                 self._start_extra(at_most=SETTLE_PROCESSES - len(self._workers) - extra)
