@@ -35,7 +35,7 @@ Row = tuple[float, Sequence[float]]  # a published value and its value in each p
 #: machine's, one seen in many on its own.
 MACHINE_ROWS = 20
 
-#: Rows matched between runs, by workload.
+# Rows matched between runs, by workload.
 Rows = dict[str, list[tuple[Row, Row]]]
 
 
