@@ -7,17 +7,47 @@ import pytest
 from perfguide.measure import limits
 
 
-def test_limits_are_measured_once_and_recorded_in_the_environment():
+@pytest.fixture
+def faked(monkeypatch):
+    """The two measurements faked (what is under test is what :func:`limits.measured` and
+    :func:`limits.record` make of them), each call noted; the cache cleared before and after."""
+    calls = []
+
+    def copy(nbytes=limits.COPY_BYTES):
+        calls.append(("copy", nbytes))
+        return (20e9 if nbytes == limits.COPY_BYTES else 80e9), 2
+
+    def matmul(sides=limits.MATMUL_SIDES):
+        calls.append(("matmul", sides))
+        return 100e9, "NumPy float32 matmul of 2048 x 2048"
+
+    monkeypatch.setattr(limits, "copy_bandwidth", copy)
+    monkeypatch.setattr(limits, "matmul_flops", matmul)
+    limits.measured.cache_clear()
+    yield calls
+    limits.measured.cache_clear()
+
+
+def test_limits_are_measured_once_and_recorded_in_the_environment(faked):
     assert limits.measured() is limits.measured()
+    assert faked == [
+        ("copy", limits.COPY_BYTES),
+        ("copy", limits.CACHE_COPY_BYTES),
+        ("matmul", limits.MATMUL_SIDES),
+    ]
     record = limits.record()["machine_limits"]
-    assert record["memory_bandwidth"] == limits.measured().memory_bandwidth
-    assert "copy" in record["how"]["memory_bandwidth"]
+    assert (record["memory_bandwidth"], record["cache_bandwidth"]) == (20e9, 80e9)
+    assert record["peak_flops"] == 100e9
+    assert record["how"]["memory_bandwidth"].startswith("NumPy copy of 40 MB on 2 thread(s)")
+    assert record["how"]["peak_flops"] == "NumPy float32 matmul of 2048 x 2048, 2n^3 / time"
 
 
-def test_limits_are_plausible_for_a_computer():
-    measured = limits.measured()
-    assert 1e8 < measured.memory_bandwidth < 1e13  # 0.1 GB/s .. 10 TB/s
-    assert 1e8 < measured.peak_flops < 1e16
+def test_the_measurements_are_plausible_for_a_computer():
+    # Small arrays: the measuring code runs for real, in a second or two.
+    bandwidth, threads = limits.copy_bandwidth(2**20)
+    assert 1e8 < bandwidth < 1e13 and threads >= 1  # 0.1 GB/s .. 10 TB/s
+    flops, product = limits.matmul_flops((128,))
+    assert 1e7 < flops < 1e16 and product.endswith("matmul of 128 x 128")
 
 
 def test_shares_are_work_over_time_over_the_limit():
