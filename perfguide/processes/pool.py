@@ -60,7 +60,7 @@ SETTLE_PROCESSES = 9
 #: Seconds one run may spend timing more processes for undecided comparisons: past them, what
 #: is still undecided stays so (and is judged INCONCLUSIVE), so that one close call cannot take
 #: a chapter's minutes.
-SETTLE_BUDGET_S = 20.0
+SETTLE_BUDGET_S = 12.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 
