@@ -171,9 +171,8 @@ class Faster:
         held, reason = self._judge(ratio, low, high)
         effect = format_speedup(ratio)
         evidence = (
-            f"{self.fast} is {effect} than {self.slow}".replace("as fast than", "as fast as")
-            + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
-            f"{fast.unit}{_over(fast, measurements)}; {RERUN}: {speedup_interval(low, high)}"
+            f"{versus_words(fast, slow, ratio, measurements)}; {RERUN}: "
+            f"{speedup_interval(low, high)}"
         )
         if reason:
             evidence += f"; {reason}"
@@ -225,6 +224,21 @@ class Share:
         )
         effect = f"{share:.0%} of {self.reference}"
         return Claim(self.statement, held, evidence, effect, f"at least {self.at_least:.0%}")
+
+
+def versus_words(
+    fast: Measurement, slow: Measurement, ratio: float, measurements: Sequence[Measurement]
+) -> str:
+    """``fast``'s speed-up ``ratio`` over ``slow`` with both medians and the processes they rest
+    on (both as the processes that timed both saw them, out of ``measurements``), in the words a
+    claim's evidence uses, which the site check holds to the medians beside it."""
+    return (
+        f"{fast.label} is {format_speedup(ratio)} than {slow.label}".replace(
+            "as fast than", "as fast as"
+        )
+        + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
+        f"{fast.unit}{_over(fast, measurements)}"
+    )
 
 
 def _over(used: Measurement, measurements: Sequence[Measurement]) -> str:

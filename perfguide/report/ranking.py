@@ -31,12 +31,11 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.claims import Claim, Faster
+from perfguide.report.claims import Claim, Faster, versus_words
 from perfguide.report.compare import pick
 from perfguide.report.format import (
     RERUN,
     format_factor,
-    format_seconds,
     format_speedup,
     speedup_interval,
 )
@@ -57,13 +56,8 @@ class Gap(NamedTuple):
     ratio: float
     low: float
     high: float
-    #: The fastest's median and the other way's, in seconds per unit.
-    fastest_s: float
-    other_s: float
-    #: How many processes timed both, and how many timed the fastest (more where it was
-    #: timed by processes the other way was not, so its median here may differ from its own).
-    processes: int
-    fastest_processes: int
+    #: The fastest's speed-up over it with both medians, as a claim's evidence words them.
+    words: str
 
     @property
     def speedup(self) -> str:
@@ -114,7 +108,7 @@ class Ranking:
                 f"{self.leader} was fastest{where}, {format_factor(runner_up.low)} to "
                 f"{format_factor(runner_up.high)} {AHEAD}, {runner_up.label}"
             )
-            return f"{named} ({self._medians(runner_up)})" if evidence else named
+            return f"{named} ({runner_up.words})" if evidence else named
         names = ", ".join(self.tied[:-1]) + f" and {self.tied[-1]}"
         named = f"{names} are tied{where or ' here'}"
         if not evidence:
@@ -126,21 +120,6 @@ class Ranking:
         )
         return f"{named} ({each})"
 
-    def _medians(self, gap: Gap) -> str:
-        """The fastest's speed-up over ``gap``'s way, worded as a claim's evidence words it (so
-        the site check can hold it to the two medians beside it)."""
-        if gap.processes == 1:
-            over = " in one process"
-        elif gap.processes < gap.fastest_processes:
-            over = f" in the {gap.processes} processes that timed both"
-        else:
-            over = f" over {gap.processes} processes"
-        return (
-            f"{self.leader} is {format_speedup(gap.ratio)} than {gap.label}: "
-            f"{format_seconds(gap.fastest_s)} vs {format_seconds(gap.other_s)} per {self.unit}"
-            f"{over}"
-        ).replace("as fast than", "as fast as")
-
 
 def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ranking:
     """The :class:`Ranking` of ``labels`` (all of ``measurements`` when empty) by median."""
@@ -148,21 +127,17 @@ def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ran
     ordered = sorted(chosen, key=lambda m: m.median_s)
     order = tuple(m.label for m in ordered)
     versus = tuple(Faster(order[0], other).check(measurements) for other in order[1:])
-    return Ranking(order, versus, tuple(_gap(ordered[0], m) for m in ordered[1:]), ordered[0].unit)
+    return Ranking(
+        order,
+        versus,
+        tuple(_gap(ordered[0], m, measurements) for m in ordered[1:]),
+        ordered[0].unit,
+    )
 
 
-def _gap(fastest: Measurement, other: Measurement) -> Gap:
+def _gap(fastest: Measurement, other: Measurement, measurements: Sequence[Measurement]) -> Gap:
     """``other`` against ``fastest``, as the processes that timed both saw them (as
     :meth:`~perfguide.report.claims.Faster.check` judges them)."""
     fast, slow = in_common(fastest, other)
     ratio, low, high = ratio_interval(slow, fast)
-    return Gap(
-        other.label,
-        ratio,
-        low,
-        high,
-        fast.median_s,
-        slow.median_s,
-        fast.processes,
-        fastest.processes,
-    )
+    return Gap(other.label, ratio, low, high, versus_words(fast, slow, ratio, measurements))
