@@ -262,15 +262,26 @@ def judge(
     ((True, ''), (None, 'the interval straddles the claimed factor'))
     >>> judge(1.55, 1.5, 1.6, 1.5)
     (None, 'within 10% of the claimed factor, too close to call')
+
+    The interval is judged as a page prints it, to three figures: one that reads "1.00x to
+    1.52x" has not cleared 1x for its reader, whatever its fourth figure.
+
+    >>> judge(1.24, 1.003, 1.52, 1)
+    (None, 'the interval straddles the claimed factor')
     """
     margin = 1 + tolerance
     if by / margin < ratio < by * margin:
         return None, f"within {tolerance:.0%} of the claimed factor, too close to call"
-    if low >= by:
+    if _as_printed(low) > by:
         return True, ""
-    if high <= by:
+    if _as_printed(high) < by:
         return False, ""
     return None, "the interval straddles the claimed factor"
+
+
+def _as_printed(factor: float) -> float:
+    """``factor`` rounded to the three figures a page shows it with."""
+    return float(f"{factor:.3g}")
 
 
 def _times(factor: float) -> str:
