@@ -472,7 +472,7 @@ answer = ShortAnswer(
     f"{format_bytes(statistics.median(float32.per_example('tensors')))} of tensors an "
     f"example of its batch under float32, "
     f"{format_bytes(statistics.median(bfloat16.per_example('tensors')))} under "
-    f"mixed_bfloat16 ({peak_claims[0].effect}, where its activations halve). These figures "
+    f"mixed_bfloat16 ({peak_claims[0].quoted}, where its activations halve). These figures "
     "are from this page's 2-core virtual machine.",
     [
         Recommendation(

@@ -589,7 +589,7 @@ def onnx_caveats():
         tf_faster = Faster("tf-function", "onnxruntime").check(at_size(batched, batch))
         if tf_faster.held:
             found.append(
-                f"at a batch of {batch} of the small model a tf.function was {tf_faster.effect}"
+                f"at a batch of {batch} of the small model a tf.function was {tf_faster.quoted}"
             )
     stalls = {
         w: sum(t["stalls"] for t in tails[w]) for w in ("onnxruntime", "tf-function")

@@ -597,13 +597,11 @@ ranking = rank(small)
 # A winner's evidence is one comparison; a tie's is one per tied path, too long for this box.
 ranked = ranking.sentence(" on the small model", evidence=ranking.separated)
 answer = ShortAnswer(
-    "It is not TensorFlow 2 as such but the path a step takes. Here, with TensorFlow 2.21, a "
-    f"TensorFlow 1 style session was {small_checked[tf1_claim].effect} than Keras's "
-    f"train_on_batch on the question's small model; eager training was "
-    f"{small_checked[graph_vs_eager].effect.replace('faster', 'slower')} than graph; calling "
-    f"fit once per batch cost {format_seconds(pick(small, 'fit-per-batch')[0].median_s)} a step "
-    f"where train_on_batch took {format_seconds(pick(small, 'train-on-batch')[0].median_s)}. "
-    f"Of all paths, {ranked}.",
+    "It is not TensorFlow 2 as such but the path a step takes. On the question's small model, "
+    "with TensorFlow 2.21: a TensorFlow 1 style session against Keras's train_on_batch, "
+    f"{small_checked[tf1_claim].quoted}; train_on_batch, which runs a graph, against the same "
+    f"step run eagerly, {small_checked[graph_vs_eager].quoted}; train_on_batch against calling "
+    f"fit once per batch, {small_checked[per_batch_fit].quoted}. Of all paths, {ranked}.",
     [
         Recommendation(
             "Train as a graph; run eagerly only to debug",

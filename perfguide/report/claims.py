@@ -66,10 +66,30 @@ class Claim:
     evidence: str
     effect: str = ""
     target: str = ""
+    #: Where the effect lands in a rerun here, in words ("1.90x to 2.30x faster").
+    interval: str = ""
 
     @property
     def verdict(self) -> str:
         return VERDICTS[self.held]
+
+    @property
+    def quoted(self) -> str:
+        """The effect as a sentence quotes it: with its rerun interval and, unless the claim
+        held, its verdict and what it asked for, so that no figure reads as more than it is.
+
+        >>> Claim("a beats b", True, "", "2.00x faster", "", "1.90x to 2.10x faster").quoted
+        '2.00x faster (rerun interval: 1.90x to 2.10x faster)'
+        >>> Claim("a is at least 1.5x faster than b", None, "", "1.17x faster",
+        ...       "at least 1.5x faster", "1.02x to 1.34x faster").quoted
+        '1.17x faster (rerun interval: 1.02x to 1.34x faster; inconclusive, claimed: at least \
+1.5x faster)'
+        """
+        notes = [f"{RERUN}: {self.interval}"] if self.interval else []
+        if self.held is not True:
+            claimed = f", claimed: {self.target}" if self.target else ""
+            notes.append(f"{self.verdict.lower()}{claimed}")
+        return f"{self.effect} ({'; '.join(notes)})" if notes else self.effect
 
     @property
     def anchor(self) -> str:
@@ -169,18 +189,15 @@ class Faster:
             raise ValueError(f"cannot compare time per {fast.unit} with time per {slow.unit}")
         ratio, low, high = ratio_interval(slow, fast)
         held, reason = self._judge(ratio, low, high)
-        effect = format_speedup(ratio)
-        evidence = (
-            f"{versus_words(fast, slow, ratio, measurements)}; {RERUN}: "
-            f"{speedup_interval(low, high)}"
-        )
+        interval = speedup_interval(low, high)
+        evidence = f"{versus_words(fast, slow, ratio, measurements)}; {RERUN}: {interval}"
         if reason:
             evidence += f"; {reason}"
         if fast.noisy or slow.noisy:
             evidence += "; noisy"
         if fast.retraced or slow.retraced:
             evidence += "; retraced while timed, so tracing is in the time"
-        return Claim(self.statement, held, evidence, effect, self.target)
+        return Claim(self.statement, held, evidence, format_speedup(ratio), self.target, interval)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,7 +240,8 @@ class Share:
             + (f"; {reason}" if reason else "")
         )
         effect = f"{share:.0%} of {self.reference}"
-        return Claim(self.statement, held, evidence, effect, f"at least {self.at_least:.0%}")
+        target = f"at least {self.at_least:.0%}"
+        return Claim(self.statement, held, evidence, effect, target, f"{low:.0%} to {high:.0%}")
 
 
 def versus_words(
@@ -305,13 +323,14 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     held, reason = judge(median, low, high, factor)
     # A factor of 1 claims a direction, which the statement says: nothing to add beside it.
     target = "" if factor == 1 else f"at least {factor:g}x"
+    interval = f"{_times(low)} to {_times(high)}"
     evidence = (
         f"{what}: {format_span(min(ratios), max(ratios), _times, len(ratios))}; {RERUN}: "
-        f"{three_figures(low)}x to {three_figures(high)}x"
+        f"{interval}"
         + (f" (claimed: {target})" if target else "")
         + (f"; {reason}" if reason else "")
     )
-    return Claim(statement, held, evidence, f"{three_figures(median)}x {what}", target)
+    return Claim(statement, held, evidence, f"{three_figures(median)}x {what}", target, interval)
 
 
 def takes_at_most(variant: str, reference: str, times: float) -> Faster:
