@@ -154,6 +154,11 @@ folder.cleanup()
 # A Python value read inside the function is frozen into the graph when it is traced. Here
 # ``power(x)`` computes ``x ** exponent`` for x = 2; the exponent changes from 2 to 3 between two
 # calls, as a Python number and as a ``tf.Variable``:
+#
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: frozen_global_results
+#
+# What it returns, before and after the change:
 
 # sphinx_gallery_start_ignore
 frozen = tfn.frozen_global_results()
@@ -164,35 +169,38 @@ for kind, (before, after) in frozen.items():
 # %%
 # When does it trace again? The function keeps one graph per *signature* of its arguments: the
 # value of each Python argument, and the dtype and shape of each tensor. These counts come from
-# ``experimental_get_tracing_count()`` on a fresh function after four calls.
+# ``experimental_get_tracing_count()`` on a fresh function after four calls:
+#
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: count_traces
+#
+# with ``scale(x, factor)`` returning ``x * factor``, and the calls' options and arguments:
 
-# sphinx_gallery_start_ignore
 four_shapes = [tf.zeros([n]) for n in range(1, 5)]
-any_length = [
-    tf.TensorSpec([None]),
-    tf.TensorSpec([]),
-]  # x of any length, a scalar factor
-tracing_cases = {
-    "Python floats 1.0, 2.0, 3.0, 4.0": ({}, [1.0, 2.0, 3.0, 4.0], 4),
+# x of any length, and a scalar factor
+any_length = [tf.TensorSpec([None]), tf.TensorSpec([])]
+calls = {
+    "Python floats 1.0, 2.0, 3.0, 4.0": ({}, [1.0, 2.0, 3.0, 4.0]),
     "tensors of one shape, four values": (
         {},
         [tf.constant(float(v)) for v in range(4)],
-        1,
     ),
-    "tensors of four shapes": ({}, four_shapes, 4),
-    "four shapes, reduce_retracing=True": ({"reduce_retracing": True}, four_shapes, 2),
+    "tensors of four shapes": ({}, four_shapes),
+    "four shapes, reduce_retracing=True": ({"reduce_retracing": True}, four_shapes),
     "four shapes, input_signature [None]": (
         {"input_signature": any_length},
         four_shapes,
-        1,
     ),
 }
 traces = {
-    case: tfn.count_traces(options, args)
-    for case, (options, args, _) in tracing_cases.items()
+    case: tfn.count_traces(options, arguments)
+    for case, (options, arguments) in calls.items()
 }
 for case, count in traces.items():
     print(f"{case:36s} {count} trace(s)")
+
+# sphinx_gallery_start_ignore
+expected_traces = dict(zip(calls, [4, 1, 4, 2, 1], strict=True))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -220,7 +228,7 @@ ClaimReport(
                 traces[case] == expected,
                 f"{traces[case]} traced",
             )
-            for case, (_, _, expected) in tracing_cases.items()
+            for case, expected in expected_traces.items()
         ),
     ]
 )
