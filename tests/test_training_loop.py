@@ -1,5 +1,7 @@
 """Training-loop chapter: every path trains the same step, every predictor predicts the same."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -23,24 +25,41 @@ def assert_same_step(reference, other, name):
         np.testing.assert_allclose(after, before, rtol=1e-4, atol=1e-6, err_msg=name)
 
 
-@pytest.mark.parametrize("model", ["small", "medium"])
-def test_every_training_path_takes_the_same_step(model):
-    workload = {"small": tl.TRAIN_SMALL, "medium": tl.TRAIN_MEDIUM}[model]
-    reference = one_step("train-on-batch", model)
+WORKLOADS = {"small": tl.TRAIN_SMALL, "medium": tl.TRAIN_MEDIUM}
+
+
+@functools.cache
+def reference_step(model):
+    return one_step("train-on-batch", model)
+
+
+@pytest.mark.parametrize("model", WORKLOADS)
+def test_a_step_moves_the_weights(model):
     initial = tl.Training("fit", model, STEPS[model], dropout=0.0).weights()
-    # The step moved the weights (Adam moves each by about the learning rate).
-    assert max(np.abs(a - b).max() for a, b in zip(reference[1], initial, strict=True)) > 1e-5
-    for variant in workload.variants:
-        if variant != "train-on-batch":
-            assert_same_step(reference, one_step(variant, model), variant)
+    # Adam moves each weight by about the learning rate.
+    moved = zip(reference_step(model)[1], initial, strict=True)
+    assert max(np.abs(a - b).max() for a, b in moved) > 1e-5
+
+
+# One test a path, so that the pytest-xdist workers share them out.
+@pytest.mark.parametrize(
+    ("model", "variant"),
+    [
+        (model, variant)
+        for model, workload in WORKLOADS.items()
+        for variant in workload.variants
+        if variant != "train-on-batch"
+    ],
+)
+def test_every_training_path_takes_the_same_step(model, variant):
+    assert_same_step(reference_step(model), one_step(variant, model), variant)
 
 
 def test_keras_2_takes_the_same_step_as_keras_3():
     tf_keras = pytest.importorskip("tf_keras")
-    reference = one_step("train-on-batch", "small")
     for variant in ("train-on-batch", "fit", "custom-step"):
         keras_2 = one_step(variant, "small", keras=tf_keras)
-        assert_same_step(reference, keras_2, f"Keras 2 {variant}")
+        assert_same_step(reference_step("small"), keras_2, f"Keras 2 {variant}")
 
 
 def test_keras_2_needs_its_own_process():
