@@ -135,6 +135,12 @@ def test_an_undecided_claim_gets_more_fresh_processes_up_to_the_most(two, monkey
     monkeypatch.setattr(pool, "SETTLE_BUDGET_S", 0.0)
     (numpy,) = two.run("eager-add", ["numpy"], size=1000, quick=True, settle=[never_settled])
     assert numpy.processes == 2 and steps[-1] == "undecided after 0 s of more processes: left so"
+    # So it does once the pool's runs have spent the pool's seconds together.
+    monkeypatch.setattr(pool, "SETTLE_BUDGET_S", 60.0)
+    monkeypatch.setattr(pool, "SETTLE_POOL_BUDGET_S", 0.0)
+    steps.clear()
+    (numpy,) = two.run("eager-add", ["numpy"], size=1000, quick=True, settle=[never_settled])
+    assert numpy.processes == 2 and steps[-1] == "undecided after 0 s of more processes: left so"
 
 
 @pytest.mark.processes

@@ -61,6 +61,9 @@ SETTLE_PROCESSES = 9
 #: is still undecided stays so (and is judged INCONCLUSIVE), so that one close call cannot take
 #: a chapter's minutes.
 SETTLE_BUDGET_S = 12.0
+#: Seconds all the runs of one pool (a chapter's) may spend so, together: a chapter with many
+#: close calls keeps to its minutes too.
+SETTLE_POOL_BUDGET_S = 30.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 
@@ -185,6 +188,7 @@ class Workers:
         # Started only when a comparison needs more processes, and kept for the next one; the
         # calls that set the workers up, the last of each target, for those started later.
         self._extra: list[_Worker] = []
+        self._settling_s = 0.0
         self._preparations: dict[str, dict[str, Any]] = {}
         self._finalizer = weakref.finalize(self, _stop_all, self._workers, self._extra)
         progress(f"starting {processes} fresh processes")
@@ -279,14 +283,16 @@ class Workers:
         self, job: Job, measured: list[Measurement], claims: Sequence[Settling]
     ) -> list[Measurement]:
         """``measured``, with more processes for the variants of ``claims`` still undecided,
-        for at most :data:`SETTLE_BUDGET_S` seconds."""
+        for at most :data:`SETTLE_BUDGET_S` seconds, and what is left of the pool's
+        :data:`SETTLE_POOL_BUDGET_S`."""
         started = time.monotonic()
+        budget = min(SETTLE_BUDGET_S, SETTLE_POOL_BUDGET_S - self._settling_s)
         for extra in range(SETTLE_PROCESSES - len(self._workers)):
             labels = {label for c in claims if not c.settled(measured) for label in c.labels}
             if not labels:
                 break
-            if time.monotonic() - started >= SETTLE_BUDGET_S:
-                self.progress(f"undecided after {SETTLE_BUDGET_S:g} s of more processes: left so")
+            if time.monotonic() - started >= budget:
+                self.progress(f"undecided after {max(budget, 0):.0f} s of more processes: left so")
                 break
             if extra == len(self._extra):
                 self._start_extra(at_most=SETTLE_PROCESSES - len(self._workers) - extra)
@@ -298,6 +304,7 @@ class Workers:
                 across_processes([m, by_label[m.label]]) if m.label in by_label else m
                 for m in measured
             ]
+        self._settling_s += time.monotonic() - started
         return measured
 
     def call(self, target: str, *, prepared: str | None = None, **kwargs: Any) -> list[Any]:
