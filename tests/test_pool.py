@@ -116,6 +116,9 @@ def test_an_undecided_claim_gets_more_fresh_processes_up_to_the_most(two, monkey
     # A variant against itself with no tolerance: the interval always straddles 1, so the claim
     # never settles and the variant is timed in more fresh processes, up to the most allowed.
     monkeypatch.setattr(pool, "SETTLE_PROCESSES", 4)
+    # Seconds enough for any host to start and run the extra processes.
+    monkeypatch.setattr(pool, "SETTLE_BUDGET_S", 600.0)
+    monkeypatch.setattr(pool, "SETTLE_POOL_BUDGET_S", 600.0)
     monkeypatch.setattr(pool, "usable_cores", lambda: 2)
     steps = []
     monkeypatch.setattr(two, "progress", steps.append)

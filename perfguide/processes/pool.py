@@ -63,7 +63,7 @@ SETTLE_PROCESSES = 9
 SETTLE_BUDGET_S = 12.0
 #: Seconds all the runs of one pool (a chapter's) may spend so, together: a chapter with many
 #: close calls keeps to its minutes too.
-SETTLE_POOL_BUDGET_S = 30.0
+SETTLE_POOL_BUDGET_S = 20.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 
@@ -273,25 +273,31 @@ class Workers:
         first = self._jobs % count
         self._jobs += 1
         order = [(first + turn) % count for turn in range(count)]
+        started = time.monotonic()
         answers = {index: self._run_on(self._workers[index], index, job) for index in order}
         # In the workers' own order, whichever started: variants pair up process by process.
         per_process = [answers[index] for index in range(count)]
         measured = [across_processes(group) for group in zip(*per_process, strict=True)]
-        return self._settle(job, measured, settle)
+        return self._settle(job, measured, settle, (time.monotonic() - started) / count)
 
     def _settle(
-        self, job: Job, measured: list[Measurement], claims: Sequence[Settling]
+        self,
+        job: Job,
+        measured: list[Measurement],
+        claims: Sequence[Settling],
+        process_s: float,
     ) -> list[Measurement]:
         """``measured``, with more processes for the variants of ``claims`` still undecided,
         for at most :data:`SETTLE_BUDGET_S` seconds, and what is left of the pool's
-        :data:`SETTLE_POOL_BUDGET_S`."""
+        :data:`SETTLE_POOL_BUDGET_S`: a process is added only where one more, as long as a
+        process of the run took (``process_s``), still ends within them."""
         started = time.monotonic()
         budget = min(SETTLE_BUDGET_S, SETTLE_POOL_BUDGET_S - self._settling_s)
         for extra in range(SETTLE_PROCESSES - len(self._workers)):
             labels = {label for c in claims if not c.settled(measured) for label in c.labels}
             if not labels:
                 break
-            if time.monotonic() - started >= budget:
+            if time.monotonic() - started + process_s > budget:
                 self.progress(f"undecided after {max(budget, 0):.0f} s of more processes: left so")
                 break
             if extra == len(self._extra):
