@@ -346,7 +346,9 @@ def test_tensorflow_log_lines_only_with_verbose(verbose):
     )
     assert done.returncode == 0, done.stderr
     assert ("oneDNN custom operations are on" in done.stderr) == verbose
-    assert ("triggered tf.function retracing" in done.stderr) == verbose
+    # A quiet run never shows TensorFlow's Python warnings. (With --verbose they are shown when
+    # TensorFlow's retracing detector warns, which it did not in one CI run among busy tests.)
+    assert verbose or "triggered tf.function retracing" not in done.stderr
     assert "tensor-argument" in done.stdout
 
 
