@@ -342,9 +342,10 @@ ClaimReport([process_claim, leftover_claim])
 # The first check compares each process's own interval with the one this guide publishes for
 # the same step, which is where the next run on this machine lands: it takes in how far the
 # processes' medians lie apart and how far a whole run drifts between rebuilds here. A
-# process's blocks agree with each other, which says nothing of a process started later. The :doc:`build machine </environment>` page measures this machine's spread between
-# processes and how many processes a median needs to be known within 5 %. Whichever way the
-# checks came out, every other number in this guide is timed in fresh processes only.
+# process's blocks agree with each other, which says nothing of a process started later. The
+# :doc:`build machine </environment>` page measures this machine's spread between processes
+# and how many processes a median needs to be known within 5 %. Whichever way the checks came
+# out, every other number in this guide is timed in fresh processes only.
 #
 # Thread pools still busy
 # -----------------------

@@ -298,8 +298,8 @@ def judge(
 
 
 def _as_printed(factor: float) -> float:
-    """``factor`` rounded to the three figures a page shows it with."""
-    return float(f"{factor:.3g}")
+    """``factor`` as a page shows it (:func:`~perfguide.report.format.three_figures`)."""
+    return float(three_figures(factor).replace(",", ""))
 
 
 def _times(factor: float) -> str:
