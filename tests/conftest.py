@@ -1,6 +1,7 @@
 """The suite runs in as many pytest-xdist workers as this process may use cores (``-n auto``);
 tests that start processes all run in one of them, in turn, so that two pools of worker
-processes never compete for the cores."""
+processes never compete for the cores. Each worker keeps TensorFlow to one intra-op thread, since
+TensorFlow's default, a thread per core in every worker, makes the workers contend."""
 
 import os
 
@@ -10,6 +11,14 @@ import pytest
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     # The cores this process may run on (taskset, a container's cpuset), not the machine's.
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Only in a worker of several: the processes the tests start set their own threads.
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
