@@ -193,9 +193,9 @@ settle[SMALL] += small_claims
 # The columns after the first leave out the paths whose first call (tracing, compiling with
 # XLA, building a pipeline) costs seconds of the build; the answer's own small benchmark, the
 # first column, has them all, and the long samples, which the answer's rule on fit() needs,
-# have fit's two paths too.
+# have fit per batch too.
 lean = ("train-on-batch", "custom-step", "run-eagerly")
-variants = {LONG: ("fit", "fit-per-batch", *lean, "tf1-session"), MEDIUM: lean}
+variants = {LONG: ("fit-per-batch", *lean, "tf1-session"), MEDIUM: lean}
 grid = {
     column: workers.run(
         w, variants.get(column), size=steps, settle=settle[column], quick=True
@@ -369,7 +369,7 @@ for version in ("3", "2"):
 # Users reported Keras's ``*_on_batch`` methods tracing again for every new batch size
 # (`tensorflow/tensorflow#34907 <https://github.com/tensorflow/tensorflow/issues/34907>`_,
 # `tensorflow/tensorflow#38742 <https://github.com/tensorflow/tensorflow/issues/38742>`_). A pass
-# here feeds batches of eight sizes (32 down to 4) through ``train_on_batch``
+# here feeds batches of four sizes (32, 24, 16 and 8) through ``train_on_batch``
 # (``train-on-batch``), ``predict_on_batch`` (``predict-on-batch``), a plain ``tf.function`` step
 # (``tf-function-step``), the same with ``reduce_retracing=True`` (``reduce-retracing``), and with
 # an ``input_signature`` whose batch dimension is ``None`` (``input-signature``). The first pass

@@ -63,7 +63,7 @@ SETTLE_PROCESSES = 9
 SETTLE_BUDGET_S = 12.0
 #: Seconds all the runs of one pool (a chapter's) may spend so, together: a chapter with many
 #: close calls keeps to its minutes too.
-SETTLE_POOL_BUDGET_S = 20.0
+SETTLE_POOL_BUDGET_S = 12.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 
