@@ -1,0 +1,124 @@
+"""Synchronous data-parallel training with ``tf.distribute``: the workloads behind "Why doesn't
+my distributed training scale?".
+
+Users move a model to ``MultiWorkerMirroredStrategy`` and find each step slower than on one
+machine (tensorflow/tensorflow#60245, #42888, #48374, #33809). Every strategy here trains the same
+multilayer perceptron (a 256-1024-1024-10 MLP, 1.3 M parameters, as in #60245's question) on
+the same global batch, with the custom training loop ``tf.distribute``'s guides teach: each
+replica computes its share of the batch's loss (:func:`tf.nn.compute_average_loss` over the
+global batch), and the optimizer all-reduces the gradients before it applies them.
+
+The strategies (:data:`STRATEGIES`):
+
+* ``none``: no strategy, one process;
+* ``mirrored``: ``MirroredStrategy`` over two logical CPU devices in one process;
+* ``multi-worker``: ``MultiWorkerMirroredStrategy``, one replica a worker process, the cluster
+  read from ``TF_CONFIG`` (see :mod:`perfguide.processes.cluster`).
+
+A strategy and the logical devices are set once per process, before TensorFlow's runtime
+starts: each runs in fresh processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+FEATURES, CLASSES = 256, 10
+#: The MLP's hidden width: 1,024 gives #60245's 1.3 M parameters.
+HIDDEN = 1024
+LEARNING_RATE = 0.01
+STRATEGIES = ("none", "mirrored", "multi-worker")
+
+
+def use_logical_cpus(count: int) -> None:
+    """Split the CPU into ``count`` logical devices (``/cpu:0`` …), as ``MirroredStrategy``
+    needs to place a replica on each; only before the runtime starts."""
+    (cpu,) = tf.config.list_physical_devices("CPU")
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration()] * count
+    )
+
+
+def make_strategy(name: str) -> tf.distribute.Strategy:
+    """The strategy called ``name`` (one of :data:`STRATEGIES`)."""
+    if name == "none":
+        return tf.distribute.get_strategy()
+    if name == "mirrored":
+        use_logical_cpus(2)
+        return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    if name == "multi-worker":
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    raise ValueError(f"no strategy {name!r}: choose from {', '.join(STRATEGIES)}")
+
+
+def make_model(hidden: int = HIDDEN, seed: int = 0) -> Any:
+    """The MLP, its weights drawn from ``seed``: every process draws the same."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential(
+        [
+            keras.Input((FEATURES,)),
+            keras.layers.Dense(hidden, activation="relu"),
+            keras.layers.Dense(hidden, activation="relu"),
+            keras.layers.Dense(CLASSES),
+        ]
+    )
+
+
+def global_batch(size: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``size`` examples: features and class labels, the same in every process."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((size, FEATURES), dtype=np.float32)
+    return x, rng.integers(0, CLASSES, size).astype(np.int32)
+
+
+def gradient_bytes(model: Any) -> int:
+    """Bytes of gradients one step all-reduces: one float per trainable weight."""
+    return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in model.trainable_weights)
+
+
+class Training:
+    """One strategy's training step on a global batch of ``batch`` examples, split evenly
+    between its replicas."""
+
+    def __init__(self, strategy: tf.distribute.Strategy, batch: int, hidden: int = HIDDEN):
+        import keras
+
+        replicas = strategy.num_replicas_in_sync
+        if batch % replicas:
+            raise ValueError(f"a global batch of {batch} does not split into {replicas} replicas")
+        self.strategy, self.batch, self.share = strategy, batch, batch // replicas
+        with strategy.scope():
+            self.model = make_model(hidden)
+            self.optimizer = keras.optimizers.SGD(LEARNING_RATE)
+        x, y = global_batch(batch)
+        self.inputs = strategy.experimental_distribute_values_from_function(
+            lambda context: self._share(x, y, context.replica_id_in_sync_group)
+        )
+        self.step = tf.function(self._step)
+
+    def _share(self, x: np.ndarray, y: np.ndarray, replica: int) -> tuple[Any, Any]:
+        rows = slice(replica * self.share, (replica + 1) * self.share)
+        return tf.constant(x[rows]), tf.constant(y[rows])
+
+    def _replica_step(self, x: Any, y: Any) -> Any:
+        import keras
+
+        with tf.GradientTape() as tape:
+            logits = self.model(x, training=True)
+            per_example = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=self.batch)
+        grads = tape.gradient(loss, self.model.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_weights, strict=True))
+        return loss
+
+    def _step(self) -> Any:
+        losses = self.strategy.run(self._replica_step, args=self.inputs)
+        return self.strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+    def weights(self) -> list[np.ndarray]:
+        return [np.asarray(v) for v in self.model.trainable_weights]

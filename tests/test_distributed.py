@@ -1,0 +1,68 @@
+"""Every strategy's first update is the one one process takes on the same global batch."""
+
+import functools
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from perfguide.processes import cluster, fresh
+from perfguide.workloads import distributed
+
+BATCH, HIDDEN = 16, 32
+#: The same float32 sums in another order (per replica, then all-reduced) differ in the last bits.
+RTOL, ATOL = 1e-5, 1e-6
+COMMAND = [sys.executable, "-m", "perfguide.processes.cluster_task"]
+
+
+def job(strategy):
+    return json.dumps(
+        {"do": "first-update", "strategy": strategy, "batch": BATCH, "hidden": HIDDEN}
+    )
+
+
+@functools.cache
+def one_process():
+    training = distributed.Training(distributed.make_strategy("none"), BATCH, HIDDEN)
+    return float(training.step()), training.weights()
+
+
+def assert_takes_one_process_step(printed):
+    result = json.loads(printed)
+    loss, weights = one_process()
+    assert result["loss"] == pytest.approx(loss, rel=RTOL)
+    for got, expected in zip(result["weights"], weights, strict=True):
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=RTOL, atol=ATOL)
+
+
+def test_a_step_moves_the_weights():
+    initial = [np.asarray(w) for w in distributed.make_model(HIDDEN).trainable_weights]
+    moved = zip(one_process()[1], initial, strict=True)
+    assert max(np.abs(after - before).max() for after, before in moved) > 1e-4
+
+
+def test_the_gradients_are_a_float32_a_weight():
+    layers = [(distributed.FEATURES, HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, distributed.CLASSES)]
+    weights = sum(inputs * outputs + outputs for inputs, outputs in layers)
+    assert distributed.gradient_bytes(distributed.make_model(HIDDEN)) == 4 * weights
+
+
+def test_an_unknown_strategy_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="choose from none, mirrored, multi-worker"):
+        distributed.make_strategy("horovod")
+
+
+@pytest.mark.processes
+def test_mirrored_over_two_logical_cpus_takes_the_one_process_step():
+    env = fresh.child_environment()
+    done = fresh.run_command([*COMMAND, job("mirrored")], env, 180, "the mirrored step")
+    assert_takes_one_process_step(done.stdout)
+
+
+@pytest.mark.processes
+def test_two_multi_worker_processes_each_take_the_one_process_step():
+    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    printed = cluster.run(workers, [*COMMAND, job("multi-worker")], timeout_s=180)
+    for out in printed.values():
+        assert_takes_one_process_step(out)
