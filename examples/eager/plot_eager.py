@@ -630,22 +630,24 @@ Collapsed(
 # The box at the top of this page, built from the checks above.
 
 # sphinx_gallery_start_ignore
-numpy_small, eager_small = pick(add_runs[add_sizes[0]], "numpy", "eager")
-eager_over_numpy = {
-    n: pick(runs, "eager")[0].median_s / pick(runs, "numpy")[0].median_s
-    for n, runs in add_runs.items()
-}
-within_two = [n for n, ratio in eager_over_numpy.items() if ratio <= 2]
+within_two = {n: large_add.check(add_runs[n]) for n in add_sizes}
+# The sizes from which on every larger one held too.
+held_from = [
+    n for n in add_sizes if all(within_two[m].held for m in add_sizes if m >= n)
+]
 fades = (
-    f"from {format_count(within_two[0])} elements up eager x + x took at most twice NumPy's time"
-    if within_two
-    else "even at the largest size eager x + x took more than twice NumPy's time"
+    f"from {format_count(held_from[0])} elements up eager x + x took at most twice NumPy's "
+    f"time (at {format_count(held_from[0])}, eager against NumPy: "
+    f"{within_two[held_from[0]].quoted})"
+    if held_from
+    else "eager x + x taking at most twice NumPy's time held at no size here (at "
+    f"{format_count(add_sizes[-1])} elements, eager against NumPy: {checked[large_add].quoted})"
 )
 answer = ShortAnswer(
     f"Each eager op costs about {format_seconds(op.median_s)} here before it computes anything "
-    f"(x + x on one element: NumPy {format_seconds(numpy_small.median_s)}, eager "
-    f"{format_seconds(eager_small.median_s)}), so on small arrays the fixed cost is the time; "
-    f"{fades}. A tf.function call costs {format_seconds(function.median_s)} to enter, "
+    f"(x + x on one element, NumPy against eager: {checked[small_add].quoted}), so on small "
+    f"arrays the fixed cost is the time; {fades}. A tf.function call costs "
+    f"{format_seconds(function.median_s)} to enter, "
     f"{1 - runtime_share:.0%} of it in Python before the runtime starts, so it pays off only "
     f"when it replaces several eager ops. The article's custom gradient runs "
     f"{sum(op_counts['custom-gradient'].values())} ops to the naive version's "

@@ -505,15 +505,13 @@ Collapsed(
 answer = ShortAnswer(
     f"Because on this machine the pipeline and the step compete for the same "
     f"{env['usable_cores']} cores, and because tf.data already prefetches. The pipeline alone "
-    f"took {format_seconds(alone.median_s)} a batch on {alone.cores_busy:.1f} cores, the step "
-    f"alone {format_seconds(step.median_s)} on {step.cores_busy:.1f}; together "
-    f"{format_seconds(together.median_s)}, where their CPU time allows no less than "
-    f"{format_seconds(both.floor)}. Reading ahead overlaps work only where a core is "
-    "idle, or where the pipeline waits without working (remote storage). TensorFlow's default "
-    "optimizations add a prefetch to the end of a pipeline and parallelize a plain map: without "
-    f"them the same training took {format_seconds(unoptimized.median_s)} a batch against "
-    f"{format_seconds(naive.median_s)}. What pays off on a few cores is removing work: cache "
-    "after the map, keep Python out of it.",
+    f"kept {alone.cores_busy:.1f} cores busy, the step alone {step.cores_busy:.1f}; fed from "
+    f"the pipeline, the step took {overlap_claims[0].quoted}, one after the other being the "
+    "pipeline's time plus the step's, each timed alone. Reading ahead overlaps work only where a core is idle, or where "
+    "the pipeline waits without working (remote storage). TensorFlow's default optimizations add "
+    "a prefetch to the end of a pipeline and parallelize a plain map; the same training with "
+    f"them against without, {setting_checked[1].quoted}. What pays off on a few cores is "
+    "removing work: cache after the map, keep Python out of it.",
     [
         Recommendation(
             "Time the pipeline alone, the step alone and both: on a few cores their work adds up",

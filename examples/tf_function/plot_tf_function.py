@@ -411,12 +411,12 @@ Collapsed(
 # sphinx_gallery_start_ignore
 answer = ShortAnswer(
     "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
-    f"article's loop of 99 products a call took {format_seconds(graph.median_s)} against "
-    f"{format_seconds(eager.median_s)} eagerly. It is slow when it traces: the first call took "
-    f"{format_seconds(graph.first_call_s)}, and a Python number that changes every call "
-    f"retraces every call ({format_seconds(python_arg.median_s)} a call against "
-    f"{format_seconds(tensor_arg.median_s)} with a tensor). It is wrong when Python code or "
-    "values inside it are expected to run or change on every call.",
+    f"article's loop of 99 products a call in the graph against eager execution, "
+    f"{checked[graph_speedup].quoted}. It is slow when it traces: the first call took "
+    f"{format_seconds(graph.first_call_s)}, {first_call_claim.quoted}, and a Python number that changes every call "
+    "retraces every call (a tensor in its place, "
+    f"{retracing_checked.quoted}). It is wrong when Python code or values inside it are "
+    "expected to run or change on every call.",
     [
         Recommendation(
             "Wrap loops of many small ops in tf.function", checked[graph_speedup]
