@@ -1,8 +1,8 @@
-"""Every strategy's first update is the one one process takes on the same global batch."""
+"""Every strategy's first update is the one one process takes on the same global batch; a
+cluster's steps are timed in lockstep, each cluster one process of the measurement."""
 
 import functools
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -13,7 +13,6 @@ from perfguide.workloads import distributed
 BATCH, HIDDEN = 16, 32
 #: The same float32 sums in another order (per replica, then all-reduced) differ in the last bits.
 RTOL, ATOL = 1e-5, 1e-6
-COMMAND = [sys.executable, "-m", "perfguide.processes.cluster_task"]
 
 
 def job(strategy):
@@ -56,13 +55,24 @@ def test_an_unknown_strategy_is_refused_with_the_choices():
 @pytest.mark.processes
 def test_mirrored_over_two_logical_cpus_takes_the_one_process_step():
     env = fresh.child_environment()
-    done = fresh.run_command([*COMMAND, job("mirrored")], env, 180, "the mirrored step")
+    done = fresh.run_command([*cluster.TASK, job("mirrored")], env, 180, "the mirrored step")
     assert_takes_one_process_step(done.stdout)
 
 
 @pytest.mark.processes
 def test_two_multi_worker_processes_each_take_the_one_process_step():
     workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
-    printed = cluster.run(workers, [*COMMAND, job("multi-worker")], timeout_s=180)
+    printed = cluster.run(workers, [*cluster.TASK, job("multi-worker")], timeout_s=180)
     for out in printed.values():
         assert_takes_one_process_step(out)
+
+
+@pytest.mark.processes
+def test_two_clusters_time_their_steps_in_lockstep_as_two_processes():
+    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    job = {"workload": "distributed-step", "variant": "multi-worker", "size": BATCH, "blocks": 5}
+    (step,) = cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
+    assert (step.label, step.unit, step.size) == ("multi-worker", "step", BATCH)
+    assert step.process_ids == ("cluster 1", "cluster 2")
+    assert step.calls_per_block == 1 and step.blocks_per_process == (5, 5)
+    assert step.median_s > 0

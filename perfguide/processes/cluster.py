@@ -18,16 +18,20 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from typing import IO
+from typing import IO, Any
 
+from perfguide.measure.timer import Measurement, across_processes
 from perfguide.processes.fresh import ChildError, child_environment, last_line
 
 HOST = "127.0.0.1"
 #: How often the parent looks at its tasks while they run.
 POLL_S = 0.05
+#: What each task of a cluster runs: one job (JSON) of :mod:`perfguide.processes.cluster_task`.
+TASK = [sys.executable, "-m", "perfguide.processes.cluster_task"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,3 +160,20 @@ def _wait(running: Sequence[_Running], deadline: float, timeout_s: float) -> dic
             raise ChildError(f"the cluster took over {timeout_s:g} s ({names} still running)")
         time.sleep(POLL_S)
     return {r.task: r.printed(r.stdout) for r in running}
+
+
+def time_in_clusters(
+    tasks: Sequence[Task], job: Mapping[str, Any], runs: int, timeout_s: float
+) -> list[Measurement]:
+    """The ``time`` ``job`` run by ``runs`` clusters of fresh processes, one after another:
+    the first task's measurements (its steps wait for every task's), each cluster one process
+    of the pooled measurements."""
+    per_run = []
+    for turn in range(runs):
+        printed = run(tasks, [*TASK, json.dumps({**job, "do": "time"})], timeout_s)
+        records = json.loads(printed[tasks[0]])["measurements"]
+        process = (f"cluster {turn + 1}",)
+        per_run.append(
+            [dataclasses.replace(Measurement.from_dict(r), process_ids=process) for r in records]
+        )
+    return [across_processes(group) for group in zip(*per_run, strict=True)]

@@ -3,7 +3,9 @@ with a strategy of its own, doing the ``JOB`` (JSON) and printing its result as 
 
 A job names a strategy (see :data:`perfguide.workloads.distributed.STRATEGIES`), a global batch
 and the MLP's hidden width, and what to do: ``first-update``, one training step and the
-weights it leaves (to check that every strategy trains as one process does).
+weights it leaves (to check that every strategy trains as one process does); or ``time``, one
+variant of a distributed workload timed as the runner times it, in lockstep with the other
+tasks.
 """
 
 from __future__ import annotations
@@ -22,7 +24,18 @@ def first_update(job: dict) -> dict:
     return {"loss": loss, "weights": [w.tolist() for w in training.weights()]}
 
 
-JOBS = {"first-update": first_update}
+def time_variant(job: dict) -> dict:
+    from perfguide.measure import runner
+
+    workload = {w.name: w for w in distributed.WORKLOADS}[job["workload"]]
+    # The variant is the strategy; made before the runner places ops on a device, since
+    # collective ops and logical devices are set only before TensorFlow's runtime starts.
+    distributed.strategy_of_this_process(job["variant"])
+    measured = runner.run(workload, [job["variant"]], size=job["size"], blocks=job["blocks"])
+    return {"measurements": [m.timings() for m in measured]}
+
+
+JOBS = {"first-update": first_update, "time": time_variant}
 
 
 def main(argv: list[str]) -> None:

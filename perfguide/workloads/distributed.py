@@ -26,6 +26,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from perfguide.measure.timer import Timed
+from perfguide.workloads.base import Workload
+
 FEATURES, CLASSES = 256, 10
 #: The MLP's hidden width: 1,024 gives #60245's 1.3 M parameters.
 HIDDEN = 1024
@@ -52,6 +55,19 @@ def make_strategy(name: str) -> tf.distribute.Strategy:
     if name == "multi-worker":
         return tf.distribute.MultiWorkerMirroredStrategy()
     raise ValueError(f"no strategy {name!r}: choose from {', '.join(STRATEGIES)}")
+
+
+#: The strategy this process made (a process makes one, before anything else of TensorFlow's).
+_made: dict[str, tf.distribute.Strategy] = {}
+
+
+def strategy_of_this_process(name: str) -> tf.distribute.Strategy:
+    """The strategy ``name``, made on first use; a second, other strategy is refused."""
+    if name not in _made:
+        if _made:
+            raise ValueError(f"this process already runs {next(iter(_made))}: one strategy each")
+        _made[name] = make_strategy(name)
+    return _made[name]
 
 
 def make_model(hidden: int = HIDDEN, seed: int = 0) -> Any:
@@ -122,3 +138,22 @@ class Training:
 
     def weights(self) -> list[np.ndarray]:
         return [np.asarray(v) for v in self.model.trainable_weights]
+
+
+def _step_call(variant: str, batch: int) -> Timed:
+    training = Training(strategy_of_this_process(variant), batch)
+    return Timed(training.step, traced=(training.step,))
+
+
+DISTRIBUTED_STEP = Workload(
+    name="distributed-step",
+    question="How long does one synchronous training step take under each strategy?",
+    unit="step",
+    size_name="global batch",
+    default_size=128,
+    baseline="none",
+    variants=STRATEGIES,
+    make_call=_step_call,
+    lockstep=True,
+)
+WORKLOADS = (DISTRIBUTED_STEP,)
