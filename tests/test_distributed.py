@@ -70,9 +70,38 @@ def test_two_multi_worker_processes_each_take_the_one_process_step():
 @pytest.mark.processes
 def test_two_clusters_time_their_steps_in_lockstep_as_two_processes():
     workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
-    job = {"workload": "distributed-step", "variant": "multi-worker", "size": BATCH, "blocks": 5}
+    job = {
+        "workload": "distributed-step",
+        "strategy": "multi-worker",
+        "variants": ["multi-worker"],
+        "size": BATCH,
+        "blocks": 5,
+    }
     (step,) = cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
     assert (step.label, step.unit, step.size) == ("multi-worker", "step", BATCH)
     assert step.process_ids == ("cluster 1", "cluster 2")
     assert step.calls_per_block == 1 and step.blocks_per_process == (5, 5)
     assert step.median_s > 0
+
+
+@pytest.mark.processes
+def test_the_all_reduce_alone_is_timed_at_every_size_in_one_cluster():
+    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    sizes = ["4 KiB", "1 MiB"]
+    job = {
+        "workload": "distributed-allreduce",
+        "strategy": "multi-worker",
+        "variants": sizes,
+        "size": 2,
+        "blocks": 5,
+    }
+    measured = cluster.time_in_clusters(workers, job, runs=1, timeout_s=180)
+    assert [m.label for m in measured] == sizes
+
+
+def test_the_all_reduce_sizes_run_from_4_kib_to_64_mib_as_labelled():
+    units = {"KiB": 1024, "MiB": 1024**2}
+    for label, nbytes in distributed.ALLREDUCE_BYTES.items():
+        count, unit = label.split()
+        assert int(count) * units[unit] == nbytes
+    assert list(distributed.ALLREDUCE_BYTES)[::7] == ["4 KiB", "64 MiB"]

@@ -4,8 +4,8 @@ with a strategy of its own, doing the ``JOB`` (JSON) and printing its result as 
 A job names a strategy (see :data:`perfguide.workloads.distributed.STRATEGIES`), a global batch
 and the MLP's hidden width, and what to do: ``first-update``, one training step and the
 weights it leaves (to check that every strategy trains as one process does); or ``time``, one
-variant of a distributed workload timed as the runner times it, in lockstep with the other
-tasks.
+distributed workload's ``variants`` timed as the runner times them, under ``strategy``, in
+lockstep with the other tasks.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ def time_variant(job: dict) -> dict:
     from perfguide.measure import runner
 
     workload = {w.name: w for w in distributed.WORKLOADS}[job["workload"]]
-    # The variant is the strategy; made before the runner places ops on a device, since
-    # collective ops and logical devices are set only before TensorFlow's runtime starts.
-    distributed.strategy_of_this_process(job["variant"])
-    measured = runner.run(workload, [job["variant"]], size=job["size"], blocks=job["blocks"])
+    # Made before the runner places ops on a device: collective ops and logical devices are
+    # set only before TensorFlow's runtime starts.
+    distributed.strategy_of_this_process(job["strategy"])
+    measured = runner.run(workload, job["variants"], size=job["size"], blocks=job["blocks"])
     return {"measurements": [m.timings() for m in measured]}
 
 

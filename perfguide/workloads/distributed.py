@@ -145,6 +145,26 @@ def _step_call(variant: str, batch: int) -> Timed:
     return Timed(training.step, traced=(training.step,))
 
 
+#: The all-reduce alone, on float32 tensors of 4 KiB to 64 MiB, between the cluster's workers.
+ALLREDUCE_BYTES = {
+    f"{4 * 4**k} KiB" if k < 4 else f"{4 * 4**k // 1024} MiB": 4096 * 4**k for k in range(8)
+}
+
+
+def _allreduce_call(variant: str, workers: int) -> Timed:
+    strategy = strategy_of_this_process("multi-worker")
+    if strategy.num_replicas_in_sync != workers:
+        raise ValueError(f"the cluster has {strategy.num_replicas_in_sync} workers, not {workers}")
+    tensor = tf.ones(ALLREDUCE_BYTES[variant] // 4, tf.float32)
+
+    @tf.function
+    def all_reduce() -> Any:
+        context = tf.distribute.get_replica_context
+        return strategy.run(lambda: context().all_reduce(tf.distribute.ReduceOp.SUM, tensor))
+
+    return Timed(all_reduce, traced=(all_reduce,))
+
+
 DISTRIBUTED_STEP = Workload(
     name="distributed-step",
     question="How long does one synchronous training step take under each strategy?",
@@ -156,4 +176,15 @@ DISTRIBUTED_STEP = Workload(
     make_call=_step_call,
     lockstep=True,
 )
-WORKLOADS = (DISTRIBUTED_STEP,)
+DISTRIBUTED_ALLREDUCE = Workload(
+    name="distributed-allreduce",
+    question="How long does an all-reduce of n bytes take between the cluster's workers?",
+    unit="all-reduce",
+    size_name="workers",
+    default_size=2,
+    baseline="4 KiB",
+    variants=tuple(ALLREDUCE_BYTES),
+    make_call=_allreduce_call,
+    lockstep=True,
+)
+WORKLOADS = (DISTRIBUTED_STEP, DISTRIBUTED_ALLREDUCE)
