@@ -28,6 +28,13 @@ def test_the_fit_recovers_the_bandwidth_through_noise():
     assert link.latency_s >= 0
 
 
+def test_the_latency_is_fitted_from_the_small_messages_not_swamped_by_a_slow_large_one():
+    # As on this machine's loopback: the largest message takes a fifth longer than the line.
+    times = two_worker_times(LOOPBACK)
+    times[-1] *= 1.2
+    assert fit_link(SIZES, times).latency_s == pytest.approx(40e-6, rel=0.1)
+
+
 @pytest.mark.parametrize(
     ("sizes", "times", "message"),
     [

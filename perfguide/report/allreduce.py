@@ -2,11 +2,12 @@
 projects to on more workers: the model behind "Why doesn't my distributed training scale?".
 
 An all-reduce of ``n`` bytes between two workers, timed at several sizes, is fitted as
-``2 × latency + n / bandwidth`` (:func:`fit_link`): the ring all-reduce over two workers sends
-each link all the bytes, in two steps. Over N workers a ring sends each link 2(N−1)/N of the
-bytes, in 2(N−1) steps that each pay the latency (:func:`ring_allreduce_s`; Patarasuk & Yuan,
-"Bandwidth optimal all-reduce algorithms for clusters of workstations", 2009; Thakur,
-Rabenseifner & Gropp, "Optimization of collective communication operations in MPICH", 2005).
+``2 × latency + n / bandwidth`` (:func:`fit_link`, each miss relative to its timing): the ring
+all-reduce over two workers sends each link all the bytes, in two steps. Over N workers a ring
+sends each link 2(N−1)/N of the bytes, in 2(N−1) steps that each pay the latency
+(:func:`ring_allreduce_s`; Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for
+clusters of workstations", 2009; Thakur, Rabenseifner & Gropp, "Optimization of collective
+communication operations in MPICH", 2005).
 
 A projected step is its computation, then the all-reduce of its gradients, with no overlap of
 the two (:func:`project`): what a step costs at most under the model, and always labelled a
@@ -19,7 +20,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Literal
 
-from scipy import stats
+import numpy as np
 
 #: Weak scaling keeps each worker's batch (examples per second should grow with the workers);
 #: strong scaling keeps the global batch (the time per step should fall).
@@ -50,15 +51,17 @@ class Link:
 
 
 def fit_link(nbytes: Sequence[float], seconds: Sequence[float]) -> Link:
-    """The link whose two-worker ring all-reduce best fits ``seconds`` for ``nbytes`` (least
-    squares on ``2 × latency + bytes / bandwidth``); a negative fitted latency, which noise on
-    large messages can give, counts as none."""
+    """The link whose two-worker ring all-reduce best fits ``seconds`` for ``nbytes``: least
+    squares on ``2 × latency + bytes / bandwidth``, each timing's miss counted relative to it
+    (timings err in proportion to their size; absolute misses would let the largest message
+    decide the latency). A negative fitted latency counts as none."""
     if len(nbytes) != len(seconds) or len(set(nbytes)) < 2:
         raise ValueError("fitting a link needs times at two sizes or more, one time a size")
-    fit = stats.linregress(nbytes, seconds)
-    if fit.slope <= 0:
+    times = np.asarray(seconds, dtype=float)
+    slope, intercept = np.polyfit(np.asarray(nbytes, dtype=float), times, 1, w=1 / times)
+    if slope <= 0:
         raise ValueError("the all-reduce did not take longer for more bytes: no bandwidth to fit")
-    return Link(max(fit.intercept, 0.0) / 2, 1 / fit.slope)
+    return Link(max(intercept, 0.0) / 2, 1 / slope)
 
 
 def ring_allreduce_s(nbytes: float, workers: int, link: Link) -> float:
