@@ -145,6 +145,29 @@ def _step_call(variant: str, batch: int) -> Timed:
     return Timed(training.step, traced=(training.step,))
 
 
+#: Steps a ``fit`` call trains, over a dataset of the global batch repeated.
+FIT_STEPS = 8
+
+
+def _fit_call(variant: str, batch: int) -> Timed:
+    """Keras's own loop under the strategy: one ``fit`` call of :data:`FIT_STEPS` steps."""
+    import keras
+
+    strategy = strategy_of_this_process(variant)
+    with strategy.scope():
+        model = make_model()
+        model.compile(
+            optimizer=keras.optimizers.SGD(LEARNING_RATE),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
+    data = tf.data.Dataset.from_tensors(global_batch(batch)).repeat()
+
+    def fit() -> Any:
+        return model.fit(data, epochs=1, steps_per_epoch=FIT_STEPS, verbose=0)
+
+    return Timed(fit, units_per_call=FIT_STEPS)
+
+
 #: The all-reduce alone, on float32 tensors of 4 KiB to 64 MiB, between the cluster's workers.
 ALLREDUCE_BYTES = {
     f"{4 * 4**k} KiB" if k < 4 else f"{4 * 4**k // 1024} MiB": 4096 * 4**k for k in range(8)
@@ -176,6 +199,17 @@ DISTRIBUTED_STEP = Workload(
     make_call=_step_call,
     lockstep=True,
 )
+DISTRIBUTED_FIT = Workload(
+    name="distributed-fit",
+    question="Does Keras's fit run under each strategy, and how long is its step?",
+    unit="step",
+    size_name="global batch",
+    default_size=128,
+    baseline="none",
+    variants=STRATEGIES,
+    make_call=_fit_call,
+    lockstep=True,
+)
 DISTRIBUTED_ALLREDUCE = Workload(
     name="distributed-allreduce",
     question="How long does an all-reduce of n bytes take between the cluster's workers?",
@@ -187,4 +221,4 @@ DISTRIBUTED_ALLREDUCE = Workload(
     make_call=_allreduce_call,
     lockstep=True,
 )
-WORKLOADS = (DISTRIBUTED_STEP, DISTRIBUTED_ALLREDUCE)
+WORKLOADS = (DISTRIBUTED_STEP, DISTRIBUTED_FIT, DISTRIBUTED_ALLREDUCE)
