@@ -107,12 +107,11 @@ def test_the_all_reduce_sizes_run_from_4_kib_to_64_mib_as_labelled():
     assert list(distributed.ALLREDUCE_BYTES)[::7] == ["4 KiB", "64 MiB"]
 
 
-def fit_job(strategy, variants=None):
-    variants = variants or [strategy]
+def fit_job(strategy, workload="distributed-fit"):
     return {
-        "workload": "distributed-fit",
+        "workload": workload,
         "strategy": strategy,
-        "variants": variants,
+        "variants": [strategy],
         "size": BATCH,
         "blocks": 5,
     }
@@ -132,3 +131,13 @@ def test_keras_3_fit_under_two_multi_worker_processes_fails_in_one_line():
     with pytest.raises(fresh.ChildError, match=r"of the cluster failed: .*PerReplica") as error:
         cluster.time_in_clusters(workers, fit_job("multi-worker"), 1, 180)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.processes
+def test_keras_2_fit_runs_under_two_multi_worker_processes():
+    pytest.importorskip("tf_keras")
+    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    keras_2 = distributed.DISTRIBUTED_FIT_KERAS_2
+    job = fit_job("multi-worker", keras_2.name)
+    (fit,) = cluster.time_in_clusters(workers, job, 1, 180, keras_2.process_settings)
+    assert (fit.label, fit.units_per_call) == ("multi-worker", distributed.FIT_STEPS)

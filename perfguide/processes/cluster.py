@@ -163,14 +163,18 @@ def _wait(running: Sequence[_Running], deadline: float, timeout_s: float) -> dic
 
 
 def time_in_clusters(
-    tasks: Sequence[Task], job: Mapping[str, Any], runs: int, timeout_s: float
+    tasks: Sequence[Task],
+    job: Mapping[str, Any],
+    runs: int,
+    timeout_s: float,
+    settings: Mapping[str, str] | None = None,
 ) -> list[Measurement]:
-    """The ``time`` ``job`` run by ``runs`` clusters of fresh processes, one after another:
-    the first task's measurements (its steps wait for every task's), each cluster one process
-    of the pooled measurements."""
+    """The ``time`` ``job`` run by ``runs`` clusters of fresh processes (started with
+    ``settings``), one after another: the first task's measurements (its steps wait for every
+    task's), each cluster one process of the pooled measurements."""
     per_run = []
     for turn in range(runs):
-        printed = run(tasks, [*TASK, json.dumps({**job, "do": "time"})], timeout_s)
+        printed = run(tasks, [*TASK, json.dumps({**job, "do": "time"})], timeout_s, settings)
         records = json.loads(printed[tasks[0]])["measurements"]
         process = (f"cluster {turn + 1}",)
         per_run.append(

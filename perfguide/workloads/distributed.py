@@ -21,6 +21,8 @@ starts: each runs in fresh processes.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ import tensorflow as tf
 
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload
+from perfguide.workloads.training_loop import LEGACY_KERAS, keras_module
 
 FEATURES, CLASSES = 256, 10
 #: The MLP's hidden width: 1,024 gives #60245's 1.3 M parameters.
@@ -70,10 +73,10 @@ def strategy_of_this_process(name: str) -> tf.distribute.Strategy:
     return _made[name]
 
 
-def make_model(hidden: int = HIDDEN, seed: int = 0) -> Any:
-    """The MLP, its weights drawn from ``seed``: every process draws the same."""
-    import keras
-
+def make_model(hidden: int = HIDDEN, seed: int = 0, keras: Any = None) -> Any:
+    """The MLP in ``keras`` (default: Keras 3), its weights drawn from ``seed``: every process
+    draws the same."""
+    keras = keras or keras_module()
     keras.utils.set_random_seed(seed)
     return keras.Sequential(
         [
@@ -102,8 +105,7 @@ class Training:
     between its replicas."""
 
     def __init__(self, strategy: tf.distribute.Strategy, batch: int, hidden: int = HIDDEN):
-        import keras
-
+        keras = keras_module()
         replicas = strategy.num_replicas_in_sync
         if batch % replicas:
             raise ValueError(f"a global batch of {batch} does not split into {replicas} replicas")
@@ -122,8 +124,7 @@ class Training:
         return tf.constant(x[rows]), tf.constant(y[rows])
 
     def _replica_step(self, x: Any, y: Any) -> Any:
-        import keras
-
+        keras = keras_module()
         with tf.GradientTape() as tape:
             logits = self.model(x, training=True)
             per_example = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
@@ -149,13 +150,12 @@ def _step_call(variant: str, batch: int) -> Timed:
 FIT_STEPS = 8
 
 
-def _fit_call(variant: str, batch: int) -> Timed:
+def _fit_call(variant: str, batch: int, keras_version: int = 3) -> Timed:
     """Keras's own loop under the strategy: one ``fit`` call of :data:`FIT_STEPS` steps."""
-    import keras
-
+    keras = keras_module(keras_version)
     strategy = strategy_of_this_process(variant)
     with strategy.scope():
-        model = make_model()
+        model = make_model(keras=keras)
         model.compile(
             optimizer=keras.optimizers.SGD(LEARNING_RATE),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -210,6 +210,13 @@ DISTRIBUTED_FIT = Workload(
     make_call=_fit_call,
     lockstep=True,
 )
+DISTRIBUTED_FIT_KERAS_2 = dataclasses.replace(
+    DISTRIBUTED_FIT,
+    name="distributed-fit-keras-2",
+    question="Does Keras 2's fit (tf_keras) run under each strategy, and how long is its step?",
+    make_call=functools.partial(_fit_call, keras_version=2),
+    process_settings=LEGACY_KERAS,
+)
 DISTRIBUTED_ALLREDUCE = Workload(
     name="distributed-allreduce",
     question="How long does an all-reduce of n bytes take between the cluster's workers?",
@@ -221,4 +228,4 @@ DISTRIBUTED_ALLREDUCE = Workload(
     make_call=_allreduce_call,
     lockstep=True,
 )
-WORKLOADS = (DISTRIBUTED_STEP, DISTRIBUTED_FIT, DISTRIBUTED_ALLREDUCE)
+WORKLOADS = (DISTRIBUTED_STEP, DISTRIBUTED_FIT, DISTRIBUTED_FIT_KERAS_2, DISTRIBUTED_ALLREDUCE)
