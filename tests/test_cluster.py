@@ -88,5 +88,27 @@ def test_a_cluster_past_its_deadline_is_stopped():
     assert not _children_alive()
 
 
+@pytest.mark.processes
+def test_a_run_ends_when_the_tasks_that_do_not_serve_have_and_stops_the_servers():
+    tasks = [cluster.Task("chief", 0), cluster.Task("ps", 0, serves=True)]
+    serve_or_report = (
+        "import json, os, time\n"
+        "if json.loads(os.environ['TF_CONFIG'])['task']['type'] == 'ps': time.sleep(60)\n"
+        "print('done')"
+    )
+    start = time.monotonic()
+    printed = cluster.run(tasks, python(serve_or_report), timeout_s=60)
+    assert printed == {tasks[0]: "done\n"}  # the server's minute was not waited for
+    assert time.monotonic() - start < 30 and not _children_alive()
+    # A server that stops before the others are done is a failure, and stops them.
+    server_quits = (
+        "import json, os, time\n"
+        "if json.loads(os.environ['TF_CONFIG'])['task']['type'] == 'chief': time.sleep(60)"
+    )
+    with pytest.raises(ChildError, match="^ps 0 of the cluster failed: it stopped serving$"):
+        cluster.run(tasks, python(server_quits), timeout_s=60)
+    assert time.monotonic() - start < 60 and not _children_alive()
+
+
 def _children_alive() -> list[psutil.Process]:
     return [p for p in psutil.Process().children(recursive=True) if p.status() != "zombie"]

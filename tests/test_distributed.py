@@ -48,7 +48,7 @@ def test_the_gradients_are_a_float32_a_weight():
 
 
 def test_an_unknown_strategy_is_refused_with_the_choices():
-    with pytest.raises(ValueError, match="choose from none, mirrored, multi-worker"):
+    with pytest.raises(ValueError, match="choose from none, mirrored, multi-worker, param"):
         distributed.make_strategy("horovod")
 
 
@@ -67,21 +67,53 @@ def test_two_multi_worker_processes_each_take_the_one_process_step():
         assert_takes_one_process_step(out)
 
 
+#: ParameterServerStrategy's cluster: a coordinator, and servers it sends its steps to.
+PARAMETER_SERVER = [
+    cluster.Task("chief", 0),
+    cluster.Task("ps", 0, serves=True),
+    cluster.Task("worker", 0, serves=True),
+    cluster.Task("worker", 1, serves=True),
+]
+
+
+@pytest.mark.processes
+def test_a_parameter_server_step_is_the_one_process_step():
+    printed = cluster.run(PARAMETER_SERVER, [*cluster.TASK, job("parameter-server")], 180)
+    (out,) = printed.values()  # the coordinator's: the servers print nothing
+    assert_takes_one_process_step(out)
+
+
+@pytest.mark.processes
+def test_a_parameter_server_cluster_times_global_batches():
+    job = {
+        "strategy": "parameter-server",
+        "timings": [
+            {"workload": "distributed-step", "variants": ["parameter-server"], "size": BATCH}
+        ],
+        "blocks": 3,
+    }
+    (step,) = cluster.time_in_clusters(PARAMETER_SERVER, job, runs=1, timeout_s=180)
+    assert step.units_per_call == distributed.COORDINATED_STEPS and step.median_s > 0
+
+
 @pytest.mark.processes
 def test_two_clusters_time_their_steps_in_lockstep_as_two_processes():
     workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
-    job = {
-        "workload": "distributed-step",
-        "strategy": "multi-worker",
-        "variants": ["multi-worker"],
-        "size": BATCH,
-        "blocks": 5,
-    }
-    (step,) = cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
-    assert (step.label, step.unit, step.size) == ("multi-worker", "step", BATCH)
-    assert step.process_ids == ("cluster 1", "cluster 2")
-    assert step.calls_per_block == 1 and step.blocks_per_process == (5, 5)
-    assert step.median_s > 0
+    # Two global batches in each cluster, in turn: one start serves both.
+    timings = [
+        {"workload": "distributed-step", "variants": ["multi-worker"], "size": size}
+        for size in (BATCH, BATCH // 2)
+    ]
+    job = {"strategy": "multi-worker", "timings": timings, "blocks": 5}
+    measured = cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
+    assert [(m.label, m.unit, m.size) for m in measured] == [
+        ("multi-worker", "step", BATCH),
+        ("multi-worker", "step", BATCH // 2),
+    ]
+    for step in measured:
+        assert step.process_ids == ("cluster 1", "cluster 2")
+        assert step.calls_per_block == 1 and step.blocks_per_process == (5, 5)
+        assert step.median_s > 0
 
 
 @pytest.mark.processes
@@ -89,10 +121,8 @@ def test_the_all_reduce_alone_is_timed_at_every_size_in_one_cluster():
     workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
     sizes = ["4 KiB", "1 MiB"]
     job = {
-        "workload": "distributed-allreduce",
         "strategy": "multi-worker",
-        "variants": sizes,
-        "size": 2,
+        "timings": [{"workload": "distributed-allreduce", "variants": sizes, "size": 2}],
         "blocks": 5,
     }
     measured = cluster.time_in_clusters(workers, job, runs=1, timeout_s=180)
@@ -109,10 +139,8 @@ def test_the_all_reduce_sizes_run_from_4_kib_to_64_mib_as_labelled():
 
 def fit_job(strategy, workload="distributed-fit"):
     return {
-        "workload": workload,
         "strategy": strategy,
-        "variants": [strategy],
-        "size": BATCH,
+        "timings": [{"workload": workload, "variants": [strategy], "size": BATCH}],
         "blocks": 5,
     }
 

@@ -2,11 +2,13 @@
 
 ``tf.distribute``'s multi-worker strategies learn the cluster from ``TF_CONFIG``: every task's
 address, and which task this process is. Several processes on one machine, each with its own
-``TF_CONFIG``, are a real cluster whose "network" is the loopback. The tasks are started
-together (a worker started long before its peers logs "failed to connect" while it waits), on
-ports found free just before, each pinned to a core where asked. When one task fails, or the
-deadline passes, every task is stopped, so that no process, and no port it listened on,
-outlives the run; the failure is one line saying which task failed and why.
+``TF_CONFIG``, are a real cluster whose "network" is the loopback. The tasks are started together
+(a worker started long before its peers logs "failed to connect" while it waits), on ports found
+free just before, each pinned to a core where asked. Some tasks only serve (a parameter server, or
+a worker of ``ParameterServerStrategy`` that the coordinator sends its steps to): they never end on
+their own, so a run ends when every other task has, and the servers are then stopped. When one task
+fails, or the deadline passes, every task is stopped, so that no process, and no port it listened
+on, outlives the run; the failure is one line saying which task failed and why.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ TASK = [sys.executable, "-m", "perfguide.processes.cluster_task"]
 @dataclasses.dataclass(frozen=True)
 class Task:
     """One process of a cluster: its role (``worker``, ``ps``, ``chief``), its index among the
-    tasks of that role, and the core it is pinned to (None: any)."""
+    tasks of that role, the core it is pinned to (None: any), and whether it only serves (runs
+    until the others are done)."""
 
     role: str
     index: int
     core: int | None = None
+    serves: bool = False
 
     @property
     def name(self) -> str:
@@ -130,7 +134,8 @@ def run(
     settings: Mapping[str, str] | None = None,
 ) -> dict[Task, str]:
     """Run ``command`` once a task, all at once, each with its ``TF_CONFIG`` (and ``settings``),
-    and return what each printed on stdout. Raises :class:`ChildError` with one line when a task
+    until every task that does not serve has ended, and return what each of those printed on
+    stdout. Raises :class:`ChildError` with one line when a task
     fails or the whole run takes over ``timeout_s``; every task is stopped either way."""
     spec = cluster_spec(tasks, free_ports(len(tasks)))
     running: list[_Running] = []
@@ -145,21 +150,24 @@ def run(
 
 
 def _wait(running: Sequence[_Running], deadline: float, timeout_s: float) -> dict[Task, str]:
-    """Each task's stdout once all have ended well; the first failure or the deadline raises."""
-    pending = list(running)
+    """Each ending task's stdout once all have ended well; the first failure, a server that
+    ends, or the deadline raises."""
+    pending = [r for r in running if not r.task.serves]
     while pending:
-        for r in list(pending):
+        for r in running:
             status = r.process.poll()
             if status is None:
                 continue
-            if status != 0:
-                raise ChildError(f"{r.task.name} of the cluster failed: {r.reason()}")
-            pending.remove(r)
+            if status != 0 or r.task.serves:
+                reason = r.reason() or "it stopped serving"
+                raise ChildError(f"{r.task.name} of the cluster failed: {reason}")
+            if r in pending:
+                pending.remove(r)
         if pending and time.monotonic() > deadline:
             names = ", ".join(r.task.name for r in pending)
             raise ChildError(f"the cluster took over {timeout_s:g} s ({names} still running)")
         time.sleep(POLL_S)
-    return {r.task: r.printed(r.stdout) for r in running}
+    return {r.task: r.printed(r.stdout) for r in running if not r.task.serves}
 
 
 def time_in_clusters(

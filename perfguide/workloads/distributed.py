@@ -13,7 +13,11 @@ The strategies (:data:`STRATEGIES`):
 * ``none``: no strategy, one process;
 * ``mirrored``: ``MirroredStrategy`` over two logical CPU devices in one process;
 * ``multi-worker``: ``MultiWorkerMirroredStrategy``, one replica a worker process, the cluster
-  read from ``TF_CONFIG`` (see :mod:`perfguide.processes.cluster`).
+  read from ``TF_CONFIG`` (see :mod:`perfguide.processes.cluster`);
+* ``parameter-server``: ``ParameterServerStrategy``: a coordinator (the cluster's chief)
+  schedules steps that any worker takes, each worker reading and updating the variables on
+  parameter servers without waiting for the other workers (asynchronous training); the workers
+  and parameter servers only serve (:func:`serve`).
 
 A strategy and the logical devices are set once per process, before TensorFlow's runtime
 starts: each runs in fresh processes.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from typing import Any
 
 import numpy as np
@@ -36,7 +41,7 @@ FEATURES, CLASSES = 256, 10
 #: The MLP's hidden width: 1,024 gives #60245's 1.3 M parameters.
 HIDDEN = 1024
 LEARNING_RATE = 0.01
-STRATEGIES = ("none", "mirrored", "multi-worker")
+STRATEGIES = ("none", "mirrored", "multi-worker", "parameter-server")
 
 
 def use_logical_cpus(count: int) -> None:
@@ -57,7 +62,33 @@ def make_strategy(name: str) -> tf.distribute.Strategy:
         return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     if name == "multi-worker":
         return tf.distribute.MultiWorkerMirroredStrategy()
+    if name == "parameter-server":
+        resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        return tf.distribute.ParameterServerStrategy(resolver)
     raise ValueError(f"no strategy {name!r}: choose from {', '.join(STRATEGIES)}")
+
+
+def serves_here(strategy: str) -> bool:
+    """Whether this process of a cluster only serves under ``strategy``: a parameter server or
+    a worker of ``ParameterServerStrategy``, which run what the coordinator sends them."""
+    if strategy != "parameter-server":
+        return False
+    return tf.distribute.cluster_resolver.TFConfigClusterResolver().task_type in ("worker", "ps")
+
+
+def serve() -> None:
+    """Serve this process's task of the cluster in ``TF_CONFIG`` until stopped."""
+    # A worker whose peer is not up yet retries rather than failing the coordinator's call
+    # (TensorFlow's parameter server tutorial sets the same).
+    os.environ.setdefault("GRPC_FAIL_FAST", "use_caller")
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol="grpc",
+        start=True,
+    ).join()
 
 
 #: The strategy this process made (a process makes one, before anything else of TensorFlow's).
@@ -141,9 +172,59 @@ class Training:
         return [np.asarray(v) for v in self.model.trainable_weights]
 
 
+class CoordinatedTraining(Training):
+    """``ParameterServerStrategy``'s training step: the coordinator schedules ``steps`` steps
+    of ``batch`` examples each, which the workers take as they come free, and waits for them
+    all. Each step is one worker's, on its own batch: the variables live on the parameter
+    servers, and no gradient is all-reduced."""
+
+    def __init__(self, strategy: tf.distribute.Strategy, batch: int, hidden: int = HIDDEN):
+        keras = keras_module()
+        self.strategy, self.batch, self.share = strategy, batch, batch
+        self.coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+        with strategy.scope():
+            self.model = make_model(hidden)
+            self.optimizer = keras.optimizers.SGD(LEARNING_RATE)
+        examples = global_batch(batch)
+        dataset = self.coordinator.create_per_worker_dataset(
+            lambda: tf.data.Dataset.from_tensors(examples).repeat()
+        )
+        self.batches = iter(dataset)
+        self.worker_step = tf.function(self._worker_step)
+
+    def _worker_step(self, batches: Any) -> Any:
+        return self.strategy.run(self._replica_step, args=next(batches))
+
+    def step(self, steps: int = 1) -> Any:
+        for _ in range(steps):
+            loss = self.coordinator.schedule(self.worker_step, args=(self.batches,))
+        self.coordinator.join()
+        return loss.fetch()
+
+
+#: Steps the coordinator schedules a call, a worker: enough to keep every worker busy.
+COORDINATED_STEPS = 8
+
+
+def training(strategy: str, batch: int, hidden: int = HIDDEN) -> Training:
+    """The training of this process's ``strategy`` on a global batch of ``batch``; under
+    ``ParameterServerStrategy``, each scheduled step trains on all ``batch`` examples."""
+    made = strategy_of_this_process(strategy)
+    kind = CoordinatedTraining if strategy == "parameter-server" else Training
+    return kind(made, batch, hidden)
+
+
 def _step_call(variant: str, batch: int) -> Timed:
-    training = Training(strategy_of_this_process(variant), batch)
-    return Timed(training.step, traced=(training.step,))
+    if variant != "parameter-server":
+        synchronous = training(variant, batch)
+        return Timed(synchronous.step, traced=(synchronous.step,))
+    # Each worker's step trains its share of the global batch: a call's steps add up to
+    # COORDINATED_STEPS global batches, the unit every strategy is timed in.
+    spec = tf.distribute.cluster_resolver.TFConfigClusterResolver().cluster_spec()
+    workers = len(spec.as_dict()["worker"])
+    coordinated = training(variant, batch // workers)
+    steps = COORDINATED_STEPS * workers
+    return Timed(functools.partial(coordinated.step, steps), units_per_call=COORDINATED_STEPS)
 
 
 #: Steps a ``fit`` call trains, over a dataset of the global batch repeated.
