@@ -219,7 +219,7 @@ def _list(args: argparse.Namespace) -> None:
 
     print("chapters (`run TOPIC` runs all of one's workloads):")
     for chapter in CHAPTERS:
-        runs = chapter.topic in TOPICS or chapter.topic == MEMORY
+        runs = chapter.topic in TOPICS or chapter.topic in OWN_RUNS
         print(f"  {chapter.topic}: {chapter.title}" + ("" if runs else " (no workloads to run)"))
 
 
@@ -303,8 +303,8 @@ def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, lis
 
 
 def _run(args: argparse.Namespace) -> None:
-    if args.workload == MEMORY:
-        _run_memory(args)
+    if args.workload in OWN_RUNS:
+        OWN_RUNS[args.workload](args)
         return
     chosen = _chosen(args)
     if args.json is not None:
@@ -332,19 +332,20 @@ def _run(args: argparse.Namespace) -> None:
         _save(args, record, measured)
 
 
-#: The chapter whose experiments measure memory, not time: ``run memory`` runs them all.
-MEMORY = "memory"
+def _as_they_are(args: argparse.Namespace, what: str) -> None:
+    """Refuse the options a chapter whose experiments run as they are has no use for."""
+    if args.all or args.variant or args.size or args.env or args.device != "cpu":
+        raise UsageError(
+            f"{args.workload} runs the chapter's {what} as they are: no --variant, --size, "
+            "--env or --device"
+        )
 
 
 def _run_memory(args: argparse.Namespace) -> None:
     """``run memory``: the memory chapter's experiments, each in its own fresh processes, with a
     table of growth rates each; ``--quick`` runs them as they are (their rates depend on how
     many calls, and which shapes, each way makes) in two processes each unless told how many."""
-    if args.all or args.variant or args.size or args.env or args.device != "cpu":
-        raise UsageError(
-            "memory runs the chapter's experiments as they are: no --variant, --size, --env "
-            "or --device"
-        )
+    _as_they_are(args, "experiments")
     if args.json is not None:
         _check_writable(args.json)
     from perfguide.measure.environment import collect
@@ -420,6 +421,33 @@ def _compare(args: argparse.Namespace) -> None:
     print(table)
     if args.reruns:
         print("\n".join(table.rerun_lines()))
+
+
+def _run_distributed(args: argparse.Namespace) -> None:
+    """``run distributed``: every setup of the chapter in its clusters on 127.0.0.1 (``--quick``:
+    one cluster each), a table each; a setup whose cluster fails is reported in one line, and
+    the run ends with status 2 once the others are shown (and saved)."""
+    _as_they_are(args, "setups")
+    if args.json is not None:
+        _check_writable(args.json)
+    from perfguide.measure.environment import collect
+    from perfguide.processes import setups
+
+    with _progress("distributed: every setup, in clusters on 127.0.0.1"):
+        measured, failures = setups.measure(quick=args.quick)
+    every = [m for ms in measured.values() for m in ms]
+    for setup, ms in measured.items():
+        if ms:
+            print(f"{setup.name}:\n{Comparison(ms)}\n")
+    if args.json is not None and every:
+        _save(args, collect(), every)
+    if failures:
+        raise UsageError("; ".join(f"{name}: {reason}" for name, reason in failures.items()))
+
+
+#: Chapters whose ``run`` is their own: the memory chapter's experiments measure memory, not
+#: time; the distributed chapter's setups run in clusters, not in a pool of processes.
+OWN_RUNS = {"memory": _run_memory, "distributed": _run_distributed}
 
 
 def _calibrate(args: argparse.Namespace) -> None:

@@ -93,7 +93,7 @@ def test_a_parameter_server_cluster_times_global_batches():
         "blocks": 3,
     }
     (step,) = cluster.time_in_clusters(PARAMETER_SERVER, job, runs=1, timeout_s=180)
-    assert step.units_per_call == distributed.COORDINATED_STEPS and step.median_s > 0
+    assert step.units_per_call == distributed.COORDINATED_STEPS * BATCH and step.median_s > 0
 
 
 @pytest.mark.processes
@@ -107,8 +107,8 @@ def test_two_clusters_time_their_steps_in_lockstep_as_two_processes():
     job = {"strategy": "multi-worker", "timings": timings, "blocks": 5}
     measured = cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
     assert [(m.label, m.unit, m.size) for m in measured] == [
-        ("multi-worker", "step", BATCH),
-        ("multi-worker", "step", BATCH // 2),
+        ("multi-worker", "example", BATCH),
+        ("multi-worker", "example", BATCH // 2),
     ]
     for step in measured:
         assert step.process_ids == ("cluster 1", "cluster 2")
@@ -148,7 +148,7 @@ def fit_job(strategy, workload="distributed-fit"):
 @pytest.mark.processes
 def test_keras_fit_runs_under_mirrored_strategy():
     (fit,) = cluster.time_in_clusters([cluster.Task("worker", 0)], fit_job("mirrored"), 1, 180)
-    assert (fit.label, fit.units_per_call) == ("mirrored", distributed.FIT_STEPS)
+    assert (fit.label, fit.units_per_call) == ("mirrored", distributed.FIT_STEPS * BATCH)
 
 
 @pytest.mark.processes
@@ -168,4 +168,4 @@ def test_keras_2_fit_runs_under_two_multi_worker_processes():
     keras_2 = distributed.DISTRIBUTED_FIT_KERAS_2
     job = fit_job("multi-worker", keras_2.name)
     (fit,) = cluster.time_in_clusters(workers, job, 1, 180, keras_2.process_settings)
-    assert (fit.label, fit.units_per_call) == ("multi-worker", distributed.FIT_STEPS)
+    assert (fit.label, fit.units_per_call) == ("multi-worker", distributed.FIT_STEPS * BATCH)

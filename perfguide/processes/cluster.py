@@ -176,15 +176,17 @@ def time_in_clusters(
     runs: int,
     timeout_s: float,
     settings: Mapping[str, str] | None = None,
+    name: str = "cluster",
 ) -> list[Measurement]:
     """The ``time`` ``job`` run by ``runs`` clusters of fresh processes (started with
     ``settings``), one after another: the first task's measurements (its steps wait for every
-    task's), each cluster one process of the pooled measurements."""
+    task's), each cluster one process of the pooled measurements, called ``name`` and its turn
+    (measurements of two clusters with the same name would count as timed together)."""
     per_run = []
     for turn in range(runs):
         printed = run(tasks, [*TASK, json.dumps({**job, "do": "time"})], timeout_s, settings)
         records = json.loads(printed[tasks[0]])["measurements"]
-        process = (f"cluster {turn + 1}",)
+        process = (f"{name} {turn + 1}",)
         per_run.append(
             [dataclasses.replace(Measurement.from_dict(r), process_ids=process) for r in records]
         )

@@ -217,14 +217,16 @@ def training(strategy: str, batch: int, hidden: int = HIDDEN) -> Training:
 def _step_call(variant: str, batch: int) -> Timed:
     if variant != "parameter-server":
         synchronous = training(variant, batch)
-        return Timed(synchronous.step, traced=(synchronous.step,))
+        return Timed(synchronous.step, units_per_call=batch, traced=(synchronous.step,))
     # Each worker's step trains its share of the global batch: a call's steps add up to
-    # COORDINATED_STEPS global batches, the unit every strategy is timed in.
+    # COORDINATED_STEPS global batches.
     spec = tf.distribute.cluster_resolver.TFConfigClusterResolver().cluster_spec()
     workers = len(spec.as_dict()["worker"])
     coordinated = training(variant, batch // workers)
     steps = COORDINATED_STEPS * workers
-    return Timed(functools.partial(coordinated.step, steps), units_per_call=COORDINATED_STEPS)
+    return Timed(
+        functools.partial(coordinated.step, steps), units_per_call=COORDINATED_STEPS * batch
+    )
 
 
 #: Steps a ``fit`` call trains, over a dataset of the global batch repeated.
@@ -246,7 +248,7 @@ def _fit_call(variant: str, batch: int, keras_version: int = 3) -> Timed:
     def fit() -> Any:
         return model.fit(data, epochs=1, steps_per_epoch=FIT_STEPS, verbose=0)
 
-    return Timed(fit, units_per_call=FIT_STEPS)
+    return Timed(fit, units_per_call=FIT_STEPS * batch)
 
 
 #: The all-reduce alone, on float32 tensors of 4 KiB to 64 MiB, between the cluster's workers.
@@ -271,8 +273,8 @@ def _allreduce_call(variant: str, workers: int) -> Timed:
 
 DISTRIBUTED_STEP = Workload(
     name="distributed-step",
-    question="How long does one synchronous training step take under each strategy?",
-    unit="step",
+    question="How long does training take an example under each strategy?",
+    unit="example",
     size_name="global batch",
     default_size=128,
     baseline="none",
@@ -282,8 +284,8 @@ DISTRIBUTED_STEP = Workload(
 )
 DISTRIBUTED_FIT = Workload(
     name="distributed-fit",
-    question="Does Keras's fit run under each strategy, and how long is its step?",
-    unit="step",
+    question="Does Keras's fit run under each strategy, and how long does it take an example?",
+    unit="example",
     size_name="global batch",
     default_size=128,
     baseline="none",
@@ -294,7 +296,7 @@ DISTRIBUTED_FIT = Workload(
 DISTRIBUTED_FIT_KERAS_2 = dataclasses.replace(
     DISTRIBUTED_FIT,
     name="distributed-fit-keras-2",
-    question="Does Keras 2's fit (tf_keras) run under each strategy, and how long is its step?",
+    question="Does Keras 2's fit (tf_keras) run under each strategy, and how fast?",
     make_call=functools.partial(_fit_call, keras_version=2),
     process_settings=LEGACY_KERAS,
 )
