@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from perfguide.diagnose import projection
 from perfguide.diagnose import report as diagnose_report
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target, TargetError
@@ -71,6 +72,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
     return value
 
 
@@ -175,6 +186,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--quick",
         action="store_true",
         help="shorter timed blocks, and no more processes for undecided comparisons",
+    )
+    diagnose.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=projection.WORKERS,
+        metavar="N",
+        help="for a model that trains: project its training step on up to N workers "
+        f"(default {projection.WORKERS})",
+    )
+    diagnose.add_argument(
+        "--network-gbps",
+        type=_positive_float,
+        default=projection.NETWORK_GBPS,
+        metavar="GBPS",
+        help=f"the network between those workers, in Gb/s (default {projection.NETWORK_GBPS:g})",
     )
     diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")
     diagnose.add_argument("--html", metavar="PATH", help="also write a one-page report to PATH")
@@ -495,13 +521,14 @@ def _diagnose(args: argparse.Namespace) -> None:
         diagnosis, evidence = diagnosis_of(target, workers, quick=args.quick, settle=not args.quick)
         record = workers.environment
     base = diagnose_report.docs_url(args.docs_url)
-    print(diagnose_report.text(diagnosis, evidence, base))
+    projected = projection.of(evidence, args.workers, args.network_gbps)
+    print(diagnose_report.text(diagnosis, evidence, base, projected))
     try:
         if args.json:
-            diagnose_report.save(args.json, record, diagnosis, evidence)
+            diagnose_report.save(args.json, record, diagnosis, evidence, projected)
             print(f"wrote {args.json}")
         if args.html:
-            page = diagnose_report.html_page(diagnosis, evidence, base)
+            page = diagnose_report.html_page(diagnosis, evidence, base, projected)
             results.write_atomically(Path(args.html), page)
             print(f"wrote {args.html}")
     except OSError as error:

@@ -89,6 +89,9 @@ def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
         (["run", "memory", "--variant", "predict"], ["memory runs the chapter's experiments"]),
         (["run", "memory", "--json", "/no/such/dir/m.json"], ["does not exist"]),
         (["run", "distributed", "--size", "8"], ["distributed runs the chapter's setups"]),
+        (["diagnose", "m.keras", "--network-gbps", "0"], ["--network-gbps", "must be above 0"]),
+        (["diagnose", "m.keras", "--network-gbps", "fast"], ["not a number"]),
+        (["diagnose", "m.keras", "--workers", "0"], ["--workers", "must be at least 1"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
