@@ -65,3 +65,24 @@ def test_measure_keeps_what_ran_and_says_in_one_line_what_failed(monkeypatch, qu
     assert measured[setups.PARAMETER_SERVER] == []
     assert all(measured[s] for s in setups.PLAN if s is not setups.PARAMETER_SERVER)
     assert set(asked.values()) == ({1} if quick else {2, 3})
+
+
+def test_fit_is_tried_under_each_setup_and_a_failure_is_one_short_line(monkeypatch):
+    long_reason = "worker 0 of the cluster failed: ValueError: Attempt to convert (PerReplica:{" + (
+        "0: <tf.Tensor ...>, " * 20
+    )
+
+    def fake(setup, timings, runs, blocks):
+        (timing,) = timings
+        if setup is setups.TWO_WORKERS_PINNED:
+            raise ChildError(long_reason)
+        return [measurement(setup.name, timing.size)]
+
+    monkeypatch.setattr(setups, "time_setup", fake)
+    outcomes = {o.setup: o for o in setups.try_fit()}
+    assert set(outcomes) == set(setups.FIT_PLAN)
+    failed = outcomes[setups.TWO_WORKERS_PINNED]
+    assert failed.measured is None and failed.reason.endswith("…")
+    assert len(failed.reason) == setups.REASON_CHARS + 1 and "\n" not in failed.reason
+    assert outcomes[setups.TWO_WORKERS_KERAS_2].keras == "Keras 2 (tf_keras)"
+    assert outcomes[setups.MIRRORED].keras == "Keras 3" and not outcomes[setups.MIRRORED].failure

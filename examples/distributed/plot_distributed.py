@@ -38,12 +38,10 @@ import matplotlib.pyplot as plt
 
 from perfguide.measure import environment
 from perfguide.processes import setups
-from perfguide.processes.fresh import ChildError
-from perfguide.processes.setups import Timing
 from perfguide.report import results
 from perfguide.report.allreduce import Link, fit_link, project, ring_allreduce_s
 from perfguide.report.answers import Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster, predicts, takes_at_most
+from perfguide.report.claims import ClaimReport, Faster, Share, predicts
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.plotting import projection_plot
@@ -123,22 +121,35 @@ pinned, unpinned = setups.TWO_WORKERS_PINNED.name, setups.TWO_WORKERS.name
 reference = at(measured[setups.ONE_CORE], PER_WORKER, " (64)")
 two_weak = at(measured[setups.TWO_WORKERS_PINNED], GLOBAL, " (64 each)")
 slower_than_one = Faster(one_process, pinned)
-efficiency = takes_at_most(f"{pinned} (64 each)", f"{setups.ONE_CORE.name} (64)", 1)
+pinning = Faster(pinned, unpinned)
+mirrored = Faster(one_process, setups.MIRRORED.name)
+# Two workers train examples at twice the rate of one alone on one core at 100 % efficiency;
+# 90 % is what Horovod's paper reports for large models (cited below).
+EFFICIENT = 0.9
+
+
+def efficiency_claim(each, measurements):
+    """Two pinned workers' examples a second as a share of twice one worker's on one core."""
+    two, one = f"{pinned} ({each} each)", f"{setups.ONE_CORE.name} ({each})"
+    claim = Share(two, one, EFFICIENT, work=1, reference_work=2).check(measurements)
+    return claim.restated(
+        f"two pinned workers reach at least {EFFICIENT:.0%} scaling efficiency ({each} each)",
+        claim.effect.split(" of ")[0] + " scaling efficiency",
+    )
+
+
 weak_claims = {
     slower_than_one: slower_than_one.check(weak),
-    Faster(pinned, unpinned): Faster(pinned, unpinned).check(weak),
-    Faster(one_process, setups.MIRRORED.name): Faster(
-        one_process, setups.MIRRORED.name
-    ).check(weak),
-    efficiency: efficiency.check(reference + two_weak),
+    pinning: pinning.check(weak),
+    mirrored: mirrored.check(weak),
+    "efficiency": efficiency_claim(PER_WORKER, reference + two_weak),
 }
 ClaimReport(list(weak_claims.values()))
 # sphinx_gallery_end_ignore
 
 # %%
-# The last check is the scaling efficiency: two workers train an example in at most the time one
-# worker alone on one core takes if each trains examples as fast as that worker (an efficiency
-# of at least 100 % would need it faster). Where does a step go?
+# The last check is the scaling efficiency: two workers each as fast as one alone on one core
+# would train an example in half its time. Where does a step go?
 #
 # The anatomy of a synchronous step
 # ---------------------------------
@@ -204,10 +215,9 @@ large = at(measured[setups.ONE_CORE], LARGE, " (512)") + at(
 )
 Comparison(strong + large)
 strong_claim = Faster(f"{pinned} (32 each)", f"{one_process} (64)")
-large_claim = takes_at_most(f"{pinned} (512 each)", f"{setups.ONE_CORE.name} (512)", 1)
 scale_claims = {
     strong_claim: strong_claim.check(strong),
-    large_claim: large_claim.check(large),
+    "large": efficiency_claim(LARGE, large),
 }
 ClaimReport(list(scale_claims.values()))
 # sphinx_gallery_end_ignore
@@ -236,7 +246,7 @@ projected = {
     for gbps in (1, 10, 25, 100)
 }
 # Two workers' speed-up: examples a second against one worker on one core.
-ax = projection_plot(projected, measured={2: (2 / ratio, 2 / high, 2 / low)})
+ax = projection_plot(projected, measured={2: (1 / ratio, 1 / high, 1 / low)})
 ax.set_title("Speed-up of the MLP's training, weak scaling")
 plt.show()
 at_64 = {label: series[-1] for label, series in projected.items()}
@@ -255,21 +265,15 @@ for label, p in at_64.items():
 # A reader who trains with ``model.fit`` rather than a custom loop:
 
 # sphinx_gallery_start_ignore
-fit_setups = {
-    setups.MIRRORED: distributed.DISTRIBUTED_FIT.name,
-    setups.TWO_WORKERS_PINNED: distributed.DISTRIBUTED_FIT.name,
-    setups.TWO_WORKERS_KERAS_2: distributed.DISTRIBUTED_FIT_KERAS_2.name,
-}
-fit_rows = []
-for setup, workload in fit_setups.items():
-    keras = "Keras 2 (tf_keras)" if setup.settings else "Keras 3"
-    try:
-        (fit,) = setups.time_setup(setup, [Timing(workload, GLOBAL)], runs=1)
-        fit_rows.append(
-            [setup.name, keras, "runs", format_seconds(fit.median_s * GLOBAL)]
-        )
-    except ChildError as error:
-        fit_rows.append([setup.name, keras, f"fails: {error}", ""])
+fit_rows = [
+    [
+        outcome.setup.name,
+        outcome.keras,
+        f"fails: {outcome.reason}" if outcome.failure else "runs",
+        format_seconds(outcome.measured.median_s * GLOBAL) if outcome.measured else "",
+    ]
+    for outcome in setups.try_fit()
+]
 Table("fit, global batch 128", ["setup", "Keras", "fit", "a step"], fit_rows)
 # sphinx_gallery_end_ignore
 
@@ -300,11 +304,11 @@ answer = ShortAnswer(
         ),
         Recommendation(
             "Pin each worker to its own cores",
-            weak_claims[Faster(pinned, unpinned)],
+            weak_claims[pinning],
         ),
         Recommendation(
             "Give each worker a larger batch before adding workers",
-            scale_claims[large_claim],
+            scale_claims["large"],
         ),
     ],
 )

@@ -132,3 +132,45 @@ def measure(quick: bool = False) -> tuple[dict[Setup, list[Measurement]], dict[s
         except ChildError as error:
             measured[setup], failures[setup.name] = [], str(error)
     return measured, failures
+
+
+#: Keras's ``fit`` under a strategy, each in one cluster: whether it runs, and its time a step.
+FIT_PLAN: dict[Setup, str] = {
+    MIRRORED: distributed.DISTRIBUTED_FIT.name,
+    TWO_WORKERS_PINNED: distributed.DISTRIBUTED_FIT.name,
+    TWO_WORKERS_KERAS_2: distributed.DISTRIBUTED_FIT_KERAS_2.name,
+}
+#: The most of a failure's reason a table shows: a value it could not convert is printed whole.
+REASON_CHARS = 120
+
+
+@dataclasses.dataclass(frozen=True)
+class FitOutcome:
+    """Keras's ``fit`` under one setup: its time an example, or why it failed (one line)."""
+
+    setup: Setup
+    measured: Measurement | None
+    failure: str = ""
+
+    @property
+    def keras(self) -> str:
+        return "Keras 2 (tf_keras)" if self.setup.settings == LEGACY_KERAS else "Keras 3"
+
+    @property
+    def reason(self) -> str:
+        """The failure, cut short where it prints a value whole."""
+        cut = self.failure[:REASON_CHARS]
+        return cut + "…" if len(self.failure) > REASON_CHARS else cut
+
+
+def try_fit(quick: bool = False) -> list[FitOutcome]:
+    """Keras's ``fit`` under each setup of :data:`FIT_PLAN`, at the global batch, one cluster
+    each."""
+    outcomes = []
+    for setup, workload in FIT_PLAN.items():
+        try:
+            (fit,) = time_setup(setup, [Timing(workload, GLOBAL)], runs=1, blocks=3 if quick else 5)
+            outcomes.append(FitOutcome(setup, fit))
+        except ChildError as error:
+            outcomes.append(FitOutcome(setup, None, str(error)))
+    return outcomes
