@@ -386,7 +386,7 @@ rng = np.random.default_rng(0)
 x = rng.standard_normal((GLOBAL_BATCH, 256)).astype("float32")
 y = rng.integers(0, 10, GLOBAL_BATCH)
 batches = strategy.experimental_distribute_dataset(
-    tf.data.Dataset.from_tensors((x, y)).repeat().rebatch(GLOBAL_BATCH)
+    tf.data.Dataset.from_tensors((x, y)).repeat()
 )
 
 
