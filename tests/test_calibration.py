@@ -10,9 +10,10 @@ from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 
 
-def run(rng, shift, rows=40, processes=3, process_sd=0.04, workload="w"):
-    """One run of ``workload`` at ``rows`` sizes, two variants each (one 3x slower), timed in
-    the same processes: each process off by ``process_sd``, the whole run by ``shift``."""
+def run(rng, shift, rows=40, processes=3, process_sd=0.04, workload="w", first_size=0):
+    """One run of ``workload`` at ``rows`` sizes from ``first_size`` on, two variants each (one
+    3x slower), timed in the same processes: each process off by ``process_sd``, the whole run
+    by ``shift``."""
     measured = []
     for row in range(rows):
         ids = tuple(f"{workload}{row}-{shift:.3f}-p{p}" for p in range(processes))
@@ -29,7 +30,7 @@ def run(rng, shift, rows=40, processes=3, process_sd=0.04, workload="w"):
                     0.0,
                     blocks,
                     workload=workload,
-                    size=row,
+                    size=first_size + row,
                     blocks_per_process=(3,) * processes,
                     process_ids=ids,
                 )  # fmt: skip
@@ -80,8 +81,34 @@ def test_a_workload_that_shifts_as_a_whole_between_runs_gets_its_own_wider_drift
     same = {name: next(m for m in runs[0] if m.workload == name and m.size == 0)
             for name in ("steady", "moving")}  # fmt: skip
     (low, high), (wide_low, wide_high) = (same[name].interval_s for name in ("steady", "moving"))
-    assert same["moving"].interval_with(fitted.time_for("moving")) == (wide_low, wide_high)
+    moving = same["moving"]
+    assert moving.interval_with(fitted.time_for("moving", moving.row_key)) == (wide_low, wide_high)
     assert wide_high / wide_low > high / low
+
+
+def test_each_measurement_gets_its_own_drift_leaning_on_its_workloads(tmp_path, monkeypatch):
+    rng = np.random.default_rng(8)
+    # One workload: sizes 0-19 land where they did, sizes 20-39 shift as a whole between runs.
+    shifts = (0.0, 0.3, -0.3, 0.15, -0.15, 0.0)
+    runs = [run(rng, 0.0, rows=20) + run(rng, shift, rows=20, first_size=20) for shift in shifts]
+    fitted = calibrate.fit(runs, "CPU X", "runs")
+    steady, moving = (next(m for m in runs[0] if m.size == size) for size in (0, 30))
+    workload = fitted.time_for("w").drift_sd
+    drift = {m.size: fitted.time_for("w", m.row_key).drift_sd for m in (steady, moving)}
+    assert drift[0] < workload < drift[30]
+    # Fitted on 15 pairs of runs, a steady measurement leans on its workload's drift that much.
+    pairs = len(shifts) * (len(shifts) - 1) // 2
+    lean = np.sqrt(calibrate.MACHINE_ROWS / (pairs + calibrate.MACHINE_ROWS))
+    assert drift[0] == pytest.approx(lean * workload, rel=0.1)
+    # Its measurements are judged with it.
+    path = tmp_path / "measurements.json"
+    path.write_text(json.dumps(fitted.to_dict()))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
+    assert steady.interval_s == steady.interval_with(fitted.time_for("w", steady.row_key))
+    assert fitted.fit["times_covered"] >= 0.95
+    # A measurement the fit never saw drifts as its workload does.
+    assert fitted.time_for("w", "w|fast|99|None") == fitted.time_for("w")
+    assert "each of 80 measured times drifting on its own" in fitted.describe()
 
 
 def test_a_workload_fitted_on_a_few_rows_leans_on_the_machines_drift():

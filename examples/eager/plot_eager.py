@@ -641,7 +641,8 @@ fades = (
     f"{within_two[held_from[0]].quoted})"
     if held_from
     else "eager x + x taking at most twice NumPy's time held at no size here (at "
-    f"{format_count(add_sizes[-1])} elements, eager against NumPy: {checked[large_add].quoted})"
+    f"{format_count(add_sizes[-1])} elements, eager against NumPy: "
+    f"{within_two[add_sizes[-1]].quoted})"
 )
 answer = ShortAnswer(
     f"Each eager op costs about {format_seconds(op.median_s)} here before it computes anything "

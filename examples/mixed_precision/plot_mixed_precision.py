@@ -162,8 +162,8 @@ ClaimReport(kernel_checked)
 
 # %%
 # A share of the peak above 100 % is no error: the peak is float32's, and a type with half the
-# bits can do twice the operations per instruction. Which kernels ran for each type is in the profiles below,
-# taken once all timing on this page is done.
+# bits can do twice the operations per instruction. Which kernels ran for each type is in the
+# profiles below, taken once all timing on this page is done.
 
 # %%
 # A model under each policy

@@ -151,8 +151,8 @@ print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:
 # Each transformation, alone and combined
 # ---------------------------------------
 #
-# The same training through each pipeline. ``naive`` is ``map`` then ``batch``, as TensorFlow's guide
-# writes a pipeline before its advice. Each other variant changes one thing: ``prefetch`` adds
+# The same training through each pipeline. ``naive`` is ``map`` then ``batch``, as TensorFlow's
+# guide writes a pipeline before its advice. Each other variant changes one thing: ``prefetch`` adds
 # one at the end; ``parallel-map`` maps with ``num_parallel_calls=AUTOTUNE`` (``parallel-map-2``
 # with two calls, ``unordered-map`` also with ``deterministic=False``); ``cache`` caches after
 # the map (``cache-records`` before it, ``cache-file`` to a file); ``batch-then-map`` maps whole
@@ -507,9 +507,10 @@ answer = ShortAnswer(
     f"{env['usable_cores']} cores, and because tf.data already prefetches. The pipeline alone "
     f"kept {alone.cores_busy:.1f} cores busy, the step alone {step.cores_busy:.1f}; fed from "
     f"the pipeline, the step took {overlap_claims[0].quoted}, one after the other being the "
-    "pipeline's time plus the step's, each timed alone. Reading ahead overlaps work only where a core is idle, or where "
-    "the pipeline waits without working (remote storage). TensorFlow's default optimizations add "
-    "a prefetch to the end of a pipeline and parallelize a plain map; the same training with "
+    "pipeline's time plus the step's, each timed alone. Reading ahead overlaps work only "
+    "where a core is idle, or where the pipeline waits without working (remote storage). "
+    "TensorFlow's default optimizations add a prefetch to the end of a pipeline and "
+    "parallelize a plain map; the same training with "
     f"them against without, {setting_checked[1].quoted}. What pays off on a few cores is "
     "removing work: cache after the map, keep Python out of it.",
     [

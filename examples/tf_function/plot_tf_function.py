@@ -56,12 +56,12 @@ print(results.where_measured(env, device))
 # The article's loop: eager, graph, compiled
 # ------------------------------------------
 #
-# Each call sums x, x²/2!, x³/3!, … up to 99 products of a 100 × 100 matrix, one ``tf.matmul`` at
-# a time. In ``eager``, Python dispatches every product, division and sum as its own op; in
+# Each call sums x, x²/2!, x³/3!, … up to 99 products of a 100 × 100 matrix, one ``tf.matmul`` at a
+# time. In ``eager``, Python dispatches every product, division and sum as its own op; in
 # ``tf-function`` the whole call is one graph; in ``xla`` XLA compiles that graph. ``numpy`` does
 # the same arithmetic for reference, and ``run-eagerly`` is the ``tf.function`` with
-# ``tf.config.run_functions_eagerly(True)``, the debugging switch discussed at the end of this
-# page. The first call, which traces (and for XLA compiles), is timed apart from the others.
+# ``tf.config.run_functions_eagerly(True)``, the debugging switch discussed at the end of this page.
+# The first call, which traces (and for XLA compiles), is timed apart from the others.
 #
 # .. dropdown:: The code being timed
 #
@@ -413,8 +413,8 @@ answer = ShortAnswer(
     "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
     f"article's loop of 99 products a call in the graph against eager execution, "
     f"{checked[graph_speedup].quoted}. It is slow when it traces: the first call took "
-    f"{format_seconds(graph.first_call_s)}, {first_call_claim.quoted}, and a Python number that changes every call "
-    "retraces every call (a tensor in its place, "
+    f"{format_seconds(graph.first_call_s)}, {first_call_claim.quoted}, and a Python number "
+    "that changes every call retraces every call (a tensor in its place, "
     f"{retracing_checked.quoted}). It is wrong when Python code or values inside it are "
     "expected to run or change on every call.",
     [

@@ -237,12 +237,11 @@ vectorized = Faster("vectorized-map", "map-fn")
 # costs at most a quarter more if not (closer to "as fast" three processes cannot tell).
 wrapped = takes_at_most("einsum", "einsum-tf-function", 1.25)
 batched_claims = [one_op, vectorized, wrapped]
-# A call takes tens of milliseconds (the table below), one call a block: five blocks a process,
-# more where a claim needs them. The machine's peak, a float32 product of side 2048, is timed in turns with the
-# forms, in the same processes, so that each form's share of it below carries the peak's own
-# variation too.
-# Inside a tf.function only the loop, where tracing may change what a call costs, and einsum,
-# the handbook's last advice: each form costs the build seconds a process.
+# A call takes tens of milliseconds (the table below), one call a block: five blocks a process, more
+# where a claim needs them. The machine's peak, a float32 product of side 2048, is timed in turns
+# with the forms, in the same processes, so that each form's share of it below carries the peak's
+# own variation too. Inside a tf.function only the loop, where tracing may change what a call costs,
+# and einsum, the handbook's last advice: each form costs the build seconds a process.
 forms = [
     *vz.BATCHED_FORMS,
     *(form + vz.IN_FUNCTION for form in ("loop-stack", "einsum")),

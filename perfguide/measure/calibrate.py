@@ -6,12 +6,16 @@ calibrate``): for times and for ratios of two variants timed in the same process
 this machine's processes typically show and how much it counts for
 (:func:`~perfguide.measure.stats.fit_prior`), and the smallest drift between runs with which
 95 % of each run's medians fall inside another run's intervals
-(:func:`~perfguide.measure.stats.fit_drift`): the machine's, and each workload's own, weighed
-with the machine's by how many rows it was fitted on. Memory growth rates move between runs
+(:func:`~perfguide.measure.stats.fit_drift`): the machine's, each workload's own, weighed with
+the machine's by how many matched values it was fitted on, and each measurement's own (a
+variant at a size), weighed so with its workload's. Measurements do not drift alike even within
+a workload (a tiny eager op moves further than a large product), so a stable one is given the
+narrow interval it earns and a restless one a wide one. Memory growth rates move between runs
 too: where the runs include the memory chapter's (a docs build's ``memory.json``), the drift in
 bytes a call with which 95 % of each run's processes' rates fall inside another run's intervals
-(:func:`fit_growth_drift`). Runs further apart drift further, so the runs it is fitted to should
-be as far apart as the reruns its intervals promise to cover.
+(:func:`fit_growth_drift`). The runs it is fitted to should be reruns of the same code (a
+workload changed between runs is no drift, and would widen every interval), as far apart as the
+reruns its intervals promise to cover.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from perfguide.measure import stats
-from perfguide.measure.calibration import Calibration
+from perfguide.measure.calibration import Calibration, ratio_key
 from perfguide.measure.memory import Growth
 from perfguide.measure.stats import Spread
 from perfguide.measure.timer import Measurement
@@ -30,13 +34,14 @@ from perfguide.measure.timer import Measurement
 Row = tuple[float, Sequence[float]]  # a published value and its value in each process
 
 
-#: How many matched rows the machine-wide drift counts for beside a workload's own rows, when
-#: the two are weighed into the workload's drift: a workload seen in a few rows leans on the
-#: machine's, one seen in many on its own.
+#: How many matched values a broader drift (the machine's for a workload, the workload's for a
+#: measurement) counts for beside a narrower one's own values, when the two are weighed into
+#: the narrower one: a workload or measurement seen a few times leans on the broader drift, one
+#: seen many times on its own.
 MACHINE_ROWS = 20
 
-# Rows matched between runs, by workload.
-Rows = dict[str, list[tuple[Row, Row]]]
+# Values matched between runs, by workload, then by measurement (calibration.row_key).
+Rows = dict[str, dict[str, list[tuple[Row, Row]]]]
 
 
 def _inside(pairs: Sequence[tuple[Row, Row]], spread: Spread) -> list[bool]:
@@ -49,65 +54,80 @@ def _inside(pairs: Sequence[tuple[Row, Row]], spread: Spread) -> list[bool]:
     ]
 
 
-def _covered(rows: Rows, prior: tuple[float, float], drifts: Mapping[str, float]) -> float:
-    """The share of values inside the other run's interval, each workload with its drift."""
+Groups = Mapping[str, Sequence[tuple[Row, Row]]]
+
+
+def _covered(groups: Groups, prior: tuple[float, float], drifts: Mapping[str, float]) -> float:
+    """The share of values inside the other run's interval, each group with its drift."""
     inside = [
-        hit for name, pairs in rows.items() for hit in _inside(pairs, Spread(*prior, drifts[name]))
+        hit
+        for name, pairs in groups.items()
+        for hit in _inside(pairs, Spread(*prior, drifts[name]))
     ]
     return sum(inside) / len(inside)
 
 
-def _fit_drift(rows: Rows, prior: tuple[float, float]) -> float:
-    """The smallest drift, the same for every workload, with which 95 % of values are covered."""
-    return stats.fit_drift(lambda sd: _covered(rows, prior, dict.fromkeys(rows, sd)))
+def _fit_drift(pairs: Sequence[tuple[Row, Row]], prior: tuple[float, float]) -> float:
+    """The smallest drift with which 95 % of the values of ``pairs`` are covered."""
+    return stats.fit_drift(lambda sd: _covered({"": pairs}, prior, {"": sd}))
 
 
-def fit_spread(rows: Rows) -> tuple[Spread, dict[str, float], float]:
+def _weighed(pairs: Sequence[tuple[Row, Row]], prior: tuple[float, float], broader: float):
+    """The drift fitted to ``pairs``, weighed with a ``broader`` one as :data:`MACHINE_ROWS`
+    says."""
+    own = _fit_drift(pairs, prior)
+    return math.sqrt(
+        (len(pairs) * own**2 + MACHINE_ROWS * broader**2) / (len(pairs) + MACHINE_ROWS)
+    )
+
+
+def fit_spread(rows: Rows) -> tuple[Spread, dict[str, float], dict[str, float], float]:
     """The machine's :class:`~perfguide.measure.stats.Spread` of quantities measured in several
-    runs (``rows`` of matched values, by workload: each a published value and its per-process
-    values), each workload's own drift (its fitted drift weighed with the machine's, as
-    :data:`MACHINE_ROWS` says), and the share of reruns the intervals cover with them."""
-    flat = [row for pairs in rows.values() for pair in pairs for row in pair if len(row[1]) > 1]
-    variances = [statistics.variance(map(math.log, values)) for _, values in flat]
-    prior = stats.fit_prior(variances, [len(values) - 1 for _, values in flat])
-    machine = _fit_drift(rows, prior)
-    drifts = {
-        name: math.sqrt(
-            (len(pairs) * _fit_drift({name: pairs}, prior) ** 2 + MACHINE_ROWS * machine**2)
-            / (len(pairs) + MACHINE_ROWS)
-        )
-        for name, pairs in rows.items()
+    runs (``rows`` of matched values, by workload and measurement: each a published value and
+    its per-process values), each workload's own drift (weighed with the machine's), each
+    measurement's own (weighed with its workload's), and the share of reruns the intervals
+    cover with the measurements' drifts."""
+    by_workload = {name: [p for pairs in rows[name].values() for p in pairs] for name in rows}
+    flat = [row for pairs in by_workload.values() for pair in pairs for row in pair]
+    flat = [values for _, values in flat if len(values) > 1]
+    variances = [statistics.variance(map(math.log, values)) for values in flat]
+    prior = stats.fit_prior(variances, [len(values) - 1 for values in flat])
+    machine = _fit_drift([p for pairs in by_workload.values() for p in pairs], prior)
+    workloads = {name: _weighed(pairs, prior, machine) for name, pairs in by_workload.items()}
+    measurements = {
+        key: _weighed(pairs, prior, workloads[name])
+        for name, measured in rows.items()
+        for key, pairs in measured.items()
     }
-    return Spread(*prior, machine), drifts, _covered(rows, prior, drifts)
-
-
-def _key(m: Measurement) -> tuple:
-    return (m.workload, m.label, m.size, m.device)
+    groups = {key: pairs for measured in rows.values() for key, pairs in measured.items()}
+    return Spread(*prior, machine), workloads, measurements, _covered(groups, prior, measurements)
 
 
 def time_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> Rows:
     """The measurements of two runs matched row by row, as (median, process medians), by
-    workload."""
-    by_key = {_key(m): m for m in b}
+    workload and measurement."""
+    by_key = {m.row_key: m for m in b}
     rows: Rows = {}
     for m in a:
-        if (other := by_key.get(_key(m))) is not None:
-            rows.setdefault(m.workload, []).append(
+        if (other := by_key.get(key := m.row_key)) is not None:
+            rows.setdefault(m.workload, {}).setdefault(key, []).append(
                 ((m.median_s, m.process_median_s), (other.median_s, other.process_median_s))
             )
     return rows
 
 
-def _ratios(group: Sequence[Measurement]) -> dict[tuple, Row]:
-    """Every pair of variants of one workload timed in the same processes: their ratio of
-    medians and their ratio in each process."""
+def _ratios(group: Sequence[Measurement]) -> dict[str, Row]:
+    """Every pair of variants of one workload timed in the same processes, by
+    :func:`~perfguide.measure.calibration.ratio_key`: their ratio of medians and their ratio in
+    each process."""
     out = {}
     for slow, fast in itertools.combinations(group, 2):
         if slow.process_ids == fast.process_ids:
             per_process = [
                 s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
             ]
-            out[slow.label, fast.label] = (slow.median_s / fast.median_s, per_process)
+            key = ratio_key(slow.workload, slow.label, fast.label, slow.size, slow.device)
+            out[key] = (slow.median_s / fast.median_s, per_process)
     return out
 
 
@@ -122,18 +142,19 @@ def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> Rows:
 
     in_b = groups(b)
     rows: Rows = {}
-    for key, ratios in groups(a).items():
-        for pair, row in ratios.items():
-            if pair in in_b.get(key, {}):
-                rows.setdefault(key[0], []).append((row, in_b[key][pair]))
+    for group, ratios in groups(a).items():
+        for key, row in ratios.items():
+            if key in in_b.get(group, {}):
+                rows.setdefault(group[0], {}).setdefault(key, []).append((row, in_b[group][key]))
     return rows
 
 
 def _merged(parts: Sequence[Rows]) -> Rows:
     rows: Rows = {}
     for part in parts:
-        for name, pairs in part.items():
-            rows.setdefault(name, []).extend(pairs)
+        for name, measured in part.items():
+            for key, pairs in measured.items():
+                rows.setdefault(name, {}).setdefault(key, []).extend(pairs)
     return rows
 
 
@@ -190,15 +211,16 @@ def fit(
     times = _merged([time_rows(a, b) for a, b in pairs])
     ratios = _merged([ratio_rows(a, b) for a, b in pairs])
     matched = {
-        kind: sum(map(len, rows.values())) for kind, rows in (("times", times), ("ratios", ratios))
+        kind: sum(len(pairs) for measured in rows.values() for pairs in measured.values())
+        for kind, rows in (("times", times), ("ratios", ratios))
     }
     if min(matched.values()) < 10:
         raise ValueError(
             f"the runs matched in {matched['times']} times and {matched['ratios']} ratios: "
             "a calibration needs at least 10 of each (run every workload twice)"
         )
-    time, time_drifts, time_covered = fit_spread(times)
-    ratio, ratio_drifts, ratio_covered = fit_spread(ratios)
+    time, time_drifts, time_rows_drift, time_covered = fit_spread(times)
+    ratio, ratio_drifts, ratio_rows_drift, ratio_covered = fit_spread(ratios)
     record = {
         "runs": len(runs),
         **matched,
@@ -211,4 +233,5 @@ def fit(
         record |= {"growth_runs": len(growth_runs), "growth_rates": rates}
         record["growth_covered"] = covered
     drifts = {"time": time_drifts, "ratio": ratio_drifts}
-    return Calibration(time, ratio, cpu_model, source, record, growth_drift, drifts)
+    measurements = {"time": time_rows_drift, "ratio": ratio_rows_drift}
+    return Calibration(time, ratio, cpu_model, source, record, growth_drift, drifts, measurements)

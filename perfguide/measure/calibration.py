@@ -6,7 +6,9 @@ between runs minutes or an hour apart. A :class:`Calibration` holds both, for ti
 ratios of two variants timed in the same processes, and how far memory growth rates move
 between runs; :mod:`perfguide.measure.calibrate` fits one to several runs of the same code.
 Workloads do not drift alike (most reruns of a workload agree closely, while some workloads
-shift as a whole between runs), so a calibration also holds each fitted workload's own drift.
+shift as a whole between runs), nor do the measurements within one, so a calibration also holds
+each fitted workload's own drift and each fitted measurement's (a variant at a size, or a ratio
+of two variants).
 
 The package ships the calibration of the machine that builds the guide (its ``source`` says which
 machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
@@ -28,6 +30,26 @@ CALIBRATION_ENV = "PERFGUIDE_CALIBRATION"
 SHIPPED = Path(__file__).with_name("calibration.json")
 
 
+def row_key(workload: str, label: str, size: object, device: str | None) -> str:
+    """The name a calibration gives one measurement: a variant of a workload at a size.
+
+    >>> row_key("eager-add", "numpy", 1000, "cpu")
+    'eager-add|numpy|1000|cpu'
+    """
+    return "|".join(map(str, (workload, label, size, device)))
+
+
+def ratio_key(workload: str, a: str, b: str, size: object, device: str | None) -> str:
+    """The name a calibration gives the ratio of variants ``a`` and ``b`` (either way round:
+    a ratio and its inverse drift alike) timed in the same processes.
+
+    >>> ratio_key("w", "slow", "fast", 8, "cpu") == ratio_key("w", "fast", "slow", 8, "cpu")
+    True
+    """
+    first, second = sorted((a, b))
+    return row_key(workload, f"{first}/{second}", size, device)
+
+
 @dataclasses.dataclass(frozen=True)
 class Calibration:
     """The spreads of times and of ratios on one machine, and where they were measured."""
@@ -46,25 +68,34 @@ class Calibration:
     #: Each workload's own drift between runs, for "time" and for "ratio" (a standard deviation
     #: of the log, as ``drift_sd``); a workload the fit did not see drifts as the machine does.
     workload_drift: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    #: Each measurement's own drift, as ``workload_drift``, by :func:`row_key` for "time" and
+    #: :func:`ratio_key` for "ratio".
+    measurement_drift: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
-    def time_for(self, workload: str) -> Spread:
-        """The spread a time of ``workload`` is judged with: the machine's, with the workload's
-        own drift where the fit saw it.
+    def time_for(self, workload: str, key: str | None = None) -> Spread:
+        """The spread a time of ``workload`` is judged with: the machine's, with the
+        measurement's own drift (``key``, its :func:`row_key`) where the fit saw it, else the
+        workload's.
 
         >>> fitted = Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "CPU X", "runs",
-        ...                      workload_drift={"time": {"matmul": 0.05}})
+        ...                      workload_drift={"time": {"matmul": 0.05}},
+        ...                      measurement_drift={"time": {"matmul|xla|8|cpu": 0.03}})
         >>> fitted.time_for("matmul").drift_sd, fitted.time_for("other").drift_sd
         (0.05, 0.02)
+        >>> fitted.time_for("matmul", "matmul|xla|8|cpu").drift_sd
+        0.03
         """
-        return self._own(self.time, "time", workload)
+        return self._own(self.time, "time", workload, key)
 
-    def ratio_for(self, workload: str) -> Spread:
+    def ratio_for(self, workload: str, key: str | None = None) -> Spread:
         """The spread a ratio of two of ``workload``'s variants timed in the same processes is
-        judged with, as :meth:`time_for`."""
-        return self._own(self.ratio, "ratio", workload)
+        judged with (``key``: its :func:`ratio_key`), as :meth:`time_for`."""
+        return self._own(self.ratio, "ratio", workload, key)
 
-    def _own(self, spread: Spread, kind: str, workload: str) -> Spread:
-        drift = self.workload_drift.get(kind, {}).get(workload)
+    def _own(self, spread: Spread, kind: str, workload: str, key: str | None) -> Spread:
+        drift = self.measurement_drift.get(kind, {}).get(key)
+        if drift is None:
+            drift = self.workload_drift.get(kind, {}).get(workload)
         return spread if drift is None else dataclasses.replace(spread, drift_sd=drift)
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,12 +123,14 @@ deviations of the log); measured on CPU X by two runs
         ).replace("%", " %")
 
     def _workload_range(self) -> str:
-        drifts = self.workload_drift.get("time", {})
-        if not drifts:
-            return ""
-        return (
-            f"; each of {len(drifts)} workloads' times drifting on its own, "
+        return "".join(
+            f"; each of {len(drifts)} {what} drifting on its own, "
             f"{min(drifts.values()):.1%} to {max(drifts.values()):.1%}"
+            for what, drifts in (
+                ("workloads' times", self.workload_drift.get("time", {})),
+                ("measured times", self.measurement_drift.get("time", {})),
+            )
+            if drifts
         )
 
     @classmethod
@@ -110,6 +143,7 @@ deviations of the log); measured on CPU X by two runs
             record["fit"],
             record.get("growth_drift", 0.0),
             record.get("workload_drift", {}),
+            record.get("measurement_drift", {}),
         )
 
 

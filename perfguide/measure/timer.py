@@ -183,8 +183,13 @@ class Measurement:
         with :data:`~perfguide.measure.stats.CONFIDENCE` probability: a prediction interval
         from the processes' spread and the machine's calibrated drift between runs (see
         :mod:`perfguide.measure.stats` and :mod:`perfguide.measure.calibration`), with this
-        workload's own drift where the calibration has one."""
-        return self.interval_with(calibration.current().time_for(self.workload))
+        measurement's own drift where the calibration has one."""
+        return self.interval_with(calibration.current().time_for(self.workload, self.row_key))
+
+    @property
+    def row_key(self) -> str:
+        """The name a calibration gives this measurement (:func:`calibration.row_key`)."""
+        return calibration.row_key(self.workload, self.label, self.size, self.device)
 
     def interval_with(self, spread: stats.Spread) -> tuple[float, float]:
         """:attr:`interval_s` judged with ``spread`` instead of the calibration in force."""

@@ -57,12 +57,9 @@ class Settling(Protocol):
 #: times the usual, where a rerun's interval is about half as wide (and its own spread counts
 #: for more than the machine's usual one).
 SETTLE_PROCESSES = 9
-#: Seconds one run may spend timing more processes for undecided comparisons: past them, what
-#: is still undecided stays so (and is judged INCONCLUSIVE), so that one close call cannot take
-#: a chapter's minutes.
-SETTLE_BUDGET_S = 12.0
-#: Seconds all the runs of one pool (a chapter's) may spend so, together: a chapter with many
-#: close calls keeps to its minutes too.
+#: Seconds all the runs of one pool (a chapter's) may spend together timing more processes for
+#: undecided comparisons: past them, what is still undecided stays so (and is judged
+#: INCONCLUSIVE), so that close calls cannot take a chapter's minutes.
 SETTLE_POOL_BUDGET_S = 12.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
@@ -288,11 +285,11 @@ class Workers:
         process_s: float,
     ) -> list[Measurement]:
         """``measured``, with more processes for the variants of ``claims`` still undecided,
-        for at most :data:`SETTLE_BUDGET_S` seconds, and what is left of the pool's
-        :data:`SETTLE_POOL_BUDGET_S`: a process is added only where one more, as long as a
-        process of the run took (``process_s``), still ends within them."""
+        for at most what is left of the pool's :data:`SETTLE_POOL_BUDGET_S`: a process is added
+        only where one more, as long as a process of the run took (``process_s``), still ends
+        within it."""
         started = time.monotonic()
-        budget = min(SETTLE_BUDGET_S, SETTLE_POOL_BUDGET_S - self._settling_s)
+        budget = SETTLE_POOL_BUDGET_S - self._settling_s
         for extra in range(SETTLE_PROCESSES - len(self._workers)):
             labels = {label for c in claims if not c.settled(measured) for label in c.labels}
             if not labels:

@@ -27,7 +27,7 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
     """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
     in another run here, 95 %: from each process's own ratio where the same processes timed
     both (a process that runs everything slower moves both sides), else from both sides'
-    spreads added (see :mod:`perfguide.measure.stats`), each with its workload's drift. Pass
+    spreads added (see :mod:`perfguide.measure.stats`), each with its own drift. Pass
     measurements :func:`in_common`."""
     ratio = slow.median_s / fast.median_s
     spreads = calibration.current()
@@ -35,11 +35,13 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
         per_process = [
             s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
         ]
-        return ratio, *stats.rerun_interval(ratio, per_process, spreads.ratio_for(slow.workload))
+        key = calibration.ratio_key(slow.workload, slow.label, fast.label, slow.size, slow.device)
+        return ratio, *stats.rerun_interval(
+            ratio, per_process, spreads.ratio_for(slow.workload, key)
+        )
     return ratio, *stats.unpaired_interval(
         ratio,
         slow.process_median_s,
         fast.process_median_s,
-        spreads.time_for(slow.workload),
-        spreads.time_for(fast.workload),
+        *(spreads.time_for(m.workload, m.row_key) for m in (slow, fast)),
     )
