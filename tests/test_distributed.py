@@ -90,7 +90,7 @@ def test_a_parameter_server_cluster_times_global_batches():
         "timings": [
             {"workload": "distributed-step", "variants": ["parameter-server"], "size": BATCH}
         ],
-        "blocks": 3,
+        "blocks": 5,
     }
     (step,) = cluster.time_in_clusters(PARAMETER_SERVER, job, runs=1, timeout_s=180)
     assert step.units_per_call == distributed.COORDINATED_STEPS * BATCH and step.median_s > 0

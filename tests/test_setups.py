@@ -72,7 +72,7 @@ def test_fit_is_tried_under_each_setup_and_a_failure_is_one_short_line(monkeypat
         "0: <tf.Tensor ...>, " * 20
     )
 
-    def fake(setup, timings, runs, blocks):
+    def fake(setup, timings, runs):
         (timing,) = timings
         if setup is setups.TWO_WORKERS_PINNED:
             raise ChildError(long_reason)

@@ -159,7 +159,7 @@ def _wait(running: Sequence[_Running], deadline: float, timeout_s: float) -> dic
             if status is None:
                 continue
             if status != 0 or r.task.serves:
-                reason = r.reason() or "it stopped serving"
+                reason = r.reason() if status != 0 else "it stopped serving"
                 raise ChildError(f"{r.task.name} of the cluster failed: {reason}")
             if r in pending:
                 pending.remove(r)

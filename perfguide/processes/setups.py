@@ -163,13 +163,13 @@ class FitOutcome:
         return cut + "…" if len(self.failure) > REASON_CHARS else cut
 
 
-def try_fit(quick: bool = False) -> list[FitOutcome]:
+def try_fit() -> list[FitOutcome]:
     """Keras's ``fit`` under each setup of :data:`FIT_PLAN`, at the global batch, one cluster
     each."""
     outcomes = []
     for setup, workload in FIT_PLAN.items():
         try:
-            (fit,) = time_setup(setup, [Timing(workload, GLOBAL)], runs=1, blocks=3 if quick else 5)
+            (fit,) = time_setup(setup, [Timing(workload, GLOBAL)], runs=1)
             outcomes.append(FitOutcome(setup, fit))
         except ChildError as error:
             outcomes.append(FitOutcome(setup, None, str(error)))
