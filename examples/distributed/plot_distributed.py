@@ -76,8 +76,8 @@ if env["usable_cores"] < 2:
 # * ``two workers, pinned`` and ``two workers``: ``MultiWorkerMirroredStrategy``, one process a
 #   worker, each pinned to its own core or left to the operating system;
 # * ``parameter server``: ``ParameterServerStrategy``: a coordinator, one parameter server and
-#   two workers (pinned); each worker trains on its own batch and updates the variables on the
-#   parameter server without waiting for the other (asynchronous training).
+#   two workers; each worker trains on its own share of the batch and updates the variables on
+#   the parameter server without waiting for the other (asynchronous training).
 
 # sphinx_gallery_start_ignore
 PER_WORKER, GLOBAL, LARGE = setups.PER_WORKER, setups.GLOBAL, setups.LARGE
@@ -274,7 +274,12 @@ fit_rows = [
     ]
     for outcome in setups.try_fit()
 ]
-Table("fit, global batch 128", ["setup", "Keras", "fit", "a step"], fit_rows)
+Table(
+    f"fit, global batch {GLOBAL}: one call of {distributed.FIT_STEPS} steps, its time a step "
+    "(fit's own cost a call included)",
+    ["setup", "Keras", "fit", "a step"],
+    fit_rows,
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -303,10 +308,15 @@ answer = ShortAnswer(
             "rather than a worker per core",
             slower,
         ),
-        Recommendation("Pin each worker to its own cores", pinned_faster),
+        Recommendation(
+            "Pin each worker to its own cores",
+            pinned_faster,
+            recipe="pin-each-worker-to-its-own-core",
+        ),
         Recommendation(
             "Give each worker a larger batch before adding workers",
             scale_claims["large"],
+            recipe="gradient-bytes-and-the-all-reduce-they-cost",
         ),
     ],
 )
@@ -366,6 +376,37 @@ print(
     f"{nbytes / 1e6:.1f} MB; 8 workers on 10 Gb/s: {ring_allreduce_seconds(nbytes, 8, 10):.4f} s"
 )
 assert round(nbytes / 1e6, 1) == 5.3
+
+# %%
+# Pin each worker to its own core
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Start each worker of a cluster on one machine with its ``TF_CONFIG``, pinned with ``taskset``
+# before TensorFlow sizes its thread pools. Here each worker only prints the cores it may use;
+# your training script takes its place. The check: each worker runs on one core.
+
+import json
+import os
+import subprocess
+import sys
+
+cores = sorted(os.sched_getaffinity(0))
+cluster = {"worker": ["127.0.0.1:20000", "127.0.0.1:20001"]}
+worker_script = "import os; print(sorted(os.sched_getaffinity(0)))"
+workers = []
+for index in range(2):
+    config = {"cluster": cluster, "task": {"type": "worker", "index": index}}
+    core = str(cores[index % len(cores)])
+    workers.append(
+        subprocess.Popen(
+            ["taskset", "-c", core, sys.executable, "-c", worker_script],
+            env={**os.environ, "TF_CONFIG": json.dumps(config)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    )
+pinned_to = [json.loads(worker.communicate()[0]) for worker in workers]
+assert all(len(worker_cores) == 1 for worker_cores in pinned_to)
 
 # %%
 # A custom training loop under any strategy

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -99,7 +100,25 @@ class _Running:
         return stream.read().decode(errors="replace")
 
     def reason(self) -> str:
-        return last_line(self.printed(self.stderr))
+        return failure_line(self.printed(self.stderr))
+
+
+#: A line that names an exception: its class, then its message.
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")
+
+
+def failure_line(stderr: str) -> str:
+    r"""Why a task failed, in one line: the last line of ``stderr`` that names an exception (its
+    class and the first line of its message: a message that prints a value whole runs on for
+    lines), else its last line.
+
+    >>> failure_line("Traceback ...\nValueError: cannot convert (PerReplica:{\n  0: 1\n})\n")
+    'ValueError: cannot convert (PerReplica:{'
+    >>> failure_line("worker lost its peer\n")
+    'worker lost its peer'
+    """
+    named = [line.strip() for line in stderr.splitlines() if _EXCEPTION.match(line.strip())]
+    return named[-1] if named else last_line(stderr)
 
 
 def _stop(running: Sequence[_Running]) -> None:
