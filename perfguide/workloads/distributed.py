@@ -282,16 +282,11 @@ DISTRIBUTED_STEP = Workload(
     make_call=_step_call,
     lockstep=True,
 )
-DISTRIBUTED_FIT = Workload(
+DISTRIBUTED_FIT = dataclasses.replace(
+    DISTRIBUTED_STEP,
     name="distributed-fit",
     question="Does Keras's fit run under each strategy, and how long does it take an example?",
-    unit="example",
-    size_name="global batch",
-    default_size=128,
-    baseline="none",
-    variants=STRATEGIES,
     make_call=_fit_call,
-    lockstep=True,
 )
 DISTRIBUTED_FIT_KERAS_2 = dataclasses.replace(
     DISTRIBUTED_FIT,
