@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from perfguide.diagnose import projection
 from perfguide.diagnose import report as diagnose_report
 from perfguide.diagnose.examine import diagnosis_of
 from perfguide.diagnose.target import InputSpec, Target, TargetError
@@ -71,6 +72,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
     return value
 
 
@@ -176,6 +187,21 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="shorter timed blocks, and no more processes for undecided comparisons",
     )
+    diagnose.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=projection.WORKERS,
+        metavar="N",
+        help="for a model that trains: project its training step on up to N workers "
+        f"(default {projection.WORKERS})",
+    )
+    diagnose.add_argument(
+        "--network-gbps",
+        type=_positive_float,
+        default=projection.NETWORK_GBPS,
+        metavar="GBPS",
+        help=f"the network between those workers, in Gb/s (default {projection.NETWORK_GBPS:g})",
+    )
     diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")
     diagnose.add_argument("--html", metavar="PATH", help="also write a one-page report to PATH")
     diagnose.add_argument(
@@ -219,7 +245,7 @@ def _list(args: argparse.Namespace) -> None:
 
     print("chapters (`run TOPIC` runs all of one's workloads):")
     for chapter in CHAPTERS:
-        runs = chapter.topic in TOPICS or chapter.topic == MEMORY
+        runs = chapter.topic in TOPICS or chapter.topic in OWN_RUNS
         print(f"  {chapter.topic}: {chapter.title}" + ("" if runs else " (no workloads to run)"))
 
 
@@ -303,8 +329,8 @@ def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, lis
 
 
 def _run(args: argparse.Namespace) -> None:
-    if args.workload == MEMORY:
-        _run_memory(args)
+    if args.workload in OWN_RUNS:
+        OWN_RUNS[args.workload](args)
         return
     chosen = _chosen(args)
     if args.json is not None:
@@ -332,19 +358,20 @@ def _run(args: argparse.Namespace) -> None:
         _save(args, record, measured)
 
 
-#: The chapter whose experiments measure memory, not time: ``run memory`` runs them all.
-MEMORY = "memory"
+def _as_they_are(args: argparse.Namespace, what: str) -> None:
+    """Refuse the options a chapter whose experiments run as they are has no use for."""
+    if args.all or args.variant or args.size or args.env or args.device != "cpu":
+        raise UsageError(
+            f"{args.workload} runs the chapter's {what} as they are: no --variant, --size, "
+            "--env or --device"
+        )
 
 
 def _run_memory(args: argparse.Namespace) -> None:
     """``run memory``: the memory chapter's experiments, each in its own fresh processes, with a
     table of growth rates each; ``--quick`` runs them as they are (their rates depend on how
     many calls, and which shapes, each way makes) in two processes each unless told how many."""
-    if args.all or args.variant or args.size or args.env or args.device != "cpu":
-        raise UsageError(
-            "memory runs the chapter's experiments as they are: no --variant, --size, --env "
-            "or --device"
-        )
+    _as_they_are(args, "experiments")
     if args.json is not None:
         _check_writable(args.json)
     from perfguide.measure.environment import collect
@@ -422,6 +449,33 @@ def _compare(args: argparse.Namespace) -> None:
         print("\n".join(table.rerun_lines()))
 
 
+def _run_distributed(args: argparse.Namespace) -> None:
+    """``run distributed``: every setup of the chapter in its clusters on 127.0.0.1 (``--quick``:
+    one cluster each), a table each; a setup whose cluster fails is reported in one line, and
+    the run ends with status 2 once the others are shown (and saved)."""
+    _as_they_are(args, "setups")
+    if args.json is not None:
+        _check_writable(args.json)
+    from perfguide.measure.environment import collect
+    from perfguide.processes import setups
+
+    with _progress("distributed: every setup, in clusters on 127.0.0.1"):
+        measured, failures = setups.measure(quick=args.quick)
+    every = [m for ms in measured.values() for m in ms]
+    for setup, ms in measured.items():
+        if ms:
+            print(f"{setup.name}:\n{Comparison(ms)}\n")
+    if args.json is not None and every:
+        _save(args, collect(), every)
+    if failures:
+        raise UsageError("; ".join(f"{name}: {reason}" for name, reason in failures.items()))
+
+
+#: Chapters whose ``run`` is their own: the memory chapter's experiments measure memory, not
+#: time; the distributed chapter's setups run in clusters, not in a pool of processes.
+OWN_RUNS = {"memory": _run_memory, "distributed": _run_distributed}
+
+
 def _calibrate(args: argparse.Namespace) -> None:
     from perfguide.report import growth
 
@@ -467,13 +521,14 @@ def _diagnose(args: argparse.Namespace) -> None:
         diagnosis, evidence = diagnosis_of(target, workers, quick=args.quick, settle=not args.quick)
         record = workers.environment
     base = diagnose_report.docs_url(args.docs_url)
-    print(diagnose_report.text(diagnosis, evidence, base))
+    projected = projection.of(evidence, args.workers, args.network_gbps)
+    print(diagnose_report.text(diagnosis, evidence, base, projected))
     try:
         if args.json:
-            diagnose_report.save(args.json, record, diagnosis, evidence)
+            diagnose_report.save(args.json, record, diagnosis, evidence, projected)
             print(f"wrote {args.json}")
         if args.html:
-            page = diagnose_report.html_page(diagnosis, evidence, base)
+            page = diagnose_report.html_page(diagnosis, evidence, base, projected)
             results.write_atomically(Path(args.html), page)
             print(f"wrote {args.html}")
     except OSError as error:

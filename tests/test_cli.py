@@ -88,6 +88,10 @@ def test_run_prints_a_table_and_writes_json(capsys, tmp_path):
         (["frobnicate"], ["invalid choice"]),
         (["run", "memory", "--variant", "predict"], ["memory runs the chapter's experiments"]),
         (["run", "memory", "--json", "/no/such/dir/m.json"], ["does not exist"]),
+        (["run", "distributed", "--size", "8"], ["distributed runs the chapter's setups"]),
+        (["diagnose", "m.keras", "--network-gbps", "0"], ["--network-gbps", "must be above 0"]),
+        (["diagnose", "m.keras", "--network-gbps", "fast"], ["not a number"]),
+        (["diagnose", "m.keras", "--workers", "0"], ["--workers", "must be at least 1"]),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragments):
@@ -367,3 +371,21 @@ def test_the_command_line_loads_tensorflow_only_when_it_measures():
     probe = "import sys, perfguide.cli; print('tensorflow' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_run_distributed_shows_every_setup_that_ran_and_ends_with_2_for_one_that_failed(
+    capsys, tmp_path, monkeypatch
+):
+    from perfguide.measure.timer import Measurement
+    from perfguide.processes import setups
+
+    ran = Measurement("one process", "example", 1, 1, 0.0, (1e-4,) * 5, size=128)
+    failed = {"parameter server": "ps 0 of the cluster failed: it stopped serving"}
+    fake = ({setups.ONE_PROCESS: [ran], setups.PARAMETER_SERVER: []}, failed)
+    monkeypatch.setattr(setups, "measure", lambda quick: fake)
+    path = tmp_path / "distributed.json"
+    code, out, err = run_cli(capsys, "run", "distributed", "--quick", "--json", str(path))
+    assert_usage_error(code, err, "parameter server: ps 0 of the cluster failed")
+    assert "one process:" in out and "parameter server" not in out
+    # What ran is saved all the same.
+    assert [m.label for m in results.load_measurements(path)] == ["one process"]

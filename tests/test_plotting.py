@@ -3,7 +3,14 @@
 import pytest
 
 from perfguide.measure.timer import Measurement
-from perfguide.report.plotting import heatmap, rate_bars, rate_plot, timeline_plot
+from perfguide.report.allreduce import Link, project
+from perfguide.report.plotting import (
+    heatmap,
+    projection_plot,
+    rate_bars,
+    rate_plot,
+    timeline_plot,
+)
 
 
 def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
@@ -65,3 +72,16 @@ def test_timeline_draws_each_batchs_wait_and_step_on_its_rows_line():
         "waiting for input",
         "training step",
     ]
+
+
+def test_a_projection_plot_draws_projections_dashed_and_measurements_as_dots():
+    link = Link.network(10, 50e-6)
+    series = [project(0.01, 5e6, n, link, "weak") for n in (1, 2, 4, 8)]
+    ax = projection_plot({"10 Gb/s": series}, measured={2: (1.5, 1.2, 1.8)})
+    ideal, projected = ax.get_lines()[:2]
+    assert ideal.get_linestyle() == ":" and list(ideal.get_ydata()) == [1, 2, 4, 8]
+    assert projected.get_linestyle() == "--"
+    assert list(projected.get_ydata()) == [p.speedup for p in series]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["ideal (speed-up = workers)", "10 Gb/s", "measured here (loopback)"]
+    assert "projected" in ax.get_ylabel()

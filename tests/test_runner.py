@@ -1,3 +1,4 @@
+import dataclasses
 import time
 
 import pytest
@@ -83,3 +84,13 @@ def test_variants_timed_alone_are_made_only_after_the_previous_one_is_done():
 def test_variants_timed_alone_have_no_peak_in_turns():
     with pytest.raises(ValueError, match="one at a time"):
         runner.run(_logged_workload([]), quick=True, peak=True)
+
+
+def test_a_lockstep_workload_makes_the_same_calls_however_fast_they_are():
+    # A cluster's processes must all make the same calls: one a block, whatever a call takes.
+    log: list[tuple[str, str]] = []
+    workload = dataclasses.replace(_logged_workload(log), timed_alone=False, lockstep=True)
+    measured = runner.run(workload, blocks=5)
+    assert [m.calls_per_block for m in measured] == [1, 1]
+    # Each variant: its first call, one calibration call, then five blocks of one call.
+    assert [log.count(("call", v)) for v in ("a", "b")] == [7, 7]

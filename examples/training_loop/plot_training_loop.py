@@ -744,5 +744,6 @@ np.testing.assert_allclose(model(x, training=False), expected, rtol=1e-6)
 # %%
 # Previous question: :doc:`How much do tensor operations buy over loops?
 # </auto_examples/vectorization/plot_vectorization>` All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`. Next question: :doc:`Why do my TensorFlow timings disagree?
-# </auto_examples/timing/plot_timing>`
+# :doc:`the checklist </checklist>`. The same training on several workers: :doc:`Why doesn't my
+# distributed training scale? </auto_examples/distributed/plot_distributed>` Next question:
+# :doc:`Why do my TensorFlow timings disagree? </auto_examples/timing/plot_timing>`

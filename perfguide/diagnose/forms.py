@@ -42,6 +42,7 @@ from perfguide.diagnose.reasons import reader_files, why_not
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of
+from perfguide.workloads.distributed import gradient_bytes
 
 #: How far a form's result may be from the eager one's, relative to the result's largest
 #: element (XLA may sum in another order).
@@ -227,7 +228,7 @@ def _register_model(target: Target) -> Registered:
     if not isinstance(x, (list, tuple)):  # a batch of one input can be cut and repeated
         _add_other_batch(registered, model, x)
     if trains(model):
-        _add_training(registered, x, y)
+        _add_training(registered, model, x, y)
     return registered
 
 
@@ -281,9 +282,10 @@ def _add_other_batch(registered: Registered, model: Any, x: Any) -> None:
     registered.answer |= {"batch": len(x), "other_batch": size}
 
 
-def _add_training(registered: Registered, x: Any, y: Any) -> None:
+def _add_training(registered: Registered, model: Any, x: Any, y: Any) -> None:
     """Add the training forms that train the weights fit trains, each on a fresh load of the
-    model and timed per step, as :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`."""
+    model and timed per step, as :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`, and the
+    bytes of ``model``'s gradients a step."""
     target, path = registered.target, registered.target.function
     epoch = epoch_steps(batch_bytes(x, y))
     makers = {
@@ -298,5 +300,6 @@ def _add_training(registered: Registered, x: Any, y: Any) -> None:
         "training": steps,
         "training_as_written": TRAINING_FORMS[0],
         "epoch_steps": epoch,
+        "gradient_bytes": gradient_bytes(model),
     }
     registered.answer["problems"] |= problems

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfguide.diagnose.evidence import Advice, Diagnosis, Evidence
+from perfguide.diagnose.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
 from perfguide.report.answers import effect_and_target, verdict_badge
@@ -66,8 +67,13 @@ def _tables(evidence: Evidence) -> list[Comparison]:
     return tables
 
 
-def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
-    """What ``perfguide diagnose`` prints."""
+def text(
+    diagnosis: Diagnosis,
+    evidence: Evidence,
+    base: str = "",
+    projection: ModelProjection | None = None,
+) -> str:
+    """What ``perfguide diagnose`` prints; with a model's ``projection`` on more workers last."""
     processes = evidence.forms[0].processes
     lines = [
         f"Short answer: {diagnosis.short_answer()}",
@@ -88,7 +94,14 @@ def text(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
             if a.why_not:
                 lines.append(f"  {a.why_not}")
             lines.append(f"  why: {chapter(a.chapter).title} {chapter_link(a.chapter, base)}")
+    if projection is not None:
+        lines += ["", str(projection.table()), f"  {_projection_note(base)}"]
     return "\n".join(lines)
+
+
+def _projection_note(base: str) -> str:
+    link = chapter_link("distributed", base)
+    return f"where such a projection holds: {chapter('distributed').title} {link}"
 
 
 def _advice_lists(diagnosis: Diagnosis, what: str) -> list[tuple[str, list[Advice]]]:
@@ -158,8 +171,14 @@ def _advice_html(a: Advice, base: str) -> str:
     )
 
 
-def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
-    """One self-contained page: the short answer, the table and plot, findings, advice."""
+def html_page(
+    diagnosis: Diagnosis,
+    evidence: Evidence,
+    base: str = "",
+    projection: ModelProjection | None = None,
+) -> str:
+    """One self-contained page: the short answer, the table and plot, findings, advice, and a
+    model's ``projection`` on more workers."""
     tables = "".join(
         html_table(
             t.header(), t.rows(), f"Time per {t.unit} of each form", (0, len(t.header()) - 1)
@@ -182,13 +201,26 @@ def html_page(diagnosis: Diagnosis, evidence: Evidence, base: str = "") -> str:
         f"<title>{title}</title><style>{_STYLE}</style></head><body><h1>{title}</h1>"
         f"<p><strong>Short answer:</strong> {html.escape(diagnosis.short_answer())}</p>"
         f"{tables}{_plot_svg(evidence)}<h2>Findings</h2><ul>{findings}</ul>"
-        f"{advice or '<h2>Recommendations</h2><p>No change was measured.</p>'}</body></html>\n"
+        f"{advice or '<h2>Recommendations</h2><p>No change was measured.</p>'}"
+        f"{_projection_html(projection, base)}</body></html>\n"
     )
 
 
-def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
-    """The diagnosis as plain data, for the results file."""
+def _projection_html(projection: ModelProjection | None, base: str) -> str:
+    if projection is None:
+        return ""
+    table = projection.table()
+    link = html.escape(chapter_link("distributed", base))
+    return (
+        f"<h2>On more workers</h2>{html_table(table.header, table.rows, table.caption)}"
+        f'<p><a href="{link}">{html.escape(chapter("distributed").title)}</a></p>'
+    )
+
+
+def to_json(diagnosis: Diagnosis, projection: ModelProjection | None = None) -> dict[str, Any]:
+    """The diagnosis as plain data, for the results file (with a model's projection)."""
     return {
+        "projection": projection.to_dict() if projection else None,
         "target": diagnosis.target,
         "bound": diagnosis.bound,
         "short_answer": diagnosis.short_answer(),
@@ -209,8 +241,13 @@ def to_json(diagnosis: Diagnosis) -> dict[str, Any]:
 
 
 def save(
-    path: str | Path, environment: dict[str, Any], diagnosis: Diagnosis, evidence: Evidence
+    path: str | Path,
+    environment: dict[str, Any],
+    diagnosis: Diagnosis,
+    evidence: Evidence,
+    projection: ModelProjection | None = None,
 ) -> None:
     """A results file of the forms' measurements (the peak's left out), with the diagnosis."""
     measured = [m for m in evidence.measurements if m.label != PEAK] + evidence.other_batch
-    results.save(Path(path), environment, measured, extra={"diagnosis": to_json(diagnosis)})
+    extra = {"diagnosis": to_json(diagnosis, projection)}
+    results.save(Path(path), environment, measured, extra=extra)

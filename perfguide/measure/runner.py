@@ -37,6 +37,7 @@ class Runnable(Protocol):
     default_size: int
     variants: tuple[str, ...]
     timed_alone: bool
+    lockstep: bool
 
     def make_call(self, variant: str, size: int) -> Timed: ...
 
@@ -132,8 +133,11 @@ def run(
         timing = Interleaved(
             timed,
             unit=workload.unit,
-            min_block_s=settings["min_block_s"],
-            sync=_tensorflow_sync(),
+            # No block shorter than nothing: one call a block, the same in every process.
+            min_block_s=0.0 if workload.lockstep else settings["min_block_s"],
+            # A cluster's context has no devices of its peers to sync (TensorFlow raises):
+            # its steps are waited for through their results.
+            sync=None if workload.lockstep else _tensorflow_sync(),
             progress=progress,
         )
         measurements = timing.add_blocks(blocks or settings["blocks"]).measurements()

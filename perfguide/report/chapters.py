@@ -82,6 +82,12 @@ CHAPTERS = (
         "precision policy",
     ),
     Chapter(
+        "distributed",
+        "Why doesn't my distributed training scale?",
+        "tf.distribute's strategies on one machine, weak and strong scaling, the all-reduce, "
+        "Keras's fit under each, projected past one machine",
+    ),
+    Chapter(
         "diagnose",
         "Diagnose your own code",
         "the guide's measurements turned on your own function or saved model",

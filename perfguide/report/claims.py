@@ -388,6 +388,34 @@ def falls(
     return Claim(statement, held, evidence, f"{value} to {then}")
 
 
+def predicts(
+    statement: str, predicted: float, measured: tuple[float, float, float], what: str
+) -> Claim:
+    """The claim that a model's ``predicted`` value of a measured quantity (``what`` it is)
+    lies where a rerun of the measurement lands: held inside ``measured``'s rerun interval
+    (``(value, low, high)``), did not hold outside it.
+
+    >>> predicts("the model fits", 1.9, (2.0, 1.8, 2.2), "a ratio").verdict
+    'HELD'
+    >>> predicts("the model fits", 1.5, (2.0, 1.8, 2.2), "a ratio").evidence
+    'a ratio predicted 1.50, measured 2.00 (rerun interval: 1.80 to 2.20)'
+    """
+    value, low, high = measured
+    held = low <= predicted <= high
+    shown = [three_figures(v) for v in (predicted, value, low, high)]
+    evidence = (
+        f"{what} predicted {shown[0]}, measured {shown[1]} ({RERUN}: {shown[2]} to {shown[3]})"
+    )
+    return Claim(
+        statement,
+        held,
+        evidence,
+        f"predicted {shown[0]}, measured {shown[1]}",
+        "",
+        f"{shown[2]} to {shown[3]}",
+    )
+
+
 def share_of_time(
     statement: str,
     shares: Sequence[float],

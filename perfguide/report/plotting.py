@@ -25,6 +25,7 @@ from matplotlib.ticker import (
 
 from perfguide.measure.memory import Peaks
 from perfguide.measure.timer import Measurement
+from perfguide.report.allreduce import Projection
 from perfguide.report.format import RERUN, format_factor, format_seconds
 
 
@@ -347,5 +348,39 @@ def peak_plot(peaks: Mapping[str, Peaks], ax: Axes | None = None) -> Axes:
     ax.set_xlabel("examples in a batch")
     ax.set_ylabel("memory (MB)")
     ax.grid(True, alpha=0.3)
+    _legend_below(ax)
+    return ax
+
+
+def projection_plot(
+    projected: Mapping[str, Sequence[Projection]],
+    measured: Mapping[int, tuple[float, float, float]] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Projected speed-up against workers, log-log, one dashed line per network
+    (``projected``: a label, and its projections in order of workers), the ideal speed-up
+    dotted, and the ``measured`` speed-ups (by workers: the median and its interval's ends) as
+    dots with whiskers: projections are drawn so that no one takes them for measurements."""
+    ax = _axes(ax)
+    workers = sorted({p.workers for series in projected.values() for p in series})
+    ax.plot(workers, workers, ":", color="gray", label="ideal (speed-up = workers)")
+    for label, series in projected.items():
+        ax.plot([p.workers for p in series], [p.speedup for p in series], "--", label=label)
+    if measured:
+        counts = sorted(measured)
+        medians = [measured[n][0] for n in counts]
+        whiskers = [
+            [median - measured[n][1] for n, median in zip(counts, medians, strict=True)],
+            [measured[n][2] - median for n, median in zip(counts, medians, strict=True)],
+        ]
+        ax.errorbar(counts, medians, yerr=whiskers, fmt="o", color="black", capsize=3,
+                    label="measured here (loopback)")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    _one_format(ax.xaxis, FuncFormatter(lambda x, _: f"{x:g}"))
+    _one_format(ax.yaxis, FuncFormatter(lambda y, _: f"{y:g}x"))
+    ax.set_xlabel("workers (log scale)")
+    ax.set_ylabel("speed-up in examples a second (projected; log scale)")
+    ax.grid(True, which="major", alpha=0.3)
     _legend_below(ax)
     return ax

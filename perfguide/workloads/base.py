@@ -42,6 +42,10 @@ class Workload:
     ``timed_alone``: its variants keep working between calls (a ``tf.data`` iterator reads
     ahead in the background), so each is timed in a run of its own; taking turns with others,
     it would take the cores from their blocks and start its own blocks ahead.
+    ``lockstep``: its calls run collective operations with other processes (a cluster's
+    all-reduce), so every process must make the same calls: blocks of one call each, never as
+    many as a time calibrates, which would differ between processes and leave one waiting; and
+    each step is waited for through its result, since a cluster has no devices to sync.
     ``requires()`` says why this installation cannot run it (a package or an API it lacks), or
     returns None when it can; ``missing`` are the variants it cannot run, and why (left out of
     ``variants``, and said wherever the workload runs).
@@ -57,5 +61,6 @@ class Workload:
     make_call: Callable[[str, int], Timed]
     process_settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
     timed_alone: bool = False
+    lockstep: bool = False
     requires: Callable[[], str | None] = lambda: None
     missing: Mapping[str, str] = dataclasses.field(default_factory=dict)

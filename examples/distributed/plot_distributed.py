@@ -1,0 +1,462 @@
+"""
+Why doesn't my distributed training scale?
+==========================================
+
+Users who move a model to ``tf.distribute`` often find each step slower than before. One asked
+`why training speed per step decreases when the number of workers increases in distributed
+training on CPUs <https://github.com/tensorflow/tensorflow/issues/60245>`_ (a 1.3 M-parameter
+MLP, workers on one node); others found ``MultiWorkerMirroredStrategy`` `a lot slower than
+non-distributed <https://github.com/tensorflow/tensorflow/issues/48374>`_, two nodes only 1.3x
+faster than one (`#34752 <https://github.com/tensorflow/tensorflow/issues/34752>`_), and
+``MirroredStrategy`` slower than one device
+(`#33809 <https://github.com/tensorflow/tensorflow/issues/33809>`_), where the maintainers'
+answer was the difference between weak and strong scaling. Those reports are the users' own;
+every number on this page is measured by this page, on the machine that built it, where a
+cluster is several processes talking over the loopback (127.0.0.1).
+
+Every setup trains #60245's model, a 256-1024-1024-10 MLP, with the custom training loop
+TensorFlow's distribution guides teach. A *worker* is one process that trains; *weak scaling*
+keeps each worker's batch (64 examples here), so that two workers train twice the examples a
+step; *strong scaling* keeps the global batch and splits it. The *scaling efficiency* is the
+examples a second N workers train over N times what one worker trains alone on one core.
+
+.. raw:: html
+   :file: ../../_generated/answers/distributed.answer.html
+
+Every setup's first step leaves the weights one process's step leaves on the same global batch;
+the guide's tests check it. :doc:`How to read these pages </reading>` defines the tables' terms.
+"""
+
+# %%
+# Where this page was measured
+# ----------------------------
+
+# sphinx_gallery_start_ignore
+import dataclasses
+
+import matplotlib.pyplot as plt
+
+from perfguide.measure import environment
+from perfguide.processes import setups
+from perfguide.report import results
+from perfguide.report.allreduce import Link, fit_link, project, ring_allreduce_s
+from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.claims import ClaimReport, Faster, Share, predicts
+from perfguide.report.compare import Collapsed, Comparison, Table, pick
+from perfguide.report.format import format_bytes, format_seconds
+from perfguide.report.plotting import projection_plot
+from perfguide.report.ratios import ratio_interval
+from perfguide.workloads import distributed
+
+env = environment.collect()
+print(results.where_measured(env))
+if env["usable_cores"] < 2:
+    print("This machine lets this process use one core: two pinned workers share it.")
+# sphinx_gallery_end_ignore
+
+# %%
+# The step every setup trains
+# ---------------------------
+#
+# Each replica computes its share of the global batch's loss, scaled by the global batch
+# (``tf.nn.compute_average_loss``), and the optimizer all-reduces the gradients (sums them over
+# the replicas) before it applies them: 5.3 MB of float32 gradients a step for this model.
+#
+# .. dropdown:: The training step, under any strategy
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed.py
+#       :pyobject: Training
+#
+# The setups, each in fresh processes started for it, two or three clusters one after another:
+#
+# * ``one process``: no strategy, one process on both cores;
+# * ``one process on one core``: the same, pinned to one core: what one worker of two has;
+# * ``mirrored, two logical CPUs``: ``MirroredStrategy`` over the CPU split into two logical
+#   devices, one process;
+# * ``two workers, pinned`` and ``two workers``: ``MultiWorkerMirroredStrategy``, one process a
+#   worker, each pinned to its own core or left to the operating system;
+# * ``parameter server``: ``ParameterServerStrategy``: a coordinator, one parameter server and
+#   two workers; each worker trains on its own share of the batch and updates the variables on
+#   the parameter server without waiting for the other (asynchronous training).
+
+# sphinx_gallery_start_ignore
+PER_WORKER, GLOBAL, LARGE = setups.PER_WORKER, setups.GLOBAL, setups.LARGE
+gradient_bytes = distributed.gradient_bytes(distributed.make_model())
+measured, failures = setups.measure()
+everything = [m for ms in measured.values() for m in ms]
+for name, reason in failures.items():
+    print(f"{name}: did not run here: {reason}")
+
+
+def at(measurements, size, suffix=""):
+    """The measurements at ``size``, labelled by setup (and ``suffix``)."""
+    return [
+        dataclasses.replace(m, label=m.label + suffix)
+        for m in measurements
+        if m.size == size
+    ]
+
+
+# sphinx_gallery_end_ignore
+
+# %%
+# Weak scaling: two workers, twice the examples a step
+# -----------------------------------------------------
+#
+# The time an example takes, at a global batch of 128 (64 a worker for two workers), each setup
+# in its own processes:
+
+# sphinx_gallery_start_ignore
+weak = at(everything, GLOBAL)
+Comparison(weak, baseline="one process")
+# sphinx_gallery_end_ignore
+
+# %%
+# The checks: what #60245 and #48374 saw, and whether pinning each worker to its own core
+# matters.
+
+# sphinx_gallery_start_ignore
+one_process = setups.ONE_PROCESS.name
+pinned, unpinned = setups.TWO_WORKERS_PINNED.name, setups.TWO_WORKERS.name
+reference = at(measured[setups.ONE_CORE], PER_WORKER, " (64)")
+two_weak = at(measured[setups.TWO_WORKERS_PINNED], GLOBAL, " (64 each)")
+slower_than_one = Faster(one_process, pinned)
+pinning = Faster(pinned, unpinned)
+mirrored = Faster(one_process, setups.MIRRORED.name)
+# Two workers train examples at twice the rate of one alone on one core at 100 % efficiency;
+# 90 % is what Horovod's paper reports for large models (cited below).
+EFFICIENT = 0.9
+
+
+def efficiency_claim(each, measurements):
+    """Two pinned workers' examples a second as a share of twice one worker's on one core."""
+    two, one = f"{pinned} ({each} each)", f"{setups.ONE_CORE.name} ({each})"
+    claim = Share(two, one, EFFICIENT, work=1, reference_work=2).check(measurements)
+    return claim.restated(
+        f"two pinned workers reach at least {EFFICIENT:.0%} scaling efficiency ({each} each)",
+        claim.effect.split(" of ")[0] + " scaling efficiency",
+    )
+
+
+weak_claims = {
+    slower_than_one: slower_than_one.check(weak),
+    pinning: pinning.check(weak),
+    mirrored: mirrored.check(weak),
+    "efficiency": efficiency_claim(PER_WORKER, reference + two_weak),
+}
+ClaimReport(list(weak_claims.values()))
+# sphinx_gallery_end_ignore
+
+# %%
+# The last check is the scaling efficiency: two workers each as fast as one alone on one core
+# would train an example in half its time. Where does a step go?
+#
+# The anatomy of a synchronous step
+# ---------------------------------
+#
+# A step of two workers is each worker's computation on its 64 examples, then the all-reduce of
+# the gradients, in which each worker waits for the other. The all-reduce alone, timed on
+# float32 tensors between the same two workers:
+
+# sphinx_gallery_start_ignore
+allreduce = [m for m in measured[setups.TWO_WORKERS_PINNED] if m.unit == "all-reduce"]
+link = fit_link(
+    [distributed.ALLREDUCE_BYTES[m.label] for m in allreduce],
+    [m.median_s for m in allreduce],
+)
+Collapsed(
+    "The all-reduce's times", Comparison(allreduce, baseline=setups.ALLREDUCE_SIZES[0])
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# A ring all-reduce over two workers sends each worker's bytes once each way, so it takes about
+# two message latencies plus the bytes over the link's bandwidth. Fitted to the times above:
+
+# sphinx_gallery_start_ignore
+print(
+    f"latency {format_seconds(link.latency_s)} a message, bandwidth "
+    f"{link.bandwidth / 1e9:.2f} GB/s; the {format_bytes(gradient_bytes)} of gradients: "
+    f"{format_seconds(ring_allreduce_s(gradient_bytes, 2, link))} an all-reduce"
+)
+one_core_step = pick(reference, f"{setups.ONE_CORE.name} (64)")[0]
+worker_step_s = one_core_step.median_s * PER_WORKER
+predicted_ratio = (
+    worker_step_s + ring_allreduce_s(gradient_bytes, 2, link)
+) / worker_step_s
+two_step, one_step = pick(
+    two_weak + reference, f"{pinned} (64 each)", f"{setups.ONE_CORE.name} (64)"
+)
+ratio, low, high = ratio_interval(two_step, one_step)
+# Per example, two workers train twice the examples a step: a step's ratio is twice as large.
+anatomy = predicts(
+    "computation on one core plus the fitted all-reduce predicts the two workers' step",
+    predicted_ratio,
+    (2 * ratio, 2 * low, 2 * high),
+    "a two-worker step over a one-core step",
+)
+ClaimReport([anatomy])
+# sphinx_gallery_end_ignore
+
+# %%
+# Strong scaling, and a larger batch
+# ----------------------------------
+#
+# Strong scaling splits a global batch of 64 between the two workers: each computes half the
+# examples, and still all-reduces all the gradients. A larger batch, 512 a worker, makes the
+# computation grow while the all-reduce stays the same size.
+
+# sphinx_gallery_start_ignore
+strong = at(measured[setups.ONE_PROCESS], PER_WORKER, " (64)") + at(
+    measured[setups.TWO_WORKERS_PINNED], PER_WORKER, " (32 each)"
+)
+large = at(measured[setups.ONE_CORE], LARGE, " (512)") + at(
+    measured[setups.TWO_WORKERS_PINNED], 2 * LARGE, " (512 each)"
+)
+Comparison(strong + large)
+strong_claim = Faster(f"{pinned} (32 each)", f"{one_process} (64)")
+scale_claims = {
+    strong_claim: strong_claim.check(strong),
+    "large": efficiency_claim(LARGE, large),
+}
+ClaimReport(list(scale_claims.values()))
+# sphinx_gallery_end_ignore
+
+# %%
+# Past one machine, on paper
+# --------------------------
+#
+# What the same step would do on N workers, each on a machine of its own, is a projection, not a
+# measurement: each worker's computation as measured here on one core, plus a ring all-reduce of
+# the 5.3 MB of gradients, which sends each link 2(N−1)/N of the bytes in 2(N−1) messages
+# (Patarasuk and Yuan, 2009). The networks' bandwidths are as sold; each message pays the latency
+# fitted above, TensorFlow's own cost of a message here. Weak scaling, no overlap of
+# computation and all-reduce: what a step costs at most under this model. The dots are this
+# machine's two workers, measured.
+
+# sphinx_gallery_start_ignore
+counts = [1, 2, 4, 8, 16, 32, 64]
+projected = {
+    f"{gbps:g} Gb/s (projected)": [
+        project(
+            worker_step_s, gradient_bytes, n, Link.network(gbps, link.latency_s), "weak"
+        )
+        for n in counts
+    ]
+    for gbps in (1, 10, 25, 100)
+}
+# Two workers' speed-up: examples a second against one worker on one core.
+ax = projection_plot(projected, measured={2: (1 / ratio, 1 / high, 1 / low)})
+ax.set_title("Speed-up of the MLP's training, weak scaling")
+plt.show()
+at_64 = {label: series[-1] for label, series in projected.items()}
+for label, p in at_64.items():
+    print(f"{label}: 64 workers, {p.efficiency:.0%} efficiency")
+# sphinx_gallery_end_ignore
+
+# %%
+# For comparison, a published figure: Horovod's paper (Sergeev and Del Balso, 2018) reports
+# about 90 % scaling efficiency for ResNet-101 on 128 GPUs over 25 Gb/s RoCE, a model that
+# computes far more per byte of gradients than this MLP does.
+#
+# Keras's ``fit`` under each strategy
+# -----------------------------------
+#
+# A reader who trains with ``model.fit`` rather than a custom loop:
+
+# sphinx_gallery_start_ignore
+fit_rows = [
+    [
+        outcome.setup.name,
+        outcome.keras,
+        f"fails: {outcome.reason}" if outcome.failure else "runs",
+        format_seconds(outcome.measured.median_s * GLOBAL) if outcome.measured else "",
+    ]
+    for outcome in setups.try_fit()
+]
+Table(
+    f"fit, global batch {GLOBAL}: one call of {distributed.FIT_STEPS} steps, its time a step "
+    "(fit's own cost a call included)",
+    ["setup", "Keras", "fit", "a step"],
+    fit_rows,
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# Keras 3's failure under ``MultiWorkerMirroredStrategy`` is keras-team/keras#20585 (open at
+# TensorFlow 2.21 and Keras 3.15). Keras 2's ``fit`` runs there: set ``TF_USE_LEGACY_KERAS=1``
+# before TensorFlow is imported, with the ``tf_keras`` package installed; or train with the
+# custom loop above.
+#
+# The short answer
+# ----------------
+
+# sphinx_gallery_start_ignore
+slower, pinned_faster = weak_claims[slower_than_one], weak_claims[pinning]
+answer = ShortAnswer(
+    "Because workers on one machine share what one process had, and every step waits for the "
+    f"all-reduce of the gradients. On this {env['usable_cores']}-core machine, one process "
+    f"against two pinned workers at the same global batch: {slower.quoted}. Two pinned "
+    f"workers reached {weak_claims['efficiency'].quoted}; with 512 examples a worker, "
+    f"{scale_claims['large'].quoted}. A two-worker step is one worker's computation on one "
+    f"core plus the all-reduce of {format_bytes(gradient_bytes)} of gradients, which the "
+    f"link fitted here puts at {format_seconds(ring_allreduce_s(gradient_bytes, 2, link))} "
+    f"({anatomy.quoted}).",
+    [
+        Recommendation(
+            f"On a machine with few cores ({env['usable_cores']} here), train in one process "
+            "rather than a worker per core",
+            slower,
+        ),
+        Recommendation(
+            "Pin each worker to its own cores",
+            pinned_faster,
+            recipe="pin-each-worker-to-its-own-core",
+        ),
+        Recommendation(
+            "Give each worker a larger batch before adding workers",
+            scale_claims["large"],
+            recipe="gradient-bytes-and-the-all-reduce-they-cost",
+        ),
+    ],
+)
+answer.publish("distributed")
+print(answer)
+# sphinx_gallery_end_ignore
+
+# %%
+# Take the numbers with you
+# -------------------------
+#
+# Everything measured on this page is published beside the site as
+# `distributed.json <../../measurements/distributed.json>`_, in the shape
+# ``python -m perfguide run distributed --json PATH`` writes.
+
+# sphinx_gallery_start_ignore
+print(results.publish("distributed", env, everything))
+# sphinx_gallery_end_ignore
+
+# %%
+# Recipes
+# -------
+#
+# Gradient bytes and the all-reduce they cost
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Before adding workers, weigh a step's computation against its all-reduce: the bytes of your
+# model's gradients, and a ring all-reduce of them over N workers on a network of your own. The
+# check: this page's MLP sends 5.3 MB a step.
+
+import keras
+import numpy as np
+
+
+def gradient_bytes_of(model):
+    return sum(
+        int(np.prod(w.shape)) * np.dtype(w.dtype).itemsize
+        for w in model.trainable_weights
+    )
+
+
+def ring_allreduce_seconds(nbytes, workers, gbit_per_s, latency_s=1e-3):
+    steps = 2 * (workers - 1)
+    return steps * latency_s + steps / workers * nbytes / (gbit_per_s * 1e9 / 8)
+
+
+mlp = keras.Sequential(
+    [
+        keras.Input((256,)),
+        keras.layers.Dense(1024, activation="relu"),
+        keras.layers.Dense(1024, activation="relu"),
+        keras.layers.Dense(10),
+    ]
+)
+nbytes = gradient_bytes_of(mlp)
+print(
+    f"{nbytes / 1e6:.1f} MB; 8 workers on 10 Gb/s: {ring_allreduce_seconds(nbytes, 8, 10):.4f} s"
+)
+assert round(nbytes / 1e6, 1) == 5.3
+
+# %%
+# Pin each worker to its own core
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Start each worker of a cluster on one machine with its ``TF_CONFIG``, pinned with ``taskset``
+# before TensorFlow sizes its thread pools. Here each worker only prints the cores it may use;
+# your training script takes its place. The check: each worker runs on one core.
+
+import json
+import os
+import subprocess
+import sys
+
+cores = sorted(os.sched_getaffinity(0))
+cluster = {"worker": ["127.0.0.1:20000", "127.0.0.1:20001"]}
+worker_script = "import os; print(sorted(os.sched_getaffinity(0)))"
+workers = []
+for index in range(2):
+    config = {"cluster": cluster, "task": {"type": "worker", "index": index}}
+    core = str(cores[index % len(cores)])
+    workers.append(
+        subprocess.Popen(
+            ["taskset", "-c", core, sys.executable, "-c", worker_script],
+            env={**os.environ, "TF_CONFIG": json.dumps(config)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    )
+pinned_to = [json.loads(worker.communicate()[0]) for worker in workers]
+assert all(len(worker_cores) == 1 for worker_cores in pinned_to)
+
+# %%
+# A custom training loop under any strategy
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# Where Keras 3's ``fit`` fails under ``MultiWorkerMirroredStrategy``, this loop runs: the same
+# code under ``MirroredStrategy`` (as here) or, in each process of a cluster with its
+# ``TF_CONFIG``, under ``MultiWorkerMirroredStrategy()``. The check: a step lowers the loss.
+
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+GLOBAL_BATCH = 64
+with strategy.scope():
+    model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(10)])
+    optimizer = keras.optimizers.SGD(0.1)
+rng = np.random.default_rng(0)
+x = rng.standard_normal((GLOBAL_BATCH, 256)).astype("float32")
+y = rng.integers(0, 10, GLOBAL_BATCH)
+batches = strategy.experimental_distribute_dataset(
+    tf.data.Dataset.from_tensors((x, y)).repeat()
+)
+
+
+@tf.function
+def train_step(batch):
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            per_example = keras.losses.sparse_categorical_crossentropy(
+                y, model(x, training=True), from_logits=True
+            )
+            loss = tf.nn.compute_average_loss(
+                per_example, global_batch_size=GLOBAL_BATCH
+            )
+        grads = tape.gradient(loss, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights, strict=True))
+        return loss
+
+    losses = strategy.run(replica_step, args=batch)
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+
+iterator = iter(batches)
+first = float(train_step(next(iterator)))
+for _ in range(20):
+    last = float(train_step(next(iterator)))
+assert last < first
+
+# %%
+# All recommendations of the guide, measured: :doc:`the checklist </checklist>`. The training
+# loop on one machine: :doc:`Why is TF2 much slower than TF1?
+# </auto_examples/training_loop/plot_training_loop>`. Next question: :doc:`Diagnose your own
+# code </auto_examples/diagnose/plot_diagnose>`.

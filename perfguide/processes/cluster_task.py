@@ -1,0 +1,58 @@
+"""``python -m perfguide.processes.cluster_task JOB``: one task of a cluster, or one fresh process
+with a strategy of its own, doing the ``JOB`` (JSON) and printing its result as JSON.
+
+A job names a strategy (see :data:`perfguide.workloads.distributed.STRATEGIES`), a global batch
+and the MLP's hidden width, and what to do: ``first-update``, one training step and the
+weights it leaves (to check that every strategy trains as one process does); or ``time``: each
+of its ``timings`` (a distributed workload, its variants and a size) timed in turn as the runner
+times them, under ``strategy``, in lockstep with the other tasks: one cluster start serves them
+all.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from perfguide.workloads import distributed
+
+
+def first_update(job: dict) -> dict:
+    training = distributed.training(job["strategy"], job["batch"], job["hidden"])
+    loss = float(training.step())
+    return {"loss": loss, "weights": [w.tolist() for w in training.weights()]}
+
+
+def time_in_turn(job: dict) -> dict:
+    from perfguide.measure import runner
+
+    workloads = {w.name: w for w in distributed.WORKLOADS}
+    # Made before the runner places ops on a device: collective ops and logical devices are
+    # set only before TensorFlow's runtime starts.
+    distributed.strategy_of_this_process(job["strategy"])
+    measured = [
+        m
+        for timing in job["timings"]
+        for m in runner.run(
+            workloads[timing["workload"]],
+            timing["variants"],
+            size=timing["size"],
+            blocks=job["blocks"],
+        )
+    ]
+    return {"measurements": [m.timings() for m in measured]}
+
+
+JOBS = {"first-update": first_update, "time": time_in_turn}
+
+
+def main(argv: list[str]) -> None:
+    job = json.loads(argv[1])
+    if distributed.serves_here(job["strategy"]):
+        distributed.serve()
+        return
+    print(json.dumps(JOBS[job["do"]](job)))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,88 @@
+"""The distributed chapter's setups: what each cluster times, how its measurements are named,
+and a failed cluster reported in one line while the others are kept. Clusters are faked here;
+tests/test_distributed.py starts real ones."""
+
+import pytest
+
+from perfguide.measure.timer import Measurement
+from perfguide.processes import setups
+from perfguide.processes.fresh import ChildError
+
+
+def measurement(label, size, unit="example"):
+    return Measurement(label, unit, 1, 1, 0.0, (1e-3,) * 5, size=size)
+
+
+def test_a_setup_names_its_strategys_measurements_and_keeps_the_all_reduce_sizes(monkeypatch):
+    jobs = []
+
+    def fake(tasks, job, runs, timeout_s, settings, name):
+        jobs.append((tasks, job, runs, settings, name))
+        return [
+            measurement(variant, t["size"]) for t in job["timings"] for variant in t["variants"]
+        ]
+
+    monkeypatch.setattr(setups, "time_in_clusters", fake)
+    timings = [
+        setups.Timing("distributed-step", 128),
+        setups.Timing("distributed-allreduce", 2, ("4 KiB", "1 MiB")),
+    ]
+    measured = setups.time_setup(setups.TWO_WORKERS_PINNED, timings, runs=3)
+    assert [m.label for m in measured] == ["two workers, pinned", "4 KiB", "1 MiB"]
+    ((tasks, job, runs, settings, name),) = jobs
+    assert job["strategy"] == "multi-worker" and runs == 3 and name == "two workers, pinned"
+    assert job["timings"][0]["variants"] == ["multi-worker"]
+    assert [t.core for t in tasks] == [0, 1] and settings == {}
+
+
+def test_the_setups_are_the_ones_the_chapter_names():
+    assert setups.TWO_WORKERS_PINNED.workers == 2 and setups.ONE_CORE.workers == 1
+    assert [t.core for t in setups.TWO_WORKERS.tasks] == [None, None]
+    ps = setups.PARAMETER_SERVER
+    assert [(t.role, t.serves) for t in ps.tasks] == [
+        ("chief", False),
+        ("ps", True),
+        ("worker", True),
+        ("worker", True),
+    ]
+    assert setups.TWO_WORKERS_KERAS_2.settings == {"TF_USE_LEGACY_KERAS": "1"}
+    assert len({s.name for s in setups.PLAN}) == len(setups.PLAN)
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_measure_keeps_what_ran_and_says_in_one_line_what_failed(monkeypatch, quick):
+    asked = {}
+
+    def fake(setup, timings, runs):
+        asked[setup] = runs
+        if setup is setups.PARAMETER_SERVER:
+            raise ChildError("ps 0 of the cluster failed: it stopped serving")
+        return [measurement(setup.name, t.size) for t in timings]
+
+    monkeypatch.setattr(setups, "time_setup", fake)
+    measured, failures = setups.measure(quick=quick)
+    assert failures == {"parameter server": "ps 0 of the cluster failed: it stopped serving"}
+    assert measured[setups.PARAMETER_SERVER] == []
+    assert all(measured[s] for s in setups.PLAN if s is not setups.PARAMETER_SERVER)
+    assert set(asked.values()) == ({1} if quick else {2, 3})
+
+
+def test_fit_is_tried_under_each_setup_and_a_failure_is_one_short_line(monkeypatch):
+    long_reason = "worker 0 of the cluster failed: ValueError: Attempt to convert (PerReplica:{" + (
+        "0: <tf.Tensor ...>, " * 20
+    )
+
+    def fake(setup, timings, runs):
+        (timing,) = timings
+        if setup is setups.TWO_WORKERS_PINNED:
+            raise ChildError(long_reason)
+        return [measurement(setup.name, timing.size)]
+
+    monkeypatch.setattr(setups, "time_setup", fake)
+    outcomes = {o.setup: o for o in setups.try_fit()}
+    assert set(outcomes) == set(setups.FIT_PLAN)
+    failed = outcomes[setups.TWO_WORKERS_PINNED]
+    assert failed.measured is None and failed.reason.endswith("…")
+    assert len(failed.reason) == setups.REASON_CHARS + 1 and "\n" not in failed.reason
+    assert outcomes[setups.TWO_WORKERS_KERAS_2].keras == "Keras 2 (tf_keras)"
+    assert outcomes[setups.MIRRORED].keras == "Keras 3" and not outcomes[setups.MIRRORED].failure
