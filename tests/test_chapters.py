@@ -30,6 +30,12 @@ def test_every_chapter_ends_with_recipes_in_plain_view(chapter):
     assert START not in text[recipes:], "the recipes are reader code: none of it hidden"
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.parent.name)
+def test_every_chapter_folder_has_the_header_sphinx_gallery_needs_to_build_it(chapter):
+    # Without it, sphinx-gallery skips the folder: the chapter is neither run nor shown.
+    assert (chapter.parent / "README.txt").read_text().strip()
+
+
 def test_the_table_of_chapters_has_every_chapter_under_its_own_title():
     assert sorted(c.topic for c in chapters.CHAPTERS) == sorted(p.parent.name for p in CHAPTERS)
     for chapter in chapters.CHAPTERS:

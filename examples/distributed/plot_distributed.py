@@ -67,7 +67,8 @@ if env["usable_cores"] < 2:
 #    .. literalinclude:: /../perfguide/workloads/distributed.py
 #       :pyobject: Training
 #
-# The setups, each in fresh processes started for it, two or three clusters one after another:
+# A *setup* is a strategy and the processes it runs in. Each runs in fresh processes started for
+# it, two or three clusters one after another:
 #
 # * ``one process``: no strategy, one process on both cores;
 # * ``one process on one core``: the same, pinned to one core: what one worker of two has;
@@ -124,7 +125,7 @@ slower_than_one = Faster(one_process, pinned)
 pinning = Faster(pinned, unpinned)
 mirrored = Faster(one_process, setups.MIRRORED.name)
 # Two workers train examples at twice the rate of one alone on one core at 100 % efficiency;
-# 90 % is what Horovod's paper reports for large models (cited below).
+# 90 % is what Horovod's benchmarks report for large models (cited below).
 EFFICIENT = 0.9
 
 
@@ -255,9 +256,11 @@ for label, p in at_64.items():
 # sphinx_gallery_end_ignore
 
 # %%
-# For comparison, a published figure: Horovod's paper (Sergeev and Del Balso, 2018) reports
-# about 90 % scaling efficiency for ResNet-101 on 128 GPUs over 25 Gb/s RoCE, a model that
-# computes far more per byte of gradients than this MLP does.
+# For comparison, a published figure: Horovod's benchmarks page reports 90 % scaling efficiency
+# for ResNet-101 and Inception V3 on 128 servers of four Pascal GPUs each, over a 25 Gb/s RoCE
+# network (Sergeev and Del Balso, "Horovod: fast and easy distributed deep learning in
+# TensorFlow", 2018, describe the library). Those models compute far more per byte of
+# gradients than this MLP does.
 #
 # Keras's ``fit`` under each strategy
 # -----------------------------------
