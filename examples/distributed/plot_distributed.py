@@ -82,6 +82,7 @@ if env["usable_cores"] < 2:
 
 # sphinx_gallery_start_ignore
 PER_WORKER, GLOBAL, LARGE = setups.PER_WORKER, setups.GLOBAL, setups.LARGE
+TWO = setups.TWO_WORKERS_PINNED.workers
 gradient_bytes = distributed.gradient_bytes(distributed.make_model())
 measured, failures = setups.measure()
 everything = [m for ms in measured.values() for m in ms]
@@ -178,12 +179,12 @@ Collapsed(
 print(
     f"latency {format_seconds(link.latency_s)} a message, bandwidth "
     f"{link.bandwidth / 1e9:.2f} GB/s; the {format_bytes(gradient_bytes)} of gradients: "
-    f"{format_seconds(ring_allreduce_s(gradient_bytes, 2, link))} an all-reduce"
+    f"{format_seconds(ring_allreduce_s(gradient_bytes, TWO, link))} an all-reduce"
 )
 one_core_step = pick(reference, f"{setups.ONE_CORE.name} (64)")[0]
 worker_step_s = one_core_step.median_s * PER_WORKER
 predicted_ratio = (
-    worker_step_s + ring_allreduce_s(gradient_bytes, 2, link)
+    worker_step_s + ring_allreduce_s(gradient_bytes, TWO, link)
 ) / worker_step_s
 two_step, one_step = pick(
     two_weak + reference, f"{pinned} (64 each)", f"{setups.ONE_CORE.name} (64)"
@@ -247,7 +248,7 @@ projected = {
     for gbps in (1, 10, 25, 100)
 }
 # Two workers' speed-up: examples a second against one worker on one core.
-ax = projection_plot(projected, measured={2: (1 / ratio, 1 / high, 1 / low)})
+ax = projection_plot(projected, measured={TWO: (1 / ratio, 1 / high, 1 / low)})
 ax.set_title("Speed-up of the MLP's training, weak scaling")
 plt.show()
 at_64 = {label: series[-1] for label, series in projected.items()}
@@ -303,7 +304,7 @@ answer = ShortAnswer(
     f"workers reached {weak_claims['efficiency'].quoted}; with 512 examples a worker, "
     f"{scale_claims['large'].quoted}. A two-worker step is one worker's computation on one "
     f"core plus the all-reduce of {format_bytes(gradient_bytes)} of gradients, which the "
-    f"link fitted here puts at {format_seconds(ring_allreduce_s(gradient_bytes, 2, link))} "
+    f"link fitted here puts at {format_seconds(ring_allreduce_s(gradient_bytes, TWO, link))} "
     f"({anatomy.quoted}).",
     [
         Recommendation(

@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from perfguide.measure import stats
-from perfguide.measure.calibration import Calibration, ratio_key
+from perfguide.measure.calibration import Calibration
 from perfguide.measure.memory import Growth
 from perfguide.measure.stats import Spread
 from perfguide.measure.timer import Measurement
@@ -126,8 +126,7 @@ def _ratios(group: Sequence[Measurement]) -> dict[str, Row]:
             per_process = [
                 s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
             ]
-            key = ratio_key(slow.workload, slow.label, fast.label, slow.size, slow.device)
-            out[key] = (slow.median_s / fast.median_s, per_process)
+            out[slow.ratio_key(fast)] = (slow.median_s / fast.median_s, per_process)
     return out
 
 

@@ -191,6 +191,11 @@ class Measurement:
         """The name a calibration gives this measurement (:func:`calibration.row_key`)."""
         return calibration.row_key(self.workload, self.label, self.size, self.device)
 
+    def ratio_key(self, other: Measurement) -> str:
+        """The name a calibration gives the ratio of this measurement and ``other``, timed in
+        the same processes (:func:`calibration.ratio_key`)."""
+        return calibration.ratio_key(self.workload, self.label, other.label, self.size, self.device)
+
     def interval_with(self, spread: stats.Spread) -> tuple[float, float]:
         """:attr:`interval_s` judged with ``spread`` instead of the calibration in force."""
         return stats.rerun_interval(self.median_s, self.process_median_s, spread)

@@ -35,10 +35,8 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
         per_process = [
             s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
         ]
-        key = calibration.ratio_key(slow.workload, slow.label, fast.label, slow.size, slow.device)
-        return ratio, *stats.rerun_interval(
-            ratio, per_process, spreads.ratio_for(slow.workload, key)
-        )
+        spread = spreads.ratio_for(slow.workload, slow.ratio_key(fast))
+        return ratio, *stats.rerun_interval(ratio, per_process, spread)
     return ratio, *stats.unpaired_interval(
         ratio,
         slow.process_median_s,
