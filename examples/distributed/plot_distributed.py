@@ -216,6 +216,12 @@ large = at(measured[setups.ONE_CORE], LARGE, " (512)") + at(
     measured[setups.TWO_WORKERS_PINNED], 2 * LARGE, " (512 each)"
 )
 Comparison(strong + large)
+# sphinx_gallery_end_ignore
+
+# %%
+# The checks: whether splitting the batch pays, and the scaling efficiency at 512 a worker.
+
+# sphinx_gallery_start_ignore
 strong_claim = Faster(f"{pinned} (32 each)", f"{one_process} (64)")
 scale_claims = {
     strong_claim: strong_claim.check(strong),

@@ -397,11 +397,14 @@ def predicts(
 
     >>> predicts("the model fits", 1.9, (2.0, 1.8, 2.2), "a ratio").verdict
     'HELD'
+    >>> import numpy as np  # a measured interval's ends are NumPy floats
+    >>> predicts("fits", 1.9, tuple(np.float64(v) for v in (2.0, 1.8, 2.2)), "a ratio").quoted
+    'predicted 1.90, measured 2.00 (rerun interval: 1.80 to 2.20)'
     >>> predicts("the model fits", 1.5, (2.0, 1.8, 2.2), "a ratio").evidence
     'a ratio predicted 1.50, measured 2.00 (rerun interval: 1.80 to 2.20)'
     """
     value, low, high = measured
-    held = low <= predicted <= high
+    held = bool(low <= predicted <= high)  # a NumPy bool is not True to Claim.quoted
     shown = [three_figures(v) for v in (predicted, value, low, high)]
     evidence = (
         f"{what} predicted {shown[0]}, measured {shown[1]} ({RERUN}: {shown[2]} to {shown[3]})"
