@@ -4,8 +4,10 @@ cluster's steps are timed in lockstep, each cluster one process of the measureme
 import functools
 import json
 
+import ml_dtypes
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from perfguide.processes import cluster, fresh
 from perfguide.workloads import distributed
@@ -15,9 +17,15 @@ BATCH, HIDDEN = 16, 32
 RTOL, ATOL = 1e-5, 1e-6
 
 
-def job(strategy):
+def job(strategy, reduction=distributed.OPTIMIZERS):
     return json.dumps(
-        {"do": "first-update", "strategy": strategy, "batch": BATCH, "hidden": HIDDEN}
+        {
+            "do": "first-update",
+            "strategy": strategy,
+            "batch": BATCH,
+            "hidden": HIDDEN,
+            "reduction": reduction,
+        }
     )
 
 
@@ -27,17 +35,30 @@ def one_process():
     return float(training.step()), training.weights()
 
 
-def assert_takes_one_process_step(printed):
+def initial_weights():
+    return [np.asarray(w) for w in distributed.make_model(HIDDEN).trainable_weights]
+
+
+def assert_takes_one_process_step(printed, reduction=distributed.OPTIMIZERS):
     result = json.loads(printed)
     loss, weights = one_process()
     assert result["loss"] == pytest.approx(loss, rel=RTOL)
-    for got, expected in zip(result["weights"], weights, strict=True):
-        np.testing.assert_allclose(np.asarray(got), expected, rtol=RTOL, atol=ATOL)
+    assert_same_update(result["weights"], weights, reduction)
+
+
+def assert_same_update(got, expected, reduction=distributed.OPTIMIZERS):
+    """The weights one update left equal ``expected``; gradients sent in 16 bits round each
+    update to the float's precision (its machine epsilon), twice: cast, then summed."""
+    reduced = distributed.REDUCTIONS[reduction]
+    rtol = 2 * float(ml_dtypes.finfo(reduced.dtype.as_numpy_dtype).eps) if reduced else RTOL
+    for after, expected_after, before in zip(got, expected, initial_weights(), strict=True):
+        np.testing.assert_allclose(
+            np.asarray(after) - before, expected_after - before, rtol=rtol, atol=ATOL
+        )
 
 
 def test_a_step_moves_the_weights():
-    initial = [np.asarray(w) for w in distributed.make_model(HIDDEN).trainable_weights]
-    moved = zip(one_process()[1], initial, strict=True)
+    moved = zip(one_process()[1], initial_weights(), strict=True)
     assert max(np.abs(after - before).max() for after, before in moved) > 1e-4
 
 
@@ -50,6 +71,34 @@ def test_the_gradients_are_a_float32_a_weight():
 def test_an_unknown_strategy_is_refused_with_the_choices():
     with pytest.raises(ValueError, match="choose from none, mirrored, multi-worker, param"):
         distributed.make_strategy("horovod")
+
+
+@pytest.mark.parametrize("reduction", list(distributed.REDUCTIONS)[1:])
+def test_every_own_reduction_takes_the_optimizers_step_in_one_process(reduction):
+    strategy = distributed.make_strategy("none")
+    training = distributed.Training(strategy, BATCH, HIDDEN, distributed.REDUCTIONS[reduction])
+    assert float(training.step()) == pytest.approx(one_process()[0], rel=RTOL)
+    assert_same_update(training.weights(), one_process()[1], reduction)
+
+
+def test_a_reduction_sends_its_gradients_in_its_dtype_and_shape():
+    grads = [tf.reshape(tf.range(6, dtype=tf.float32), (2, 3)), tf.constant([0.5, -1.5])]
+    for reduction in distributed.REDUCTIONS.values():
+        if reduction is None:
+            continue
+        summed = reduction(grads)
+        for got, sent in zip(summed, grads, strict=True):
+            assert got.dtype == tf.float32 and got.shape == sent.shape
+            np.testing.assert_array_equal(got, sent)  # one replica: the sum is the gradient
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("reduction", ["float16", "one tensor"])
+def test_two_workers_reducing_their_own_gradients_take_the_one_process_step(reduction):
+    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    command = [*cluster.TASK, job("multi-worker", reduction)]
+    for out in cluster.run(workers, command, timeout_s=180).values():
+        assert_takes_one_process_step(out, reduction)
 
 
 @pytest.mark.processes

@@ -86,6 +86,7 @@ TWO = setups.TWO_WORKERS_PINNED.workers
 gradient_bytes = distributed.gradient_bytes(distributed.make_model())
 measured, failures = setups.measure()
 everything = [m for ms in measured.values() for m in ms]
+steps = [m for m in everything if m.workload == distributed.DISTRIBUTED_STEP.name]
 for name, reason in failures.items():
     print(f"{name}: did not run here: {reason}")
 
@@ -109,7 +110,7 @@ def at(measurements, size, suffix=""):
 # in its own processes:
 
 # sphinx_gallery_start_ignore
-weak = at(everything, GLOBAL)
+weak = at(steps, GLOBAL)
 Comparison(weak, baseline="one process")
 # sphinx_gallery_end_ignore
 
@@ -231,6 +232,64 @@ ClaimReport(list(scale_claims.values()))
 # sphinx_gallery_end_ignore
 
 # %%
+# What you can change in the all-reduce
+# -------------------------------------
+#
+# Keras 3's optimizer all-reduces the gradients itself, inside each replica, with the
+# strategy's default options: its ``apply_gradients`` has no way to skip that sum (the
+# ``experimental_aggregate_gradients=False`` that ``tf.distribute.experimental.CommunicationOptions``'
+# documentation shows belongs to Keras 2). To all-reduce them another way, a replica sums its
+# gradients itself and the optimizer applies the sums outside ``strategy.run``, where it sums
+# nothing again. The ways measured here, each between the same two pinned workers in the same
+# processes, step by step in turn with the optimizer's own:
+#
+# * ``RING``: ``CommunicationOptions(implementation=RING)`` rather than the default ``AUTO``;
+# * ``1 MiB packs``: ``CommunicationOptions(bytes_per_pack=2**20)``, which splits the
+#   gradients into packs of at most 1 MiB;
+# * ``float16`` and ``bfloat16``: each gradient cast to 16 bits before the all-reduce and back
+#   to float32 after it: half the bytes, the sums rounded to 16 bits (the guide's tests check
+#   that the update stays within that rounding of float32's);
+# * ``one tensor``: every gradient flattened into one tensor, all-reduced at once, and split
+#   again: one all-reduce rather than one a variable (the MLP has six).
+#
+# .. dropdown:: A replica's own all-reduce, and the step that applies it
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed.py
+#       :pyobject: Reduction
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed.py
+#       :pyobject: Training._step
+
+# sphinx_gallery_start_ignore
+reductions = [
+    m for m in everything if m.workload == distributed.DISTRIBUTED_REDUCTION.name
+]
+Comparison(reductions, baseline=distributed.OPTIMIZERS)
+# sphinx_gallery_end_ignore
+
+# %%
+# The checks: each way against the optimizer's own all-reduce, and whether the all-reduce
+# fitted above predicts what sending half the bytes saves.
+
+# sphinx_gallery_start_ignore
+own = list(distributed.REDUCTIONS)[1:]
+reduction_claims = {
+    name: Faster(name, distributed.OPTIMIZERS).check(reductions) for name in own
+}
+optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16")
+saved_s = ring_allreduce_s(gradient_bytes, TWO, link) - ring_allreduce_s(
+    gradient_bytes / 2, TWO, link
+)
+halving = predicts(
+    "the fitted all-reduce predicts what float16 gradients save a step",
+    (optimizers_step.median_s * GLOBAL - saved_s) / (optimizers_step.median_s * GLOBAL),
+    ratio_interval(float16_step, optimizers_step),
+    "a float16 step over the optimizer's",
+)
+ClaimReport([*reduction_claims.values(), halving])
+# sphinx_gallery_end_ignore
+
+# %%
 # Past one machine, on paper
 # --------------------------
 #
@@ -327,6 +386,11 @@ answer = ShortAnswer(
             "Give each worker a larger batch before adding workers",
             scale_claims["large"],
             recipe="gradient-bytes-and-the-all-reduce-they-cost",
+        ),
+        Recommendation(
+            "Where the all-reduce is slow (loopback here), all-reduce the gradients in float16",
+            reduction_claims["float16"],
+            recipe="all-reduce-the-gradients-yourself",
         ),
     ],
 )
@@ -463,6 +527,49 @@ iterator = iter(batches)
 first = float(train_step(next(iterator)))
 for _ in range(20):
     last = float(train_step(next(iterator)))
+assert last < first
+
+# %%
+# All-reduce the gradients yourself
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# To choose how the gradients travel under Keras 3: sum them in the replica step with your
+# options (here in float16, with the ring implementation) and let the optimizer apply the sums
+# outside ``strategy.run``. Shown with the ``strategy``, ``model`` and batches of the recipe
+# above; under ``MultiWorkerMirroredStrategy`` it is the same code. The check: a step lowers
+# the loss.
+
+options = tf.distribute.experimental.CommunicationOptions(
+    implementation=tf.distribute.experimental.CommunicationImplementation.RING
+)
+
+
+@tf.function
+def train_step_reducing(batch):
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            per_example = keras.losses.sparse_categorical_crossentropy(
+                y, model(x, training=True), from_logits=True
+            )
+            loss = tf.nn.compute_average_loss(
+                per_example, global_batch_size=GLOBAL_BATCH
+            )
+        grads = tape.gradient(loss, model.trainable_weights)
+        half = [tf.cast(g, tf.float16) for g in grads]
+        summed = tf.distribute.get_replica_context().all_reduce(
+            tf.distribute.ReduceOp.SUM, half, options=options
+        )
+        return loss, [tf.cast(g, tf.float32) for g in summed]
+
+    losses, grads = strategy.run(replica_step, args=batch)
+    # Outside strategy.run, Keras's optimizer applies the sums without all-reducing again.
+    optimizer.apply_gradients(zip(grads, model.trainable_weights, strict=True))
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+
+first = float(train_step_reducing(next(iterator)))
+for _ in range(20):
+    last = float(train_step_reducing(next(iterator)))
 assert last < first
 
 # %%

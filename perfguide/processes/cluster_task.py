@@ -18,7 +18,8 @@ from perfguide.workloads import distributed
 
 
 def first_update(job: dict) -> dict:
-    training = distributed.training(job["strategy"], job["batch"], job["hidden"])
+    reduction = job.get("reduction", distributed.OPTIMIZERS)
+    training = distributed.training(job["strategy"], job["batch"], job["hidden"], reduction)
     loss = float(training.step())
     return {"loss": loss, "weights": [w.tolist() for w in training.weights()]}
 

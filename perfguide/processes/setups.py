@@ -102,10 +102,12 @@ PER_WORKER, GLOBAL, LARGE = 64, 128, 512
 #: The all-reduce alone, from a small message to about the gradients' size and past it.
 ALLREDUCE_SIZES = ("4 KiB", "64 KiB", "1 MiB", "16 MiB")
 _STEP = distributed.DISTRIBUTED_STEP.name
+_REDUCTION = distributed.DISTRIBUTED_REDUCTION.name
 
 #: What the chapter times in each setup, and in how many clusters: the step at the global batch
 #: everywhere (weak scaling), at 64 (strong scaling: 32 a worker) and with a larger batch where
-#: the comparison needs it, and the all-reduce alone between the pinned workers.
+#: the comparison needs it; between the pinned workers, the all-reduce alone and each way to
+#: all-reduce the gradients.
 PLAN: dict[Setup, tuple[tuple[Timing, ...], int]] = {
     ONE_PROCESS: ((Timing(_STEP, GLOBAL), Timing(_STEP, PER_WORKER)), 3),
     ONE_CORE: ((Timing(_STEP, PER_WORKER), Timing(_STEP, LARGE)), 3),
@@ -115,6 +117,7 @@ PLAN: dict[Setup, tuple[tuple[Timing, ...], int]] = {
             Timing(_STEP, PER_WORKER),
             Timing(_STEP, 2 * LARGE),
             Timing(distributed.DISTRIBUTED_ALLREDUCE.name, 2, ALLREDUCE_SIZES),
+            Timing(_REDUCTION, GLOBAL, tuple(distributed.REDUCTIONS)),
         ),
         3,
     ),

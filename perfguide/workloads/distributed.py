@@ -131,16 +131,62 @@ def gradient_bytes(model: Any) -> int:
     return sum(int(np.prod(v.shape)) * np.dtype(v.dtype).itemsize for v in model.trainable_weights)
 
 
+@dataclasses.dataclass(frozen=True)
+class Reduction:
+    """An all-reduce of the gradients a replica makes itself, in place of the optimizer's:
+    with ``options`` (``tf.distribute.experimental.CommunicationOptions``), sent as ``dtype``
+    (cast before, cast back after), and as one flat tensor rather than one a variable."""
+
+    options: Any = None
+    dtype: tf.DType = tf.float32
+    one_tensor: bool = False
+
+    def __call__(self, grads: list[Any]) -> list[Any]:
+        sent = [tf.cast(g, self.dtype) for g in grads]
+        if self.one_tensor:
+            sent = [tf.concat([tf.reshape(g, [-1]) for g in sent], axis=0)]
+        context = tf.distribute.get_replica_context()
+        summed = context.all_reduce(tf.distribute.ReduceOp.SUM, sent, options=self.options)
+        if self.one_tensor:
+            sizes = [int(np.prod(g.shape)) for g in grads]
+            summed = tf.split(summed[0], sizes)
+        return [
+            tf.cast(tf.reshape(s, g.shape), g.dtype) for s, g in zip(summed, grads, strict=True)
+        ]
+
+
+_options = tf.distribute.experimental.CommunicationOptions
+#: What a reader can change in the gradients' all-reduce; the baseline leaves it to the optimizer.
+OPTIMIZERS = "by the optimizer"
+REDUCTIONS: dict[str, Reduction | None] = {
+    OPTIMIZERS: None,
+    "RING": Reduction(
+        _options(implementation=tf.distribute.experimental.CommunicationImplementation.RING)
+    ),
+    "1 MiB packs": Reduction(_options(bytes_per_pack=2**20)),
+    "float16": Reduction(dtype=tf.float16),
+    "bfloat16": Reduction(dtype=tf.bfloat16),
+    "one tensor": Reduction(one_tensor=True),
+}
+
+
 class Training:
     """One strategy's training step on a global batch of ``batch`` examples, split evenly
-    between its replicas."""
+    between its replicas; the gradients all-reduced by the optimizer or by ``reduction``."""
 
-    def __init__(self, strategy: tf.distribute.Strategy, batch: int, hidden: int = HIDDEN):
+    def __init__(
+        self,
+        strategy: tf.distribute.Strategy,
+        batch: int,
+        hidden: int = HIDDEN,
+        reduction: Reduction | None = None,
+    ):
         keras = keras_module()
         replicas = strategy.num_replicas_in_sync
         if batch % replicas:
             raise ValueError(f"a global batch of {batch} does not split into {replicas} replicas")
         self.strategy, self.batch, self.share = strategy, batch, batch // replicas
+        self.reduction = reduction
         with strategy.scope():
             self.model = make_model(hidden)
             self.optimizer = keras.optimizers.SGD(LEARNING_RATE)
@@ -154,18 +200,30 @@ class Training:
         rows = slice(replica * self.share, (replica + 1) * self.share)
         return tf.constant(x[rows]), tf.constant(y[rows])
 
-    def _replica_step(self, x: Any, y: Any) -> Any:
+    def _gradients(self, x: Any, y: Any) -> tuple[Any, list[Any]]:
         keras = keras_module()
         with tf.GradientTape() as tape:
             logits = self.model(x, training=True)
             per_example = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
             loss = tf.nn.compute_average_loss(per_example, global_batch_size=self.batch)
-        grads = tape.gradient(loss, self.model.trainable_weights)
+        return loss, tape.gradient(loss, self.model.trainable_weights)
+
+    def _replica_step(self, x: Any, y: Any) -> Any:
+        loss, grads = self._gradients(x, y)
         self.optimizer.apply_gradients(zip(grads, self.model.trainable_weights, strict=True))
         return loss
 
+    def _reducing_replica_step(self, x: Any, y: Any) -> tuple[Any, list[Any]]:
+        loss, grads = self._gradients(x, y)
+        return loss, self.reduction(grads)
+
     def _step(self) -> Any:
-        losses = self.strategy.run(self._replica_step, args=self.inputs)
+        if self.reduction is None:
+            losses = self.strategy.run(self._replica_step, args=self.inputs)
+        else:
+            # Applied outside the replicas, Keras's optimizer does not all-reduce them again.
+            losses, grads = self.strategy.run(self._reducing_replica_step, args=self.inputs)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_weights, strict=True))
         return self.strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
     def weights(self) -> list[np.ndarray]:
@@ -206,12 +264,16 @@ class CoordinatedTraining(Training):
 COORDINATED_STEPS = 8
 
 
-def training(strategy: str, batch: int, hidden: int = HIDDEN) -> Training:
-    """The training of this process's ``strategy`` on a global batch of ``batch``; under
-    ``ParameterServerStrategy``, each scheduled step trains on all ``batch`` examples."""
+def training(
+    strategy: str, batch: int, hidden: int = HIDDEN, reduction: str = OPTIMIZERS
+) -> Training:
+    """The training of this process's ``strategy`` on a global batch of ``batch``, its
+    gradients all-reduced as :data:`REDUCTIONS` names; under ``ParameterServerStrategy``
+    (which all-reduces nothing), each scheduled step trains on all ``batch`` examples."""
     made = strategy_of_this_process(strategy)
-    kind = CoordinatedTraining if strategy == "parameter-server" else Training
-    return kind(made, batch, hidden)
+    if strategy == "parameter-server":
+        return CoordinatedTraining(made, batch, hidden)
+    return Training(made, batch, hidden, REDUCTIONS[reduction])
 
 
 def _step_call(variant: str, batch: int) -> Timed:
@@ -271,6 +333,11 @@ def _allreduce_call(variant: str, workers: int) -> Timed:
     return Timed(all_reduce, traced=(all_reduce,))
 
 
+def _reduction_call(variant: str, batch: int) -> Timed:
+    reducing = training("multi-worker", batch, reduction=variant)
+    return Timed(reducing.step, units_per_call=batch, traced=(reducing.step,))
+
+
 DISTRIBUTED_STEP = Workload(
     name="distributed-step",
     question="How long does training take an example under each strategy?",
@@ -306,4 +373,18 @@ DISTRIBUTED_ALLREDUCE = Workload(
     make_call=_allreduce_call,
     lockstep=True,
 )
-WORKLOADS = (DISTRIBUTED_STEP, DISTRIBUTED_FIT, DISTRIBUTED_FIT_KERAS_2, DISTRIBUTED_ALLREDUCE)
+DISTRIBUTED_REDUCTION = dataclasses.replace(
+    DISTRIBUTED_STEP,
+    name="distributed-reduction",
+    question="What does each way to all-reduce the gradients cost two workers' step?",
+    baseline=OPTIMIZERS,
+    variants=tuple(REDUCTIONS),
+    make_call=_reduction_call,
+)
+WORKLOADS = (
+    DISTRIBUTED_STEP,
+    DISTRIBUTED_REDUCTION,
+    DISTRIBUTED_FIT,
+    DISTRIBUTED_FIT_KERAS_2,
+    DISTRIBUTED_ALLREDUCE,
+)
