@@ -46,7 +46,7 @@ from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.plotting import projection_plot
 from perfguide.report.ratios import ratio_interval
-from perfguide.workloads import distributed
+from perfguide.workloads import distributed, distributed_input
 
 env = environment.collect()
 print(results.where_measured(env))
@@ -248,7 +248,9 @@ ClaimReport(list(scale_claims.values()))
 #   gradients into packs of at most 1 MiB;
 # * ``float16`` and ``bfloat16``: each gradient cast to 16 bits before the all-reduce and back
 #   to float32 after it: half the bytes, the sums rounded to 16 bits (the guide's tests check
-#   that the update stays within that rounding of float32's);
+#   that the update stays within that rounding of float32's). float16 keeps about three
+#   significant digits and overflows past 65,504; bfloat16 keeps float32's range with fewer
+#   digits;
 # * ``one tensor``: every gradient flattened into one tensor, all-reduced at once, and split
 #   again: one all-reduce rather than one a variable (the MLP has six).
 #
@@ -287,6 +289,58 @@ halving = predicts(
     "a float16 step over the optimizer's",
 )
 ClaimReport([*reduction_claims.values(), halving])
+# sphinx_gallery_end_ignore
+
+# %%
+# How each worker reads its share of the data
+# -------------------------------------------
+#
+# The steps above train on a batch already in memory. A reader's workers read theirs from
+# files: here eight TFRecord files of 128 small JPEG images each, which the pipeline decodes,
+# scales to 16x16 and flattens into the MLP's 256 features. ``tf.data`` shares a data set out
+# between workers in one of these ways:
+#
+# * ``FILE``: ``experimental_distribute_dataset`` with ``AutoShardPolicy.FILE``: each worker
+#   reads its own files; ``AUTO``, the default, chooses it for a data set read from files;
+# * ``DATA``: ``AutoShardPolicy.DATA``: each worker reads and decodes every file and keeps
+#   every other example; ``AUTO`` falls back to it, with a warning, where the data are no
+#   files (arrays in memory, say);
+# * ``from a function``: ``distribute_datasets_from_function``: each worker builds its own
+#   pipeline, shards the file names before it decodes anything, and batches its share of the
+#   global batch.
+#
+# Under each, the two workers together train every example once an epoch (the guide's tests
+# count them). ``AutoShardPolicy.OFF`` is not timed: each worker then reads all the data, and
+# the cluster trains every example twice an epoch. Each way between the same two pinned
+# workers, in turn with the step on a batch in memory:
+#
+# .. dropdown:: The pipeline, and the ways to share it
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed_input.py
+#       :pyobject: decode
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed_input.py
+#       :pyobject: distributed_batches
+
+# sphinx_gallery_start_ignore
+inputs = [
+    m for m in everything if m.workload == distributed_input.DISTRIBUTED_INPUT.name
+]
+Comparison(inputs, baseline="FILE")
+# sphinx_gallery_end_ignore
+
+# %%
+# The checks: whether reading every file costs the workers, whether building the pipeline in a
+# function does, and what reading the files costs a step at all.
+
+# sphinx_gallery_start_ignore
+file_sharding = Faster("FILE", "DATA")
+from_function = Faster(distributed_input.FROM_FUNCTION, "DATA")
+reading = Faster(distributed_input.IN_MEMORY, "FILE")
+input_claims = {
+    claim: claim.check(inputs) for claim in (file_sharding, from_function, reading)
+}
+ClaimReport(list(input_claims.values()))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -386,6 +440,11 @@ answer = ShortAnswer(
             "Give each worker a larger batch before adding workers",
             scale_claims["large"],
             recipe="gradient-bytes-and-the-all-reduce-they-cost",
+        ),
+        Recommendation(
+            "Let each worker read its own files (FILE sharding, the default for files), not "
+            "every file (DATA)",
+            input_claims[file_sharding],
         ),
         Recommendation(
             "Where the all-reduce is slow (loopback here), all-reduce the gradients in float16",

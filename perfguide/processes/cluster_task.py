@@ -3,7 +3,9 @@ with a strategy of its own, doing the ``JOB`` (JSON) and printing its result as 
 
 A job names a strategy (see :data:`perfguide.workloads.distributed.STRATEGIES`), a global batch
 and the MLP's hidden width, and what to do: ``first-update``, one training step and the
-weights it leaves (to check that every strategy trains as one process does); or ``time``: each
+weights it leaves (to check that every strategy trains as one process does); ``examples-seen``,
+which examples this worker trains on in one pass over the data, shared out as the job's
+``sharding`` says (:mod:`perfguide.workloads.distributed_input`); or ``time``: each
 of its ``timings`` (a distributed workload, its variants and a size) timed in turn as the runner
 times them, under ``strategy``, in lockstep with the other tasks: one cluster start serves them
 all.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from perfguide.workloads import distributed
+from perfguide.workloads import distributed, distributed_input
 
 
 def first_update(job: dict) -> dict:
@@ -27,7 +29,7 @@ def first_update(job: dict) -> dict:
 def time_in_turn(job: dict) -> dict:
     from perfguide.measure import runner
 
-    workloads = {w.name: w for w in distributed.WORKLOADS}
+    workloads = {w.name: w for w in (*distributed.WORKLOADS, *distributed_input.WORKLOADS)}
     # Made before the runner places ops on a device: collective ops and logical devices are
     # set only before TensorFlow's runtime starts.
     distributed.strategy_of_this_process(job["strategy"])
@@ -44,7 +46,12 @@ def time_in_turn(job: dict) -> dict:
     return {"measurements": [m.timings() for m in measured]}
 
 
-JOBS = {"first-update": first_update, "time": time_in_turn}
+def examples_seen(job: dict) -> dict:
+    strategy = distributed.strategy_of_this_process(job["strategy"])
+    return {"seen": distributed_input.examples_seen(strategy, job["sharding"], job["batch"])}
+
+
+JOBS = {"first-update": first_update, "time": time_in_turn, "examples-seen": examples_seen}
 
 
 def main(argv: list[str]) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from perfguide.measure.timer import Measurement
 from perfguide.processes.cluster import Task, time_in_clusters
 from perfguide.processes.fresh import ChildError
-from perfguide.workloads import distributed
+from perfguide.workloads import distributed, distributed_input
 from perfguide.workloads.training_loop import LEGACY_KERAS
 
 #: Seconds a cluster may take, start to end, before it is stopped as failed.
@@ -103,11 +103,12 @@ PER_WORKER, GLOBAL, LARGE = 64, 128, 512
 ALLREDUCE_SIZES = ("4 KiB", "64 KiB", "1 MiB", "16 MiB")
 _STEP = distributed.DISTRIBUTED_STEP.name
 _REDUCTION = distributed.DISTRIBUTED_REDUCTION.name
+_INPUT = distributed_input.DISTRIBUTED_INPUT.name
 
 #: What the chapter times in each setup, and in how many clusters: the step at the global batch
 #: everywhere (weak scaling), at 64 (strong scaling: 32 a worker) and with a larger batch where
-#: the comparison needs it; between the pinned workers, the all-reduce alone and each way to
-#: all-reduce the gradients.
+#: the comparison needs it; between the pinned workers, the all-reduce alone, each way to
+#: all-reduce the gradients and each way to share the input.
 PLAN: dict[Setup, tuple[tuple[Timing, ...], int]] = {
     ONE_PROCESS: ((Timing(_STEP, GLOBAL), Timing(_STEP, PER_WORKER)), 3),
     ONE_CORE: ((Timing(_STEP, PER_WORKER), Timing(_STEP, LARGE)), 3),
@@ -118,6 +119,7 @@ PLAN: dict[Setup, tuple[tuple[Timing, ...], int]] = {
             Timing(_STEP, 2 * LARGE),
             Timing(distributed.DISTRIBUTED_ALLREDUCE.name, 2, ALLREDUCE_SIZES),
             Timing(_REDUCTION, GLOBAL, tuple(distributed.REDUCTIONS)),
+            Timing(_INPUT, GLOBAL, distributed_input.DISTRIBUTED_INPUT.variants),
         ),
         3,
     ),
