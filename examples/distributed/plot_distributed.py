@@ -10,9 +10,8 @@ non-distributed <https://github.com/tensorflow/tensorflow/issues/48374>`_, two n
 faster than one (`#34752 <https://github.com/tensorflow/tensorflow/issues/34752>`_), and
 ``MirroredStrategy`` slower than one device
 (`#33809 <https://github.com/tensorflow/tensorflow/issues/33809>`_), where the maintainers'
-answer was the difference between weak and strong scaling. Those reports are the users' own;
-every number on this page is measured by this page, on the machine that built it, where a
-cluster is several processes talking over the loopback (127.0.0.1).
+answer was the difference between weak and strong scaling. Those numbers are the users'; every
+number below is measured by this page, where a cluster is processes talking over the loopback.
 
 Every setup trains #60245's model, a 256-1024-1024-10 MLP, with the custom training loop
 TensorFlow's distribution guides teach. A *worker* is one process that trains; *weak scaling*
@@ -198,7 +197,61 @@ anatomy = predicts(
     (2 * ratio, 2 * low, 2 * high),
     "a two-worker step over a one-core step",
 )
-ClaimReport([anatomy])
+# sphinx_gallery_end_ignore
+
+# %%
+# What you can change in the all-reduce
+# -------------------------------------
+#
+# Keras 3's optimizer all-reduces the gradients inside each replica with the strategy's default
+# options, and its ``apply_gradients`` cannot skip that sum (the
+# ``experimental_aggregate_gradients`` that the ``CommunicationOptions`` documentation shows is
+# Keras 2's). To all-reduce another way, sum them in the replica step and apply the sums outside
+# ``strategy.run``, where the optimizer sums nothing again (a recipe below). Each way ran between
+# the same two pinned workers, in turn with the optimizer's own: ``RING`` rather than ``AUTO``;
+# packs of at most 1 MiB (``bytes_per_pack``); the gradients cast to ``float16`` or
+# ``bfloat16`` for the all-reduce, half the bytes (float16 overflows past 65,504, bfloat16 keeps
+# float32's range with fewer digits; the tests check that the update stays within the rounding);
+# and ``one tensor``, the six gradients flattened into one all-reduce.
+#
+# .. dropdown:: A replica's own all-reduce, and the step that applies it
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed.py
+#       :pyobject: Reduction
+#
+#    .. literalinclude:: /../perfguide/workloads/distributed.py
+#       :pyobject: Training._step
+
+# sphinx_gallery_start_ignore
+reductions = [
+    m for m in everything if m.workload == distributed.DISTRIBUTED_REDUCTION.name
+]
+Collapsed(
+    "Each way's time an example",
+    Comparison(reductions, baseline=distributed.OPTIMIZERS),
+)
+# sphinx_gallery_end_ignore
+
+# %%
+# The checks: whether the fitted all-reduce predicts the two workers' step and what half the
+# bytes save, and each way against the optimizer's own.
+
+# sphinx_gallery_start_ignore
+own = list(distributed.REDUCTIONS)[1:]
+reduction_claims = {
+    name: Faster(name, distributed.OPTIMIZERS).check(reductions) for name in own
+}
+optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16")
+saved_s = ring_allreduce_s(gradient_bytes, TWO, link) - ring_allreduce_s(
+    gradient_bytes / 2, TWO, link
+)
+halving = predicts(
+    "the fitted all-reduce predicts what float16 gradients save a step",
+    (optimizers_step.median_s * GLOBAL - saved_s) / (optimizers_step.median_s * GLOBAL),
+    ratio_interval(float16_step, optimizers_step),
+    "a float16 step over the optimizer's",
+)
+ClaimReport([anatomy, *reduction_claims.values(), halving])
 # sphinx_gallery_end_ignore
 
 # %%
@@ -216,7 +269,7 @@ strong = at(measured[setups.ONE_PROCESS], PER_WORKER, " (64)") + at(
 large = at(measured[setups.ONE_CORE], LARGE, " (512)") + at(
     measured[setups.TWO_WORKERS_PINNED], 2 * LARGE, " (512 each)"
 )
-Comparison(strong + large)
+Collapsed("The times an example", Comparison(strong + large))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -232,87 +285,17 @@ ClaimReport(list(scale_claims.values()))
 # sphinx_gallery_end_ignore
 
 # %%
-# What you can change in the all-reduce
-# -------------------------------------
-#
-# Keras 3's optimizer all-reduces the gradients itself, inside each replica, with the
-# strategy's default options: its ``apply_gradients`` has no way to skip that sum (the
-# ``experimental_aggregate_gradients=False`` that ``tf.distribute.experimental.CommunicationOptions``'
-# documentation shows belongs to Keras 2). To all-reduce them another way, a replica sums its
-# gradients itself and the optimizer applies the sums outside ``strategy.run``, where it sums
-# nothing again. The ways measured here, each between the same two pinned workers in the same
-# processes, step by step in turn with the optimizer's own:
-#
-# * ``RING``: ``CommunicationOptions(implementation=RING)`` rather than the default ``AUTO``;
-# * ``1 MiB packs``: ``CommunicationOptions(bytes_per_pack=2**20)``, which splits the
-#   gradients into packs of at most 1 MiB;
-# * ``float16`` and ``bfloat16``: each gradient cast to 16 bits before the all-reduce and back
-#   to float32 after it: half the bytes, the sums rounded to 16 bits (the guide's tests check
-#   that the update stays within that rounding of float32's). float16 keeps about three
-#   significant digits and overflows past 65,504; bfloat16 keeps float32's range with fewer
-#   digits;
-# * ``one tensor``: every gradient flattened into one tensor, all-reduced at once, and split
-#   again: one all-reduce rather than one a variable (the MLP has six).
-#
-# .. dropdown:: A replica's own all-reduce, and the step that applies it
-#
-#    .. literalinclude:: /../perfguide/workloads/distributed.py
-#       :pyobject: Reduction
-#
-#    .. literalinclude:: /../perfguide/workloads/distributed.py
-#       :pyobject: Training._step
-
-# sphinx_gallery_start_ignore
-reductions = [
-    m for m in everything if m.workload == distributed.DISTRIBUTED_REDUCTION.name
-]
-Comparison(reductions, baseline=distributed.OPTIMIZERS)
-# sphinx_gallery_end_ignore
-
-# %%
-# The checks: each way against the optimizer's own all-reduce, and whether the all-reduce
-# fitted above predicts what sending half the bytes saves.
-
-# sphinx_gallery_start_ignore
-own = list(distributed.REDUCTIONS)[1:]
-reduction_claims = {
-    name: Faster(name, distributed.OPTIMIZERS).check(reductions) for name in own
-}
-optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16")
-saved_s = ring_allreduce_s(gradient_bytes, TWO, link) - ring_allreduce_s(
-    gradient_bytes / 2, TWO, link
-)
-halving = predicts(
-    "the fitted all-reduce predicts what float16 gradients save a step",
-    (optimizers_step.median_s * GLOBAL - saved_s) / (optimizers_step.median_s * GLOBAL),
-    ratio_interval(float16_step, optimizers_step),
-    "a float16 step over the optimizer's",
-)
-ClaimReport([*reduction_claims.values(), halving])
-# sphinx_gallery_end_ignore
-
-# %%
 # How each worker reads its share of the data
 # -------------------------------------------
 #
-# The steps above train on a batch already in memory. A reader's workers read theirs from
-# files: here eight TFRecord files of 128 small JPEG images each, which the pipeline decodes,
-# scales to 16x16 and flattens into the MLP's 256 features. ``tf.data`` shares a data set out
-# between workers in one of these ways:
-#
-# * ``FILE``: ``experimental_distribute_dataset`` with ``AutoShardPolicy.FILE``: each worker
-#   reads its own files; ``AUTO``, the default, chooses it for a data set read from files;
-# * ``DATA``: ``AutoShardPolicy.DATA``: each worker reads and decodes every file and keeps
-#   every other example; ``AUTO`` falls back to it, with a warning, where the data are no
-#   files (arrays in memory, say);
-# * ``from a function``: ``distribute_datasets_from_function``: each worker builds its own
-#   pipeline, shards the file names before it decodes anything, and batches its share of the
-#   global batch.
-#
-# Under each, the two workers together train every example once an epoch (the guide's tests
-# count them). ``AutoShardPolicy.OFF`` is not timed: each worker then reads all the data, and
-# the cluster trains every example twice an epoch. Each way between the same two pinned
-# workers, in turn with the step on a batch in memory:
+# The steps above train on a batch in memory; a reader's workers read files. Here eight TFRecord
+# files of 128 small JPEG images each, which the pipeline decodes, scales to 16x16 and flattens
+# into the MLP's 256 features. ``FILE`` sharding gives each worker its own files (what ``AUTO``,
+# the default, picks for files); ``DATA`` has each worker decode every file and keep every other
+# example (what ``AUTO`` falls back to, with a warning, for data in memory); ``from a function``
+# is ``distribute_datasets_from_function``, each worker sharding the file names before it
+# decodes anything. Each trains every example once an epoch (the tests count them); ``OFF``
+# would train each twice, and is not timed. Each ran in turn with the step on a batch in memory.
 #
 # .. dropdown:: The pipeline, and the ways to share it
 #
@@ -326,7 +309,7 @@ ClaimReport([*reduction_claims.values(), halving])
 inputs = [
     m for m in everything if m.workload == distributed_input.DISTRIBUTED_INPUT.name
 ]
-Comparison(inputs, baseline="FILE")
+Collapsed("Each way's time an example", Comparison(inputs, baseline="FILE"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -377,10 +360,8 @@ for label, p in at_64.items():
 
 # %%
 # For comparison, a published figure: Horovod's benchmarks page reports 90 % scaling efficiency
-# for ResNet-101 and Inception V3 on 128 servers of four Pascal GPUs each, over a 25 Gb/s RoCE
-# network (Sergeev and Del Balso, "Horovod: fast and easy distributed deep learning in
-# TensorFlow", 2018, describe the library). Those models compute far more per byte of
-# gradients than this MLP does.
+# for ResNet-101 on 128 servers of four GPUs over 25 Gb/s RoCE (the library: Sergeev and Del
+# Balso, 2018); that model computes far more per byte of gradients than this MLP.
 #
 # Keras's ``fit`` under each strategy
 # -----------------------------------
