@@ -545,17 +545,20 @@ batches = strategy.experimental_distribute_dataset(
 )
 
 
+def loss_and_gradients(x, y):
+    """A replica's share of the global batch's loss, and its gradients."""
+    with tf.GradientTape() as tape:
+        per_example = keras.losses.sparse_categorical_crossentropy(
+            y, model(x, training=True), from_logits=True
+        )
+        loss = tf.nn.compute_average_loss(per_example, global_batch_size=GLOBAL_BATCH)
+    return loss, tape.gradient(loss, model.trainable_weights)
+
+
 @tf.function
 def train_step(batch):
     def replica_step(x, y):
-        with tf.GradientTape() as tape:
-            per_example = keras.losses.sparse_categorical_crossentropy(
-                y, model(x, training=True), from_logits=True
-            )
-            loss = tf.nn.compute_average_loss(
-                per_example, global_batch_size=GLOBAL_BATCH
-            )
-        grads = tape.gradient(loss, model.trainable_weights)
+        loss, grads = loss_and_gradients(x, y)
         optimizer.apply_gradients(zip(grads, model.trainable_weights, strict=True))
         return loss
 
@@ -575,8 +578,8 @@ assert last < first
 #
 # To choose how the gradients travel under Keras 3: sum them in the replica step with your
 # options (here in float16, with the ring implementation) and let the optimizer apply the sums
-# outside ``strategy.run``. Shown with the ``strategy``, ``model`` and batches of the recipe
-# above; under ``MultiWorkerMirroredStrategy`` it is the same code. The check: a step lowers
+# outside ``strategy.run``. Shown with the ``strategy``, ``model``, batches and
+# ``loss_and_gradients`` of the recipe above; under ``MultiWorkerMirroredStrategy`` it is the same code. The check: a step lowers
 # the loss.
 
 options = tf.distribute.experimental.CommunicationOptions(
@@ -587,14 +590,7 @@ options = tf.distribute.experimental.CommunicationOptions(
 @tf.function
 def train_step_reducing(batch):
     def replica_step(x, y):
-        with tf.GradientTape() as tape:
-            per_example = keras.losses.sparse_categorical_crossentropy(
-                y, model(x, training=True), from_logits=True
-            )
-            loss = tf.nn.compute_average_loss(
-                per_example, global_batch_size=GLOBAL_BATCH
-            )
-        grads = tape.gradient(loss, model.trainable_weights)
+        loss, grads = loss_and_gradients(x, y)
         half = [tf.cast(g, tf.float16) for g in grads]
         summed = tf.distribute.get_replica_context().all_reduce(
             tf.distribute.ReduceOp.SUM, half, options=options

@@ -194,7 +194,7 @@ class Training:
         self.inputs = strategy.experimental_distribute_values_from_function(
             lambda context: self._share(x, y, context.replica_id_in_sync_group)
         )
-        self.step = tf.function(self._step)
+        self.step = self.traced = tf.function(self._step)
 
     def _share(self, x: np.ndarray, y: np.ndarray, replica: int) -> tuple[Any, Any]:
         rows = slice(replica * self.share, (replica + 1) * self.share)
@@ -228,6 +228,10 @@ class Training:
 
     def weights(self) -> list[np.ndarray]:
         return [np.asarray(v) for v in self.model.trainable_weights]
+
+    def timed(self) -> Timed:
+        """A step as the runner times it: ``batch`` examples a call, its traces watched."""
+        return Timed(self.step, units_per_call=self.batch, traced=(self.traced,))
 
 
 class CoordinatedTraining(Training):
@@ -278,8 +282,7 @@ def training(
 
 def _step_call(variant: str, batch: int) -> Timed:
     if variant != "parameter-server":
-        synchronous = training(variant, batch)
-        return Timed(synchronous.step, units_per_call=batch, traced=(synchronous.step,))
+        return training(variant, batch).timed()
     # Each worker's step trains its share of the global batch: a call's steps add up to
     # COORDINATED_STEPS global batches.
     spec = tf.distribute.cluster_resolver.TFConfigClusterResolver().cluster_spec()
@@ -334,8 +337,7 @@ def _allreduce_call(variant: str, workers: int) -> Timed:
 
 
 def _reduction_call(variant: str, batch: int) -> Timed:
-    reducing = training("multi-worker", batch, reduction=variant)
-    return Timed(reducing.step, units_per_call=batch, traced=(reducing.step,))
+    return training("multi-worker", batch, reduction=variant).timed()
 
 
 DISTRIBUTED_STEP = Workload(

@@ -156,10 +156,8 @@ IN_MEMORY = "in memory"
 def _input_call(variant: str, batch: int) -> Timed:
     strategy = distributed.strategy_of_this_process("multi-worker")
     if variant == IN_MEMORY:
-        trained = distributed.Training(strategy, batch)
-        return Timed(trained.step, units_per_call=batch, traced=(trained.step,))
-    fed = FedTraining(strategy, batch, variant)
-    return Timed(fed.step, units_per_call=batch, traced=(fed.traced,))
+        return distributed.Training(strategy, batch).timed()
+    return FedTraining(strategy, batch, variant).timed()
 
 
 DISTRIBUTED_INPUT = Workload(
