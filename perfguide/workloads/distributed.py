@@ -322,11 +322,19 @@ ALLREDUCE_BYTES = {
 }
 
 
+#: The all-reduce alone of one tensor of the MLP's gradients, in each dtype they can travel in.
+GRADIENT_ALLREDUCES = {"gradients, float32": tf.float32, "gradients, float16": tf.float16}
+
+
 def _allreduce_call(variant: str, workers: int) -> Timed:
     strategy = strategy_of_this_process("multi-worker")
     if strategy.num_replicas_in_sync != workers:
         raise ValueError(f"the cluster has {strategy.num_replicas_in_sync} workers, not {workers}")
-    tensor = tf.ones(ALLREDUCE_BYTES[variant] // 4, tf.float32)
+    if variant in GRADIENT_ALLREDUCES:
+        count = gradient_bytes(make_model()) // 4
+        tensor = tf.ones(count, GRADIENT_ALLREDUCES[variant])
+    else:
+        tensor = tf.ones(ALLREDUCE_BYTES[variant] // 4, tf.float32)
 
     @tf.function
     def all_reduce() -> Any:
@@ -371,7 +379,7 @@ DISTRIBUTED_ALLREDUCE = Workload(
     size_name="workers",
     default_size=2,
     baseline="4 KiB",
-    variants=tuple(ALLREDUCE_BYTES),
+    variants=(*ALLREDUCE_BYTES, *GRADIENT_ALLREDUCES),
     make_call=_allreduce_call,
     lockstep=True,
 )
