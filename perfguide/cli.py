@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -463,8 +464,9 @@ def _run_distributed(args: argparse.Namespace) -> None:
         measured, failures = setups.measure(quick=args.quick)
     every = [m for ms in measured.values() for m in ms]
     for setup, ms in measured.items():
-        if ms:
-            print(f"{setup.name}:\n{Comparison(ms)}\n")
+        # A table for each thing a setup timed: a step at one global batch, the all-reduce alone…
+        for (workload, size), timed in itertools.groupby(ms, lambda m: (m.workload, m.size)):
+            print(f"{setup.name}, {workload} at {size}:\n{Comparison(list(timed))}\n")
     if args.json is not None and every:
         _save(args, collect(), every)
     if failures:

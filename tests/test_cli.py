@@ -379,13 +379,28 @@ def test_run_distributed_shows_every_setup_that_ran_and_ends_with_2_for_one_that
     from perfguide.measure.timer import Measurement
     from perfguide.processes import setups
 
-    ran = Measurement("one process", "example", 1, 1, 0.0, (1e-4,) * 5, size=128)
+    def ran(label, unit, size, workload="distributed-step"):
+        return Measurement(label, unit, 1, 1, 0.0, (1e-4,) * 5, workload=workload, size=size)
+
+    # Times of other units and sizes from one setup: each set out in a table of its own.
+    timed = [
+        ran("one process", "example", 128),
+        ran("one process", "example", 64),
+        ran("4 KiB", "all-reduce", 2, "distributed-allreduce"),
+    ]
     failed = {"parameter server": "ps 0 of the cluster failed: it stopped serving"}
-    fake = ({setups.ONE_PROCESS: [ran], setups.PARAMETER_SERVER: []}, failed)
+    fake = ({setups.ONE_PROCESS: timed, setups.PARAMETER_SERVER: []}, failed)
     monkeypatch.setattr(setups, "measure", lambda quick: fake)
     path = tmp_path / "distributed.json"
     code, out, err = run_cli(capsys, "run", "distributed", "--quick", "--json", str(path))
     assert_usage_error(code, err, "parameter server: ps 0 of the cluster failed")
-    assert "one process:" in out and "parameter server" not in out
+    for heading in (
+        "distributed-step at 128",
+        "distributed-step at 64",
+        "distributed-allreduce at 2",
+    ):
+        assert f"one process, {heading}:" in out
+    assert "parameter server" not in out
     # What ran is saved all the same.
-    assert [m.label for m in results.load_measurements(path)] == ["one process"]
+    saved = [m.label for m in results.load_measurements(path)]
+    assert saved == ["one process", "one process", "4 KiB"]
