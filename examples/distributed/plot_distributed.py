@@ -76,7 +76,7 @@ if env["usable_cores"] < 2:
 # * ``two workers, pinned`` and ``two workers``: ``MultiWorkerMirroredStrategy``, one process a
 #   worker, each pinned to its own core or left to the operating system;
 # * ``parameter server``: ``ParameterServerStrategy``: a coordinator, one parameter server and
-#   two workers; each worker trains on its own share of the batch and updates the variables on
+#   two pinned workers; each worker trains on its own share of the batch and updates the variables on
 #   the parameter server without waiting for the other (asynchronous training).
 
 # sphinx_gallery_start_ignore

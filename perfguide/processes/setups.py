@@ -50,12 +50,11 @@ ONE_CORE = Setup("one process on one core", "none", workers(1, pinned=True))
 MIRRORED = Setup("mirrored, two logical CPUs", "mirrored", workers(1, pinned=False))
 TWO_WORKERS_PINNED = Setup("two workers, pinned", "multi-worker", workers(2, pinned=True))
 TWO_WORKERS = Setup("two workers", "multi-worker", workers(2, pinned=False))
-# Its workers are left unpinned: a worker pinned to one core sizes its runtime's thread pools to
-# that core, and on this machine the coordinator's steps then never finished.
+# Its workers pinned as the multi-worker ones are; the coordinator and the parameter server not.
 PARAMETER_SERVER = Setup(
     "parameter server",
     "parameter-server",
-    (Task("chief", 0), Task("ps", 0, serves=True), *workers(2, pinned=False, serve=True)),
+    (Task("chief", 0), Task("ps", 0, serves=True), *workers(2, pinned=True, serve=True)),
 )
 TWO_WORKERS_KERAS_2 = dataclasses.replace(
     TWO_WORKERS_PINNED, name="two workers, pinned, Keras 2", settings=LEGACY_KERAS

@@ -76,17 +76,24 @@ def serves_here(strategy: str) -> bool:
     return tf.distribute.cluster_resolver.TFConfigClusterResolver().task_type in ("worker", "ps")
 
 
+#: Threads a serving task runs the coordinator's functions on. On one core TensorFlow would
+#: give it one, and a worker's step, waiting there on the parameter server, never finished.
+SERVER_THREADS = 2
+
+
 def serve() -> None:
     """Serve this process's task of the cluster in ``TF_CONFIG`` until stopped."""
     # A worker whose peer is not up yet retries rather than failing the coordinator's call
     # (TensorFlow's parameter server tutorial sets the same).
     os.environ.setdefault("GRPC_FAIL_FAST", "use_caller")
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=SERVER_THREADS)
     tf.distribute.Server(
         resolver.cluster_spec(),
         job_name=resolver.task_type,
         task_index=resolver.task_id,
         protocol="grpc",
+        config=config,
         start=True,
     ).join()
 
