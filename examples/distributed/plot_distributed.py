@@ -66,8 +66,8 @@ if env["usable_cores"] < 2:
 #    .. literalinclude:: /../perfguide/workloads/distributed.py
 #       :pyobject: Training
 #
-# A *setup* is a strategy and the processes it runs in. Each runs in fresh processes started for
-# it, two or three clusters one after another:
+# A *setup* is a strategy and the processes it runs in, started fresh for it, in one to three
+# clusters one after another:
 #
 # * ``one process``: no strategy, one process on both cores;
 # * ``one process on one core``: the same, pinned to one core: what one worker of two has;
@@ -150,16 +150,14 @@ ClaimReport(list(weak_claims.values()))
 # sphinx_gallery_end_ignore
 
 # %%
-# The last check is the scaling efficiency: two workers each as fast as one alone on one core
-# would train an example in half its time. Where does a step go?
+# Where does a two-worker step go?
 #
 # The anatomy of a synchronous step
 # ---------------------------------
 #
 # A step of two workers is each worker's computation on its 64 examples, then the all-reduce of
-# the gradients, in which each worker waits for the other. The all-reduce alone, timed between
-# the same two workers on float32 tensors, and on one tensor of the gradients' size in float32
-# and in float16:
+# the gradients, in which each waits for the other. The all-reduce alone, between the same two
+# workers, of float32 tensors and of the gradients in float32 and in float16:
 
 # sphinx_gallery_start_ignore
 alone = [m for m in measured[setups.TWO_WORKERS_PINNED] if m.unit == "all-reduce"]
@@ -212,12 +210,13 @@ anatomy = predicts(
 # ``strategy.run``, where the optimizer sums nothing again (a recipe below). Each way ran between
 # the same two pinned workers, in turn with the optimizer's own: ``RING`` rather than ``AUTO``;
 # packs of at most 1 MiB (``bytes_per_pack``); the gradients cast to ``float16`` or
-# ``bfloat16`` for the all-reduce, half the bytes (float16 overflows past 65,504, bfloat16 keeps
-# float32's range with fewer digits; the tests check that the update stays within the rounding);
-# and ``one tensor``, the six gradients flattened into one all-reduce, as TensorFlow already
+# ``bfloat16`` for the all-reduce, half the bytes (the tests check that the update stays within
+# their rounding); and ``one tensor``, the six gradients flattened into one all-reduce, as TensorFlow already
 # packs them unless ``bytes_per_pack`` is set (``group_by_size`` in its ``cross_device_utils``).
 #
 # .. dropdown:: A replica's own all-reduce, and the step that applies it
+#
+#    float16 overflows past 65,504; bfloat16 keeps float32's range with fewer digits.
 #
 #    .. literalinclude:: /../perfguide/workloads/distributed.py
 #       :pyobject: Reduction
@@ -236,9 +235,9 @@ Collapsed(
 # sphinx_gallery_end_ignore
 
 # %%
-# The checks: whether the fitted all-reduce predicts the two workers' step, each way against the
-# optimizer's own, and whether the all-reduce of the gradients alone, timed in float32 and in
-# float16 (the table above), predicts what float16 saves a step.
+# The checks: the fitted all-reduce against the two workers' step, each way against the
+# optimizer's own, and the gradients' all-reduce alone (float32 against float16) against what
+# float16 saves a step.
 
 # sphinx_gallery_start_ignore
 own = list(distributed.REDUCTIONS)[1:]
@@ -261,9 +260,8 @@ ClaimReport([anatomy, *reduction_claims.values(), halving])
 # Strong scaling, and a larger batch
 # ----------------------------------
 #
-# Strong scaling splits a global batch of 64 between the two workers: each computes half the
-# examples, and still all-reduces all the gradients. A larger batch, 512 a worker, makes the
-# computation grow while the all-reduce stays the same size.
+# Strong scaling splits a global batch of 64 between the two workers, each still all-reducing
+# all the gradients. With 512 a worker, the computation grows and the all-reduce stays the same.
 
 # sphinx_gallery_start_ignore
 strong = at(measured[setups.ONE_PROCESS], PER_WORKER, " (64)") + at(
@@ -333,13 +331,11 @@ ClaimReport(list(input_claims.values()))
 # Past one machine, on paper
 # --------------------------
 #
-# What the same step would do on N workers, each on a machine of its own, is a projection, not a
-# measurement: each worker's computation as measured here on one core, plus a ring all-reduce of
-# the 5.3 MB of gradients, which sends each link 2(N−1)/N of the bytes in 2(N−1) messages
-# (Patarasuk and Yuan, 2009). The networks' bandwidths are as sold; each message pays the latency
-# fitted above, TensorFlow's own cost of a message here. Weak scaling, no overlap of
-# computation and all-reduce: what a step costs at most under this model. The dots are this
-# machine's two workers, measured.
+# On N workers, each on a machine of its own, the step is a projection, not a measurement: each
+# worker's computation as measured here on one core, plus a ring all-reduce of the 5.3 MB of
+# gradients, which sends each link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and Yuan,
+# 2009), each paying the latency fitted above, at the networks' bandwidths as sold. Weak scaling,
+# no overlap of computation and all-reduce. The dot is this machine's two workers, measured.
 
 # sphinx_gallery_start_ignore
 counts = [1, 2, 4, 8, 16, 32, 64]
