@@ -188,7 +188,17 @@ class Training:
         hidden: int = HIDDEN,
         reduction: Reduction | None = None,
     ):
-        keras = keras_module()
+        self._build(strategy, batch, hidden, reduction)
+        x, y = global_batch(batch)
+        self.inputs = strategy.experimental_distribute_values_from_function(
+            lambda context: self._share(x, y, context.replica_id_in_sync_group)
+        )
+        self.step = self.traced = tf.function(self._step)
+
+    def _build(
+        self, strategy: tf.distribute.Strategy, batch: int, hidden: int, reduction: Any
+    ) -> None:
+        """The model and optimizer, in the strategy's scope; a replica's share of the batch."""
         replicas = strategy.num_replicas_in_sync
         if batch % replicas:
             raise ValueError(f"a global batch of {batch} does not split into {replicas} replicas")
@@ -196,12 +206,7 @@ class Training:
         self.reduction = reduction
         with strategy.scope():
             self.model = make_model(hidden)
-            self.optimizer = keras.optimizers.SGD(LEARNING_RATE)
-        x, y = global_batch(batch)
-        self.inputs = strategy.experimental_distribute_values_from_function(
-            lambda context: self._share(x, y, context.replica_id_in_sync_group)
-        )
-        self.step = self.traced = tf.function(self._step)
+            self.optimizer = keras_module().optimizers.SGD(LEARNING_RATE)
 
     def _share(self, x: np.ndarray, y: np.ndarray, replica: int) -> tuple[Any, Any]:
         rows = slice(replica * self.share, (replica + 1) * self.share)
@@ -333,13 +338,18 @@ ALLREDUCE_BYTES = {
 GRADIENT_ALLREDUCES = {"gradients, float32": tf.float32, "gradients, float16": tf.float16}
 
 
+@functools.cache
+def gradient_count() -> int:
+    """Gradients one step of the chapter's MLP all-reduces (a model is built to count them)."""
+    return gradient_bytes(make_model()) // 4
+
+
 def _allreduce_call(variant: str, workers: int) -> Timed:
     strategy = strategy_of_this_process("multi-worker")
     if strategy.num_replicas_in_sync != workers:
         raise ValueError(f"the cluster has {strategy.num_replicas_in_sync} workers, not {workers}")
     if variant in GRADIENT_ALLREDUCES:
-        count = gradient_bytes(make_model()) // 4
-        tensor = tf.ones(count, GRADIENT_ALLREDUCES[variant])
+        tensor = tf.ones(gradient_count(), GRADIENT_ALLREDUCES[variant])
     else:
         tensor = tf.ones(ALLREDUCE_BYTES[variant] // 4, tf.float32)
 

@@ -129,7 +129,7 @@ class FedTraining(distributed.Training):
     """The distributed chapter's training step, on the next batch of its input pipeline."""
 
     def __init__(self, strategy: tf.distribute.Strategy, batch: int, sharding: str):
-        super().__init__(strategy, batch)
+        self._build(strategy, batch, distributed.HIDDEN, None)
         self.batches = iter(distributed_batches(strategy, sharding, batch))
         fed_step = tf.function(self._fed_step)
         self.step = functools.partial(fed_step, self.batches)
