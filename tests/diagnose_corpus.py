@@ -158,6 +158,12 @@ def unique_values(x):
     return tf.unique(x).y
 
 
+def random_augmentation(images):
+    """Random noise and a random brightness scale: a different result at every call."""
+    noise = tf.random.uniform(tf.shape(images), -0.1, 0.1)
+    return images * tf.random.uniform([], 0.8, 1.2) + noise
+
+
 def word_inputs():
     """The inputs of :func:`string_ops`: a batch of sentences."""
     words = [f"The Quick brown FOX {i} jumps" for i in range(64)]
@@ -190,6 +196,7 @@ FUNCTIONS = {
     "gather_rows": ["float32[100,8]", "int32[16]"],
     "ragged_output": ["float32[8,6]"],
     "unique_values": ["int32[64]"],
+    "random_augmentation": ["float32[16,32,32,3]"],
 }
 
 
@@ -218,29 +225,41 @@ def stacked_inputs():
 
 
 def save_models(folder):
-    """Save three small compiled models to ``folder``: a ``Sequential``, a functional model
-    with two inputs and a subclassed one; each model's path and its ``--input`` specs (or
-    ``--inputs`` factory)."""
+    """Save small compiled models to ``folder``: a ``Sequential``, a functional model with two
+    inputs (numbers and token ids, as a recommender takes them) and a subclassed one, as
+    ``.keras`` files; the two-input one also as a legacy ``.h5`` file and as a SavedModel
+    (``model.export``), and the ``Sequential`` as a LiteRT file. Each saved model's path and
+    its ``--input`` specs (or ``--inputs`` factory)."""
     keras.utils.set_random_seed(0)
     sequential = keras.Sequential(
         [keras.Input((20,)), keras.layers.Dense(32, activation="relu"), keras.layers.Dense(5)]
     )
     sequential.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    left, right = keras.Input((8,), name="left"), keras.Input((4,), name="right")
-    joined = keras.layers.Concatenate()([keras.layers.Dense(8)(left), right])
-    two_inputs = keras.Model([left, right], keras.layers.Dense(1)(joined))
+    numbers = keras.Input((8,), name="numbers")
+    tokens = keras.Input((4,), dtype="int32", name="tokens")
+    embedded = keras.layers.Flatten()(keras.layers.Embedding(10, 3)(tokens))
+    joined = keras.layers.Concatenate()([keras.layers.Dense(8)(numbers), embedded])
+    two_inputs = keras.Model([numbers, tokens], keras.layers.Dense(1)(joined))
     two_inputs.compile("sgd", "mse")
     stacked = StackedDense()
     stacked(stacked_inputs()[0])
     stacked.compile("adam", "mse")
+    named = ["tokens=int32[32,4]", "numbers=float32[32,8]"]
     saved = {
         "sequential.keras": (sequential, ["float32[32,20]"]),
-        "two_inputs.keras": (two_inputs, ["float32[32,8]", "float32[32,4]"]),
+        "two_inputs.keras": (two_inputs, ["float32[32,8]", "int32[32,4]"]),
+        "two_inputs.h5": (two_inputs, named),
         "stacked.keras": (stacked, "stacked_inputs"),
     }
     for name, (model, _) in saved.items():
         model.save(folder / name)
-    return {folder / name: inputs for name, (_, inputs) in saved.items()}
+    two_inputs.export(str(folder / "exported"), verbose=False)
+    converter = tf.lite.TFLiteConverter.from_keras_model(sequential)
+    (folder / "sequential.tflite").write_bytes(converter.convert())
+    more = {"exported": named, "sequential.tflite": []}
+    return {folder / name: inputs for name, (_, inputs) in saved.items()} | {
+        folder / name: inputs for name, inputs in more.items()
+    }
 
 
 def save_classifier(path):

@@ -46,3 +46,25 @@ def test_a_file_that_is_not_a_model_cannot_be_loaded(tmp_path):
     path.write_text("not a zip")
     with pytest.raises(BadInput, match="cannot load .*broken.keras"):
         forms.register(Target(str(path), (InputSpec.parse("float32[2,4]"),)).to_json())
+
+
+def test_a_file_that_is_not_a_litert_model_cannot_be_loaded(tmp_path):
+    path = tmp_path / "broken.tflite"
+    path.write_bytes(b"not a flatbuffer")
+    with pytest.raises(BadInput, match="cannot load .*broken.tflite"):
+        forms.register(Target(str(path)).to_json())
+
+
+def test_a_saved_model_without_a_signature_that_takes_inputs_is_refused(tmp_path):
+    import tensorflow as tf
+
+    module = tf.Module()
+    module.double = tf.function(lambda x: 2 * x)  # traced, but no signature: none to serve
+    module.double.get_concrete_function(tf.TensorSpec([2]))
+    tf.saved_model.save(module, str(tmp_path / "none"))
+    with pytest.raises(BadInput, match="has no serving signature to call \\(none\\)"):
+        forms.register(Target(str(tmp_path / "none")).to_json())
+    module.constant = tf.function(lambda: tf.constant(1.0), input_signature=[])
+    tf.saved_model.save(module, str(tmp_path / "empty"), signatures=module.constant)
+    with pytest.raises(BadInput, match="serving signature takes no input"):
+        forms.register(Target(str(tmp_path / "empty")).to_json())

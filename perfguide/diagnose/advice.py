@@ -44,10 +44,19 @@ FORM_ADVICE = {
         "saved-model": ("Serve its SavedModel (model.export, tf.saved_model.load)", "serving"),
         "litert": ("Serve it with LiteRT's interpreter (converted to .tflite)", "serving"),
         "onnxruntime": ("Serve it with ONNX Runtime (converted with tf2onnx)", "serving"),
+        "jit-compile": ("Compile its signature with XLA: tf.function(jit_compile=True)", "serving"),
+        "litert-1-thread": ("Give LiteRT's interpreter one thread: num_threads=1", "serving"),
+        "litert-no-xnnpack": (
+            "Turn XNNPACK off: OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES",
+            "serving",
+        ),
         "train-on-batch": ("Train with train_on_batch per batch, not fit", "training_loop"),
         "custom-step": ("Train with a custom tf.function step", "training_loop"),
     },
 }
+
+#: The chapter that explains keeping the code as written, by what the reader's code is.
+KEEP_CHAPTERS = {"keras": "training_loop", "saved-model": "serving", "litert": "serving"}
 
 
 def form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
@@ -93,7 +102,7 @@ def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
     other = min(others, key=lambda m: m.median_s)
     claim = Faster(baseline, other.label).check(evidence.measurements)
     text = f"Keep it as written ({baseline}): no other form was faster"
-    chapter = "training_loop" if evidence.registered.get("kind") == "model" else "tf_function"
+    chapter = KEEP_CHAPTERS.get(evidence.registered.get("format", "function"), "tf_function")
     return [Advice(text, claim, chapter, 1.0, "keep")]
 
 

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: Ops that run Python (or NumPy) from inside a graph: the runtime waits for the interpreter.
 LEAVE_THE_GRAPH = ("EagerPyFunc", "PyFunc", "PyFuncStateless")
+#: Ops that call another function graph, whose ops the graph's own counts leave out.
+FUNCTION_CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 #: Calls profiled for the op time of a graph call.
 PROFILED_CALLS = 5
 
@@ -35,6 +37,8 @@ def facts(registered: Registered) -> dict[str, Any]:
     graph's ops cost here. A function that cannot be traced gets ``graph_error`` (why, in a
     reader's words) and its eager calls' profile instead."""
     python, args = registered.python, registered.args
+    if python is None:  # a LiteRT file: no TensorFlow graph
+        return {"outside_graph": []}
     files = reader_files(registered.target)
     answer: dict[str, Any] = {"eager_op_s": _eager_op_s(), "outside_graph": []}
     try:
@@ -49,16 +53,37 @@ def facts(registered: Registered) -> dict[str, Any]:
         for op in ops
         if op.type in LEAVE_THE_GRAPH
     ]
+    # A call of another function (a SavedModel's restored ones) hides its ops from the counts.
+    counted = not any(op.type in FUNCTION_CALLS for op in ops)
     return answer | {
         **_profiled(function, args),
         "ops": len(ops),
         "op_types": dict(collections.Counter(op.type for op in ops).most_common()),
-        "flops": _flops(graph),
-        "bytes": _bytes(ops),
-        "io_bytes": _io_bytes(graph),
+        "flops": _flops(graph) if counted else None,
+        "bytes": _bytes(ops) if counted else None,
+        "io_bytes": _io_bytes(graph) if counted else None,
         "outside_graph": outside,
         "prints_only_when_tracing": prints,
     }
+
+
+def trace(registered: Registered, logdir: str) -> dict[str, Any]:
+    """A profiler trace of the registered function's graph calls (of its eager calls where it
+    cannot be traced) written under ``logdir``, for TensorBoard's profile plugin or XProf: its
+    path, or ``error``, why none was written."""
+    python, args = registered.python, registered.args
+    if python is None:
+        return {"error": "a LiteRT file runs in its own interpreter: TensorFlow cannot trace it"}
+    try:
+        function = tf.function(python)
+        function.get_concrete_function(*args)
+    except Exception:  # the reader's code: no graph, so its eager calls are traced
+        function = python
+    try:
+        path = profile.capture(function, *args, logdir=logdir, calls=PROFILED_CALLS)
+    except (profile.TraceError, tf.errors.OpError, OSError) as error:
+        return {"error": f"no trace written: {type(error).__name__}: {error}"}
+    return {"path": str(path)}
 
 
 def _source_line(op: tf.Operation, files: set[str]) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import pickle
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,12 +18,15 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.diagnose.reasons import one_line
-from perfguide.diagnose.target import InputSpec, Target, is_file_reference
+from perfguide.diagnose.target import InputSpec, Target, is_file_reference, kind_of
 from perfguide.processes.fresh import BadInput
 
 
 def load(reference: str) -> Any:
-    """The object ``file.py:name`` or ``package.module:name`` names."""
+    """The object ``file.py:name`` or ``package.module:name`` names, or the function pickled
+    in ``function.pkl``."""
+    if kind_of(reference) == "pickled":
+        return _unpickled(Path(reference))
     module_name, _, name = reference.rpartition(":")
     try:
         if is_file_reference(module_name):
@@ -40,6 +44,18 @@ def load(reference: str) -> Any:
     return found
 
 
+def _unpickled(path: Path) -> Any:
+    """The function :func:`perfguide.diagnose` pickled (with cloudpickle) into ``path``."""
+    try:
+        with path.open("rb") as file:
+            return pickle.load(file)
+    except Exception as error:  # what it refers to is missing here: a module, say
+        raise BadInput(
+            f"cannot load the function sent from your session ({type(error).__name__}: "
+            f"{one_line(error)}): move it and what it uses into a module, and pass module:name"
+        ) from None
+
+
 def _import_file(path: Path) -> Any:
     # Its own folder first on the path, as `python file.py` would have it, so its imports work.
     sys.path.insert(0, str(path.resolve().parent))
@@ -49,15 +65,25 @@ def _import_file(path: Path) -> Any:
     return module
 
 
-def load_model(path: str) -> Any:
-    """The saved model, loaded afresh; seeded, so every load draws the same dropout masks."""
+def load_model(path: str, compile: bool = True) -> Any:
+    """The saved Keras model, loaded afresh (``compile``: with its optimizer and loss); seeded,
+    so every load draws the same dropout masks."""
     import keras
 
     keras.utils.set_random_seed(0)
     try:
-        return keras.models.load_model(path)
+        return keras.models.load_model(path, compile=compile)
     except Exception as error:  # a file that is not a model, or one this Keras cannot read
         raise BadInput(f"cannot load {path}: {type(error).__name__}: {one_line(error)}") from None
+
+
+def load_inference_model(path: str) -> tuple[Any, str | None]:
+    """The saved Keras model, compiled where its optimizer and loss load; else without them
+    (a legacy ``.h5`` file may name a loss Keras 3 no longer reads), with why."""
+    try:
+        return load_model(path), None
+    except BadInput as error:
+        return load_model(path, compile=False), str(error)
 
 
 def _tensor(spec: InputSpec, rng: np.random.Generator) -> Any:
@@ -79,6 +105,35 @@ def arguments(target: Target, seed: int = 0) -> tuple[Any, ...]:
         return tuple(made) if isinstance(made, (tuple, list)) else (made,)
     rng = np.random.default_rng(seed)
     return tuple(_tensor(spec, rng) for spec in target.inputs)
+
+
+def spec_text(dtype: str, shape: Any) -> str:
+    """A model input as an ``--input`` spec would say it, ``?`` for a size it leaves open.
+
+    >>> spec_text("float32", (None, 16))
+    'float32[?,16]'
+    """
+    return f"{dtype}[{','.join('?' if d is None or d < 0 else str(d) for d in shape)}]"
+
+
+def named_batch(target: Target, expected: dict[str, str]) -> Any:
+    """The batch for a model whose inputs are ``expected`` (by name, in order, each as its
+    :func:`spec_text`): one input's tensor, or several by name, the names the specs give or,
+    where they give none, in order."""
+    args = arguments(target)
+    takes = ", ".join(f"{name}={spec}" for name, spec in expected.items())
+    if len(args) != len(expected):
+        raise BadInput(
+            f"{target.name} takes {len(expected)} input{'s' * (len(expected) > 1)} ({takes}), "
+            f"not {len(args)}: give each as --input name=dtype[shape]"
+        )
+    names = [spec.name for spec in target.inputs]
+    if not any(names):
+        return args[0] if len(args) == 1 else dict(zip(expected, args, strict=True))
+    if unknown := [name for name in names if name not in expected]:
+        raise BadInput(f"{target.name} has no input {unknown[0]!r}; it takes {takes}")
+    by_name = dict(zip(names, args, strict=True))
+    return by_name[names[0]] if len(args) == 1 else {name: by_name[name] for name in expected}
 
 
 def reader_call(what: str, thunk: Callable[[], Any]) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.loading import arguments, load_model
+from perfguide.diagnose.loading import arguments, load_model, named_batch, spec_text
 from perfguide.diagnose.target import Target
 from perfguide.measure.timer import Timed
 from perfguide.workloads import serving
@@ -51,19 +51,33 @@ def other_batch(batch: int) -> int:
     return ONE_REQUEST if batch > ONE_REQUEST else PREDICT_BATCH
 
 
-def rebatched(x: Any, size: int) -> np.ndarray:
-    """A batch of ``size`` requests: the reader's, repeated as often as it takes."""
-    x = np.asarray(x)
-    return np.resize(x, (size, *x.shape[1:]))
+def rebatched(x: Any, size: int) -> Any:
+    """A batch of ``size`` requests: the reader's (each input's, for several), repeated as
+    often as it takes."""
+    return tf.nest.map_structure(lambda a: np.resize(np.asarray(a), (size, *np.shape(a)[1:])), x)
+
+
+def batch_size(x: Any) -> int:
+    """Requests in a batch (of one input, or several)."""
+    return len(tf.nest.flatten(x)[0])
+
+
+def keras_inputs(model: Any) -> dict[str, str]:
+    """A Keras model's inputs by name, in order, each as an ``--input`` spec would say it."""
+    return {x.name: spec_text(str(x.dtype), x.shape) for x in model.inputs}
 
 
 def model_batch(target: Target, model: Any) -> tuple[Any, Any]:
-    """The batch (``--input`` specs: one per model input) and targets: the factory's, or the
-    model's own predictions (sparse losses: their classes), which train like any targets."""
-    args = arguments(target)
-    if target.factory is not None and len(args) == 2:
-        return args
-    x = args[0] if len(args) == 1 else list(args)
+    """The batch (``--input`` specs: one per model input, by name or in order; several inputs
+    by name) and targets: the factory's, or the model's own predictions (sparse losses: their
+    classes), which train like any targets."""
+    if target.factory is None:
+        x = named_batch(target, keras_inputs(model))
+    else:
+        args = arguments(target)
+        if len(args) == 2:
+            return args
+        x = args[0] if len(args) == 1 else list(args)
     predicted = model(x, training=False)
     loss = str(getattr(model.loss, "name", model.loss) or "").lower()
     return x, (tf.argmax(predicted, axis=-1) if "sparse" in loss else tf.identity(predicted))
@@ -99,9 +113,10 @@ def inference_call(form: str, model: Any, x: Any, conversions: Path) -> Timed:
 
 
 def _served_call(form: str, model: Any, x: Any, conversions: Path) -> Timed:
-    if isinstance(x, (list, tuple)):
-        raise RuntimeError("the serving runtimes are tried on models of one input only")
-    return Timed(serving.converted(model, form, conversions), (np.asarray(x),))
+    if isinstance(x, (list, tuple)):  # several inputs, in order: the runtimes take them by name
+        x = dict(zip(keras_inputs(model), x, strict=True))
+    batch = tf.nest.map_structure(np.asarray, x)
+    return Timed(serving.converted(model, form, conversions), (batch,))
 
 
 def training_call(form: str, model: Any, x: Any, y: Any, steps: int) -> Timed:

@@ -28,6 +28,8 @@ def retracing(registered: Registered) -> dict[str, Any]:
     usual fixes). Where the function cannot be traced, ``error`` says why; where only the fix
     fails (a relaxed shape the function cannot take), ``fixed_error`` does."""
     python, args = registered.python, registered.args
+    if python is None:  # a LiteRT file: no TensorFlow graph
+        return {"varied": []}
     files = reader_files(registered.target)
     varied = [(label, a) for label, a in _varied(args) if _accepts(python, a)]
     calls = [args] + [a for _, a in varied]

@@ -1,17 +1,22 @@
 """What ``perfguide diagnose`` is pointed at: the reader's function or Keras model and its inputs,
 as plain data.
 
-A target names a function as ``path/to/file.py:function`` or ``package.module:function``, or a
-saved Keras model as ``path/to/model.keras`` (its inputs are then the batch it predicts and
-trains on). Its arguments come from ``--input`` specs, one per positional argument: a tensor as
-a dtype and a shape (``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled
-with seeded random values, or a Python number as itself (``3``, ``0.5``). Or they come from a
-factory (``file.py:make_inputs``) that returns them. Parsing here needs no TensorFlow, so bad
+A target names a function as ``path/to/file.py:function`` or ``package.module:function`` (or a
+function pickled by :func:`perfguide.diagnose`, ``function.pkl``), or a saved model: a Keras
+file (``model.keras``, ``model.h5``), a SavedModel directory or a LiteRT file (``model.tflite``);
+a model's inputs are then the batch it predicts (and a Keras model trains on). Its arguments
+come from ``--input`` specs, one per positional argument: a tensor as a dtype and a shape
+(``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with seeded random
+values, or a Python number as itself (``3``, ``0.5``); a model's inputs may be named
+(``tokens=int32[32,8]``). Or they come from a factory (``file.py:make_inputs``) that returns
+them. Parsing here needs no TensorFlow, so bad
 input is refused before any process starts; the worker that runs the function turns the specs
 into tensors (:mod:`perfguide.diagnose.loading`).
 
 >>> InputSpec.parse("float32[32,128]")
-InputSpec(dtype='float32', shape=(32, 128), number=None)
+InputSpec(dtype='float32', shape=(32, 128), number=None, name=None)
+>>> InputSpec.parse("tokens=int32[32,8]").describe()
+'tokens=int32[32,8]'
 >>> InputSpec.parse("0.5").describe(), InputSpec.parse("int32[]").describe()
 ('0.5', 'int32[]')
 """
@@ -31,11 +36,15 @@ DTYPES = (
 #: The reader's function (or model's inference calls), a model's training steps, and its
 #: inference calls at another batch size, as workloads in the worker that times them.
 WORKLOAD, TRAINING_WORKLOAD, BATCH_WORKLOAD = "diagnose", "diagnose-training", "diagnose-batch"
-#: Saved Keras models.
-MODEL_SUFFIXES = (".keras",)
+#: Saved models by kind: Keras files by their suffix, a SavedModel directory by the file in it,
+#: a LiteRT file by its suffix; and a function pickled with cloudpickle.
+KERAS_SUFFIXES, SAVED_MODEL_FILES, LITERT_SUFFIX = (".keras", ".h5"), ("saved_model.pb",), ".tflite"
+PICKLED_SUFFIX = ".pkl"
+MODEL_KINDS = ("keras", "saved-model", "litert")
 #: Elements one input may hold: more is a typo, not a diagnosis (4 GB of float32).
 MAX_ELEMENTS = 2**30
 _TENSOR = re.compile(r"(?P<dtype>[a-z0-9]+)\[(?P<dims>[0-9, ]*)\]")
+_NAMED = re.compile(r"(?P<name>[A-Za-z_][\w.:/-]*)=(?P<spec>.+)")
 
 
 class TargetError(ValueError):
@@ -44,16 +53,21 @@ class TargetError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class InputSpec:
-    """One positional argument: a tensor (``dtype`` and ``shape``) or a Python ``number``."""
+    """One argument: a tensor (``dtype`` and ``shape``) or a Python ``number``; for a model's
+    input, maybe its ``name``."""
 
     dtype: str | None = None
     shape: tuple[int, ...] = ()
     number: int | float | None = None
+    name: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> InputSpec:
-        """``float32[32,128]``, ``float32[]``, ``3`` or ``0.5``; :class:`TargetError` else."""
+        """``float32[32,128]``, ``float32[]``, ``3`` or ``0.5``, each maybe after ``name=``;
+        :class:`TargetError` else."""
         text = text.strip()
+        if named := _NAMED.fullmatch(text):
+            return dataclasses.replace(cls.parse(named["spec"]), name=named["name"])
         if match := _TENSOR.fullmatch(text):
             return cls._tensor(match["dtype"], match["dims"], text)
         try:
@@ -89,16 +103,17 @@ class InputSpec:
 
     def describe(self) -> str:
         """The spec as the reader wrote it (normalized)."""
-        if not self.is_tensor:
-            return repr(self.number)
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        value = f"{self.dtype}[{','.join(map(str, self.shape))}]" if self.is_tensor else None
+        value = value or repr(self.number)
+        return f"{self.name}={value}" if self.name else value
 
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """A function (``module:function`` or ``file.py:function``) or a saved Keras model
-    (``model.keras``), and how to make its arguments: ``inputs`` specs, or a ``factory`` named
-    like a function that returns them (for a model: the batch, or the batch and its targets)."""
+    """A function (``module:function``, ``file.py:function`` or ``function.pkl``) or a saved
+    model (of one of the :data:`MODEL_KINDS`), and how to make its arguments: ``inputs`` specs,
+    or a ``factory`` named like a function that returns them (for a Keras model: the batch, or
+    the batch and its targets)."""
 
     function: str
     inputs: tuple[InputSpec, ...] = ()
@@ -106,23 +121,37 @@ class Target:
 
     def __post_init__(self) -> None:
         # Files by absolute path: the worker that imports them may not share our directory.
-        checked = checked_model(self.function) if self.is_model else None
-        checked = checked or checked_reference(self.function, "function")
+        if self.kind == "function":
+            checked = checked_reference(self.function, "function")
+        else:
+            checked = checked_file(self.function, self.kind)
         object.__setattr__(self, "function", checked)
         if self.factory is not None:
             object.__setattr__(self, "factory", checked_reference(self.factory, "input factory"))
             if self.inputs:
                 raise TargetError("give --input specs or an --inputs factory, not both")
+        names = [spec.name for spec in self.inputs]
+        if any(names) and self.kind not in MODEL_KINDS:
+            raise TargetError("only a model's inputs take names; a function's go in order")
+        if any(names) and not all(names):
+            raise TargetError("name every input (name=dtype[shape]) or none")
+
+    @property
+    def kind(self) -> str:
+        """One of :data:`MODEL_KINDS`, "pickled" or "function", by what ``function`` names."""
+        return kind_of(self.function)
 
     @property
     def is_model(self) -> bool:
-        """Whether the target is a saved Keras model."""
-        return self.function.endswith(MODEL_SUFFIXES)
+        """Whether the target is a saved model."""
+        return self.kind in MODEL_KINDS
 
     @property
     def name(self) -> str:
-        """The function's own name, or the model file's, as the reader wrote it."""
-        return Path(self.function).name if self.is_model else self.function.rpartition(":")[2]
+        """The function's own name, or the model's file or directory, as the reader wrote it."""
+        if self.kind == "function":
+            return self.function.rpartition(":")[2]
+        return Path(self.function).stem if self.kind == "pickled" else Path(self.function).name
 
     def describe(self) -> str:
         """``fn(float32[32,128], 0.5)``, or ``fn(*make_inputs())``."""
@@ -137,7 +166,7 @@ class Target:
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Target:
         inputs = tuple(
-            InputSpec(spec["dtype"], tuple(spec["shape"]), spec["number"])
+            InputSpec(spec["dtype"], tuple(spec["shape"]), spec["number"], spec["name"])
             for spec in fields["inputs"]
         )
         return cls(fields["function"], inputs, fields["factory"])
@@ -148,11 +177,33 @@ def is_file_reference(module: str) -> bool:
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
-def checked_model(path: str) -> str:
-    """A saved model's absolute path; :class:`TargetError` if there is no such file."""
-    if not Path(path).is_file():
-        raise TargetError(f"no such model file {path}")
-    return str(Path(path).resolve())
+def kind_of(reference: str) -> str:
+    """What ``reference`` names, by its form: a directory is taken for a SavedModel.
+
+    >>> [kind_of(r) for r in ("m.h5", "m.tflite", "fn.pkl", ".", "f.py:fn", "pkg.mod:fn")]
+    ['keras', 'litert', 'pickled', 'saved-model', 'function', 'function']
+    """
+    if reference.endswith(KERAS_SUFFIXES):
+        return "keras"
+    if reference.endswith(LITERT_SUFFIX):
+        return "litert"
+    if reference.endswith(PICKLED_SUFFIX):
+        return "pickled"
+    if Path(reference).is_dir():
+        return "saved-model"
+    return "function"
+
+
+def checked_file(path: str, kind: str) -> str:
+    """A saved model's (or pickled function's) absolute path; :class:`TargetError` if there is
+    no such file, or the directory holds no SavedModel."""
+    found = Path(path)
+    if kind == "saved-model":  # a directory
+        if not any((found / name).is_file() for name in SAVED_MODEL_FILES):
+            raise TargetError(f"{path} is a directory but no SavedModel: it has no saved_model.pb")
+    elif not found.is_file():
+        raise TargetError(f"no such {'function' if kind == 'pickled' else 'model'} file {path}")
+    return str(found.resolve())
 
 
 def checked_reference(reference: str, what: str) -> str:
@@ -161,7 +212,8 @@ def checked_reference(reference: str, what: str) -> str:
     is the worker's job."""
     module, colon, name = reference.rpartition(":")
     if not (colon and module and name.isidentifier()):
-        raise TargetError(f"{what} {reference!r} is not file.py:name or package.module:name")
+        also = ", a saved model or a SavedModel directory" if what == "function" else ""
+        raise TargetError(f"{what} {reference!r} is not file.py:name or package.module:name{also}")
     if not is_file_reference(module):
         return reference
     if not Path(module).is_file():

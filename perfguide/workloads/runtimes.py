@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-Answer = Callable[[np.ndarray], Any]
+#: A batch: one input's array, or a model's several inputs' arrays by name.
+Batch = np.ndarray | dict[str, np.ndarray]
+Answer = Callable[[Batch], Any]
 
 
 def load_keras(path: Path) -> Answer:
@@ -25,44 +27,84 @@ def load_keras(path: Path) -> Answer:
 
 
 def load_saved_model(path: Path) -> Answer:
-    """The SavedModel ``model.export`` wrote, answered by its serving endpoint."""
+    """The SavedModel ``model.export`` wrote, answered by its serving endpoint (several inputs:
+    by its serving signature, which takes them by name)."""
     import tensorflow as tf
 
     loaded = tf.saved_model.load(str(path))  # held by the answer: its variables live with it
-    return lambda x: loaded.serve(x)
+    signature = loaded.signatures["serving_default"]
+    return lambda x: signature(**x) if isinstance(x, dict) else loaded.serve(x)
 
 
-def load_litert(path: Path, threads: int | None = None) -> Answer:
-    """LiteRT's interpreter on the ``.tflite`` file (XNNPACK, its default delegate, on), using
-    ``threads`` threads (None: as many as the machine's cores); an answer sets the input,
-    invokes and copies the output out, resizing the input first when a batch size is new."""
+def load_litert(path: Path, threads: int | None = None, xnnpack: bool = True) -> Answer:
+    """LiteRT's interpreter on the ``.tflite`` file, using ``threads`` threads (None: as many as
+    the machine's cores), with XNNPACK (its default delegate) on or off; an answer sets the
+    inputs, invokes and copies the outputs out, resizing an input first when its shape is
+    new."""
     import os
 
-    from ai_edge_litert.interpreter import Interpreter
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interpreter = Interpreter(model_path=str(path), num_threads=threads or os.cpu_count())
-    (request,), (response,) = interpreter.get_input_details(), interpreter.get_output_details()
-    shape: list[tuple[int, ...]] = [()]
+    resolver = OpResolverType.AUTO if xnnpack else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    interpreter = Interpreter(
+        model_path=str(path),
+        num_threads=threads or os.cpu_count(),
+        experimental_op_resolver_type=resolver,
+    )
+    inputs = litert_inputs(interpreter)
+    outputs = [detail["index"] for detail in interpreter.get_output_details()]
+    shapes: dict[int, tuple[int, ...]] = {}
 
-    def answer(x: np.ndarray) -> np.ndarray:
-        if x.shape != shape[0]:
-            interpreter.resize_tensor_input(request["index"], x.shape)
+    def answer(x: Batch) -> Any:
+        named = x if isinstance(x, dict) else {next(iter(inputs)): x}
+        new = {
+            inputs[name]: a.shape
+            for name, a in named.items()
+            if shapes.get(inputs[name]) != a.shape
+        }
+        for index, shape in new.items():
+            interpreter.resize_tensor_input(index, shape)
+        if new:
             interpreter.allocate_tensors()
-            shape[0] = x.shape
-        interpreter.set_tensor(request["index"], x)
+            shapes.update(new)
+        for name, a in named.items():
+            interpreter.set_tensor(inputs[name], a)
         interpreter.invoke()
-        return interpreter.get_tensor(response["index"])
+        answers = [interpreter.get_tensor(index) for index in outputs]
+        return answers[0] if len(answers) == 1 else answers
 
     return answer
 
 
+def litert_inputs(interpreter: Any) -> dict[str, int]:
+    """A LiteRT interpreter's input tensors by name, in order: its serving signature's names
+    (a SavedModel's, as its signature takes them), else the tensors' own."""
+    signatures = interpreter.get_signature_list()
+    if signatures:
+        runner = interpreter.get_signature_runner(next(iter(signatures)))
+        details = runner.get_input_details()
+        return {
+            name: details[name]["index"] for name in signatures[next(iter(signatures))]["inputs"]
+        }
+    return {detail["name"]: detail["index"] for detail in interpreter.get_input_details()}
+
+
 def load_onnxruntime(path: Path) -> Answer:
-    """ONNX Runtime's CPU session on the ``.onnx`` file."""
+    """ONNX Runtime's CPU session on the ``.onnx`` file (several inputs: by name, each named as
+    the function it was converted from names it)."""
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    name = session.get_inputs()[0].name
-    return lambda x: session.run(None, {name: x})[0]
+    names = [request.name for request in session.get_inputs()]
+    named = {name.removesuffix(":0"): name for name in names}
+    outputs = len(session.get_outputs())
+
+    def answer(x: Batch) -> Any:
+        feed = {named[k]: a for k, a in x.items()} if isinstance(x, dict) else {names[0]: x}
+        answers = session.run(None, feed)
+        return answers[0] if outputs == 1 else answers
+
+    return answer
 
 
 #: Way -> how its saved file becomes a function that answers a batch of requests.

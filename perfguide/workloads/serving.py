@@ -129,9 +129,14 @@ def convert_litert(saved_model: Path, path: Path, quantize: bool = False) -> Non
 def convert_onnx(model: Any, path: Path) -> None:
     """``tf2onnx``'s conversion of the model's serving function (any batch size): converting
     the function, not the Keras model, spares ``tf2onnx`` the Keras internals it reads."""
+    convert_function_onnx(serving_function(model), path)
+
+
+def convert_function_onnx(function: Any, path: Path) -> None:
+    """``tf2onnx``'s conversion of a ``tf.function`` with an input signature, its inputs named
+    as the signature names them."""
     import tf2onnx
 
-    function = serving_function(model)
     signature = function.input_signature
     proto, _ = tf2onnx.convert.from_function(function, input_signature=signature, opset=17)
     path.write_bytes(proto.SerializeToString())
@@ -200,13 +205,15 @@ def saved_file(name: str, kind: str) -> Path:
 
 def serving_function(model: Any, jit_compile: bool = False) -> Any:
     """The model's forward pass in inference mode, as a ``tf.function`` with an input signature
-    (any batch size, one trace)."""
-    (x,) = model.inputs  # the ways serve models of one input
-    signature = (tf.TensorSpec((None, *x.shape[1:]), x.dtype),)
+    (any batch size, one trace): one argument an input, named as the model names it."""
+    signature = [
+        tf.TensorSpec((None, *x.shape[1:]), x.dtype, name=x.name.split(":")[0])
+        for x in model.inputs
+    ]
 
     @tf.function(input_signature=signature, jit_compile=jit_compile)
-    def serve(x):
-        return model(x, training=False)
+    def serve(*x):
+        return model(x[0] if len(x) == 1 else list(x), training=False)
 
     return serve
 
