@@ -16,3 +16,6 @@ Its layers, lowest first; a module imports only from its own layer and those bel
 """
 
 __version__ = "0.1.0"
+
+# Callable: perfguide.diagnose(function, *example_args).
+from perfguide import diagnose as diagnose  # noqa: E402

@@ -28,9 +28,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from perfguide.diagnose import projection
-from perfguide.diagnose import report as diagnose_report
-from perfguide.diagnose.examine import diagnosis_of
+from perfguide.diagnose import api, projection
 from perfguide.diagnose.target import InputSpec, Target, TargetError
 from perfguide.measure import calibrate, calibration, environment, runner
 from perfguide.measure.timer import Measurement, no_progress
@@ -169,14 +167,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diagnose.add_argument(
         "target",
-        help="path/to/file.py:function, package.module:function, or a saved path/to/model.keras",
+        help="path/to/file.py:function, package.module:function, or a saved model: "
+        "model.keras, model.h5, a SavedModel directory or model.tflite",
     )
     diagnose.add_argument(
         "--input",
         action="append",
         metavar="SPEC",
         help="one positional argument, in order: a tensor as dtype[shape] (float32[32,128], "
-        "int32[32], float32[] for a scalar) or a Python number (3, 0.5); repeatable",
+        "int32[32], float32[] for a scalar) or a Python number (3, 0.5); a model's input may "
+        "be named (tokens=int32[32,8]); repeatable",
     )
     diagnose.add_argument(
         "--inputs",
@@ -202,6 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=projection.NETWORK_GBPS,
         metavar="GBPS",
         help=f"the network between those workers, in Gb/s (default {projection.NETWORK_GBPS:g})",
+    )
+    diagnose.add_argument(
+        "--trace",
+        metavar="DIR",
+        help="also write a profiler trace of the graph calls into DIR, for TensorBoard's "
+        "profile plugin or XProf",
     )
     diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")
     diagnose.add_argument("--html", metavar="PATH", help="also write a one-page report to PATH")
@@ -516,22 +522,25 @@ def _diagnose(args: argparse.Namespace) -> None:
     for path in filter(None, (args.json, args.html)):
         _check_writable(path)
     what = f"diagnosing {target.describe()} in {args.processes} fresh processes"
-    with (
-        _progress(what) as report,
-        Workers(args.processes, limits=True, progress=report, echo_stderr=args.verbose) as workers,
-    ):
-        diagnosis, evidence = diagnosis_of(target, workers, quick=args.quick, settle=not args.quick)
-        record = workers.environment
-    base = diagnose_report.docs_url(args.docs_url)
-    projected = projection.of(evidence, args.workers, args.network_gbps)
-    print(diagnose_report.text(diagnosis, evidence, base, projected))
+    with _progress(what) as report:
+        diagnosis = api.run(
+            target,
+            quick=args.quick,
+            processes=args.processes,
+            workers=args.workers,
+            network_gbps=args.network_gbps,
+            docs_url=args.docs_url,
+            trace=args.trace,
+            progress=report,
+            verbose=args.verbose,
+        )
+    print(diagnosis)
     try:
         if args.json:
-            diagnose_report.save(args.json, record, diagnosis, evidence, projected)
+            diagnosis.save_json(args.json)
             print(f"wrote {args.json}")
         if args.html:
-            page = diagnose_report.html_page(diagnosis, evidence, base, projected)
-            results.write_atomically(Path(args.html), page)
+            diagnosis.save_html(args.html)
             print(f"wrote {args.html}")
     except OSError as error:
         raise UsageError(f"cannot write {error.filename}: {error.strerror}") from None

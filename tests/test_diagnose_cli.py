@@ -42,9 +42,11 @@ def test_the_command_prints_a_diagnosis_and_writes_its_files(capsys, tmp_path):
     json_path, html_path = tmp_path / "d.json", tmp_path / "d.html"
     argv = ["diagnose", f"{SLOW}:row_norms", "--input", "float32[32,16]", "--quick"]
     argv += ["--processes", "1", "--json", str(json_path), "--html", str(html_path)]
-    code = main(argv)
+    code = main(argv + ["--trace", str(tmp_path / "trace")])
     out, _ = capsys.readouterr()
     assert code == 0
+    (trace,) = (tmp_path / "trace").glob("plugins/profile/*/*.xplane.pb")
+    assert trace.stat().st_size > 1000 and f"Trace: a profile of the graph calls in {trace}" in out
     assert out.startswith("Short answer: row_norms(float32[32,16]) is ")
     for part in ("Timed in 1 fresh process,", "Findings:", "- Ops per call", "Recommendations"):
         assert part in out

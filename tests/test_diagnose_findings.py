@@ -5,10 +5,12 @@ asserted, and no process is started."""
 
 import dataclasses
 import json
+import re
+import resource
 
 import pytest
 
-from perfguide.diagnose import findings, report
+from perfguide.diagnose import api, findings, report
 from perfguide.diagnose.advice import FORM_ADVICE
 from perfguide.diagnose.evidence import Evidence
 from perfguide.diagnose.target import WORKLOAD
@@ -17,6 +19,7 @@ from perfguide.measure.timer import Measurement
 from perfguide.report import results
 from perfguide.report.chapters import chapter
 from perfguide.report.claims import Faster
+from perfguide.report.format import format_bytes
 from perfguide.report.page_checks import unseparated_winners
 from perfguide.report.ranking import AHEAD
 
@@ -55,7 +58,7 @@ def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None, s
 
 
 def test_many_small_ops_make_it_overhead_bound_and_tf_function_the_change_worth_most():
-    found = findings.diagnose(
+    found = findings.assess(
         evidence(
             {"eager": 2.5e-3, "tf-function": 250e-6, "jit-compile": 200e-6},
             facts={"ops": 200, "op_time_s": 50e-6},
@@ -73,7 +76,7 @@ def test_many_small_ops_make_it_overhead_bound_and_tf_function_the_change_worth_
 
 def test_work_near_the_peak_makes_it_compute_bound_and_no_form_pays():
     # 2 GFLOP in 30 ms: 67 % of a 100 GFLOP/s peak; the peak's product timed in turns with it.
-    found = findings.diagnose(
+    found = findings.assess(
         evidence(
             {"eager": 30e-3, "tf-function": 30e-3, "jit-compile": 30e-3},
             facts={"flops": 2e9, "op_time_s": 29e-3},
@@ -92,7 +95,7 @@ def test_work_near_the_peak_makes_it_compute_bound_and_no_form_pays():
 
 
 def test_ops_below_the_limits_with_little_overhead_are_ops_bound():
-    found = findings.diagnose(
+    found = findings.assess(
         evidence({"eager": 1e-3, "tf-function": 1e-3}, facts={"ops": 3, "op_time_s": 0.9e-3})
     )
     assert found.bound == "ops" and found.best is None
@@ -112,7 +115,7 @@ def retraced(traced, fixed_traced, seconds=0.1, fixed_seconds=0.01, steady=1e-4)
 
 def test_retracing_is_named_priced_and_its_fix_measured():
     forms = ["eager", "tf-function"]
-    found = findings.diagnose(
+    found = findings.assess(
         evidence(
             {"eager": 1e-3, "tf-function": 1e-4},
             registered={"variants": forms, "problems": {}, "as_written": "tf-function"},
@@ -128,7 +131,7 @@ def test_retracing_is_named_priced_and_its_fix_measured():
 
 def test_a_tf_function_slower_than_its_eager_python_is_told_to_drop_it():
     forms = ["eager", "tf-function"]
-    found = findings.diagnose(
+    found = findings.assess(
         evidence(
             {"eager": 40e-6, "tf-function": 300e-6},
             registered={"variants": forms, "problems": {}, "as_written": "tf-function"},
@@ -139,7 +142,7 @@ def test_a_tf_function_slower_than_its_eager_python_is_told_to_drop_it():
 
 
 def test_no_retrace_means_no_retracing_advice():
-    found = findings.diagnose(
+    found = findings.assess(
         evidence({"eager": 1e-3, "tf-function": 1e-4}, retracing=[retraced(False, False, 0.01)] * 3)
     )
     assert any("0 of 2 varied calls" in f.measured for f in found.findings)
@@ -153,7 +156,7 @@ def test_ops_outside_the_graph_and_forms_left_out_are_findings():
         "problems": {"jit-compile": "InvalidArgumentError: EagerPyFunc is not compilable"},
         "as_written": "eager",
     }
-    found = findings.diagnose(
+    found = findings.assess(
         evidence(
             {"eager": 1e-3, "tf-function": 9e-4},
             facts={"outside_graph": outside},
@@ -181,7 +184,7 @@ def test_a_model_is_judged_per_call_and_per_training_step_against_predict_and_fi
         registered=registered,
         facts={"op_time_s": 0.1e-3},
     )
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     assert found.best.advice == "Call model(x) inside a tf.function"
     assert found.best.claim.effect == "60.0x faster"
     (custom,) = [a for a in found.advice if a.advice == "Train with a custom tf.function step"]
@@ -215,7 +218,7 @@ def served_at_two_batches(litert_s):
 
 def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
     measured = served_at_two_batches(litert_s=8e-3)
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     fastest = {f.what: f.measured for f in found.findings if f.what.startswith("Served fastest")}
     assert list(fastest) == ["Served fastest at a batch of 1", "Served fastest at your batch of 64"]
     assert fastest["Served fastest at a batch of 1"].startswith(
@@ -226,7 +229,8 @@ def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
     assert "time per request" in report.text(found, measured)
 
 
-def test_memory_that_grows_is_a_finding_with_the_chapters_fix():
+def memory_found(runs):
+    """The memory findings of a model whose forms held ``runs`` (one dict of series a process)."""
     registered = {
         "kind": "model",
         "variants": ["predict", "model-call"],
@@ -234,42 +238,88 @@ def test_memory_that_grows_is_a_finding_with_the_chapters_fix():
         "problems": {},
     }
     measured = evidence({"predict": 30e-3, "model-call": 1e-3}, registered=registered)
+    found = findings.assess(dataclasses.replace(measured, memory=runs))
+    return [f for f in found.findings if f.kind == "memory"]
 
-    def series(rate):  # bytes held every 10 calls, growing ``rate`` bytes a call
-        return {"series": [int(rate * 10 * i) for i in range(21)], "every": 10}
 
-    runs = [{"predict": series(20e3 + k), "model-call": series(k)} for k in range(3)]
-    found = findings.diagnose(dataclasses.replace(measured, memory=runs))
-    memory = [f for f in found.findings if f.kind == "memory"]
-    assert memory[0].what == "Memory per call, after warm-up"
-    assert memory[0].measured.startswith("predict 20.0 kB a call")
+def series(rate, start=50e6):
+    """Bytes held every 10 calls from ``start``, changing ``rate`` bytes a call: 20 samples after
+    the first, the slope fitted to the last 11 (100 calls)."""
+    return {"series": [int(start + rate * 10 * i) for i in range(21)], "every": 10}
+
+
+#: A change of memory a call with a minus sign: never shown, whatever the series did.
+NEGATIVE_RATE = re.compile(r"-[\d.]+ [kMG]?B a call")
+
+
+def test_memory_that_grows_is_a_finding_with_the_chapters_fix():
+    runs = [{"predict": series(20e3 + 1e3 * k), "model-call": series(k)} for k in range(3)]
+    memory = memory_found(runs)
+    assert memory[0].what == "Memory after warm-up"
+    # Mean 21 kB, spread 1 kB, t(2) = 4.303: 21 kB +- 4.303 * 1 kB * sqrt(4 / 3), all above zero.
+    assert memory[0].measured.startswith(
+        "predict grows: 21.0 kB a call (16.0 kB to 26.0 kB in the next process)"
+    )
     assert [f.what for f in memory[1:]] == ["Memory grows with predict"]
     assert "fix: call model(x) or predict_on_batch" in memory[1].measured
     assert "Why does my TensorFlow process keep growing?" in memory[1].measured
-    # One process gives a rate but no interval, and says so.
-    alone = findings.diagnose(dataclasses.replace(measured, memory=runs[:1]))
-    (rates,) = [f.measured for f in alone.findings if f.what == "Memory per call, after warm-up"]
-    assert "predict 20.0 kB a call (one process: no interval)" in rates
+    assert not NEGATIVE_RATE.search(memory[0].measured)
+
+
+def test_memory_given_back_after_warm_up_is_settling_never_a_negative_rate():
+    # As the user report had it: predict shedding about 103 kB a call in every process.
+    runs = [{"predict": series(-103e3 + 1e3 * k), "model-call": series(k)} for k in range(3)]
+    memory = memory_found(runs)
+    # The median slope, -102 kB a call, over the 100 calls it was fitted to.
+    assert "predict settling: gave back 10.2 MB over its last 100 calls" in memory[0].measured
+    assert "predict grows" not in memory[0].measured
+    assert not NEGATIVE_RATE.search(memory[0].measured)
+    assert [f.what for f in memory] == ["Memory after warm-up"]
+
+
+def test_memory_whose_next_process_could_grow_or_shrink_is_flat():
+    runs = [{"predict": series(20 * k - 30), "model-call": series(0)} for k in range(3)]
+    (memory,) = memory_found(runs)
+    # predict: mean -10 B, spread 20 B: -10 B +- 99.4 B spans zero; its reach is 109 B.
+    assert "predict flat: within ±109 B a call" in memory.measured
+    # model-call: no spread at all, so one page over its 100 calls either side.
+    page = format_bytes(resource.getpagesize() / 100)
+    assert f"model-call flat: within ±{page} a call" in memory.measured
+    assert not NEGATIVE_RATE.search(memory.measured)
+
+
+def test_memory_from_one_process_says_what_its_series_did_with_no_interval():
+    (memory,) = memory_found([{"predict": series(-103e3), "model-call": series(2e3)}])
+    assert memory.measured == (
+        "predict, one process (no interval): gave back 10.3 MB over its last 100 calls; "
+        "model-call, one process (no interval): grew 200 kB over its last 100 calls"
+    )
 
 
 def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):
     measured = evidence({"eager": 2.5e-3, "tf-function": 250e-6}, facts={"ops": 200})
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     text = report.text(found, measured, "https://example.org/guide")
     assert text.startswith("Short answer: f(float32[4]) is overhead-bound")
     assert "https://example.org/guide/auto_examples/tf_function/plot_tf_function.html" in text
     page = report.html_page(found, measured)
     assert page.startswith("<!DOCTYPE html>") and "data:image/svg+xml;base64," in page
+    diagnosis = api.Diagnosis(found, measured, {"tensorflow": "2.21.0"})
+    assert str(diagnosis) == report.text(found, measured)
+    inline = diagnosis._repr_html_()
+    assert inline.startswith('<div class="perfguide-diagnosis">') and "<h4>Findings</h4>" in inline
+    assert "<body" not in inline and "<html" not in inline  # inline: nothing of a page
     path = tmp_path / "diagnosis.json"
-    report.save(path, {"tensorflow": "2.21.0"}, found, measured)
+    diagnosis.save_json(path)
     assert [m.label for m in results.load_measurements(path)] == ["eager", "tf-function"]
-    assert json.loads(path.read_text())["diagnosis"]["bound"] == "overhead"
+    assert json.loads(path.read_text()) == diagnosis.to_json()
+    assert diagnosis.to_json()["diagnosis"]["bound"] == "overhead"
 
 
 def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     # tf.function 4x slower than the eager function: measured, never advised.
     measured = evidence({"eager": 100e-6, "tf-function": 400e-6}, facts={"ops": 3})
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     assert found.best.kind == "keep" and found.best.gain == 1
     assert "The best measured change is none: keep it as written (eager)" in found.short_answer()
     text = report.text(found, measured)
@@ -284,7 +334,7 @@ def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
 
 def test_retracing_fix_is_no_advice_while_no_graph_form_pays():
     measured = evidence({"eager": 1e-4, "tf-function": 1e-3}, retracing=[retraced(True, False)] * 3)
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     (finding,) = [f for f in found.findings if f.kind == "retracing"]
     assert finding.measured.endswith("moot while no graph form is faster than the code as written")
     assert not [a for a in found.advice if a.kind == "retracing"]
@@ -292,7 +342,7 @@ def test_retracing_fix_is_no_advice_while_no_graph_form_pays():
 
 def test_retracing_fix_follows_a_graph_form_that_pays_without_outranking_it():
     measured = evidence({"eager": 1e-3, "tf-function": 1e-4}, retracing=[retraced(True, False)] * 3)
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     (fix,) = [a for a in found.advice if a.kind == "retracing"]
     assert fix.advised and fix.gain == 0 and fix.advice.startswith("In the tf.function, pass")
     assert found.best.advice == "Wrap it in tf.function"
@@ -301,7 +351,7 @@ def test_retracing_fix_follows_a_graph_form_that_pays_without_outranking_it():
 def test_a_fix_that_needs_unknown_shapes_says_so_and_advises_padding():
     run = retraced(True, False) | {"fixed_calls": [], "fixed_error": "it needs a static shape"}
     registered = {"variants": ["eager", "tf-function"], "problems": {}, "as_written": "tf-function"}
-    found = findings.diagnose(
+    found = findings.assess(
         evidence({"eager": 1e-3, "tf-function": 1e-4}, registered=registered, retracing=[run] * 3)
     )
     (static,) = [f for f in found.findings if f.kind == "static-shape"]
@@ -317,7 +367,7 @@ def test_a_function_that_cannot_be_traced_is_diagnosed_eagerly():
         "problems": {"tf-function": graph_error, "jit-compile": graph_error},
         "as_written": "eager",
     }
-    found = findings.diagnose(evidence({"eager": 1e-3}, facts=facts, registered=registered))
+    found = findings.assess(evidence({"eager": 1e-3}, facts=facts, registered=registered))
     assert found.short_answer().startswith(f"f(float32[4]) cannot run as a graph: {graph_error}.")
     kinds = [f.kind for f in found.findings]
     assert kinds[0] == "not-a-graph" and "limits" not in kinds
@@ -336,7 +386,7 @@ def test_bytes_past_the_memory_bandwidth_are_set_against_the_cache_rate():
         ),
         limits=limits,
     )
-    (share,) = [f for f in findings.diagnose(measured).findings if f.kind == "limits"]
+    (share,) = [f for f in findings.assess(measured).findings if f.kind == "limits"]
     assert "tf-function reaches" in share.measured
     assert "moves 10,000,000 bytes at 50.0 % of the measured cache copy rate" in share.measured
     # The fused kernel moves its arguments and results: 1 MB in 50 µs, 100 % of 20 GB/s.
@@ -346,7 +396,7 @@ def test_bytes_past_the_memory_bandwidth_are_set_against_the_cache_rate():
 
 def test_python_in_a_graph_call_is_priced():
     outside = [{"op": "PyFunc", "name": "PyFunc", "where": "mine.py:7"}]
-    found = findings.diagnose(
+    found = findings.assess(
         evidence(
             {"eager": 1e-4, "tf-function": 4e-4},
             facts={"outside_graph": outside, "outside_graph_s": 3e-4},
@@ -390,7 +440,7 @@ CASES = {
 def diagnosed(case):
     forms, steps, registered = CASES[case]
     measured = evidence(forms, steps=steps, registered=registered)
-    return findings.diagnose(measured), measured
+    return findings.assess(measured), measured
 
 
 def advised_forms(found, unit, measured):
@@ -436,7 +486,7 @@ def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
 
 
 def test_worth_most_is_named_with_its_margin_over_the_runner_up():
-    found = findings.diagnose(
+    found = findings.assess(
         evidence({"eager": 2.5e-3, "tf-function": 250e-6, "jit-compile": 200e-6})
     )
     answer = found.short_answer()
@@ -488,7 +538,7 @@ def test_fit_over_an_epoch_and_over_one_batch_price_a_fit_call_apart():
 
 def test_the_fastest_form_at_a_batch_is_not_named_where_tied():
     measured = served_at_two_batches(litert_s=5.1e-3)
-    found = findings.diagnose(measured)
+    found = findings.assess(measured)
     fastest = {f.what: f.measured for f in found.findings if "astest at" in f.what}
     assert list(fastest) == ["Served fastest at a batch of 1", "Fastest at your batch of 64"]
     tied = fastest["Fastest at your batch of 64"]

@@ -43,9 +43,13 @@ def test_a_form_that_computes_something_else_is_not_timed(tmp_path):
     )
     target = Target(f"{source}:noisy", (InputSpec.parse("float32[4]"),))
     registered = forms.register(target.to_json())
-    # Traced once, the random number is frozen into the graph: not the eager function.
+    # Traced once, the random number is frozen into the graph: not the eager function, which
+    # draws one at every call.
     assert registered.answer["variants"] == ["eager"]
-    assert "not the same result" in registered.answer["problems"]["tf-function"]
+    assert registered.answer["random"] == forms.RANDOM_CALLS
+    for form in ("tf-function", "jit-compile"):
+        why = registered.answer["problems"][form]
+        assert why.startswith("not the same result") and "drawn once" in why
 
 
 def test_a_registration_holds_its_workloads_and_leaves_the_chapters_alone():

@@ -54,6 +54,13 @@ def test_growth_is_fitted_per_process_after_settling():
     assert grown.resolution == resource.getpagesize() / 20
 
 
+def test_a_slope_over_the_calls_it_spans_is_what_the_kept_samples_moved():
+    # Flat while settling, then 1,000 bytes every 10 calls: samples 10 to 20 are kept.
+    series = [0] * 10 + [1000 * i for i in range(11)]
+    moved = probe.growth_per_call(series, every=10) * probe.fitted_calls(len(series), every=10)
+    assert moved == pytest.approx(series[-1] - series[10])
+
+
 def test_an_interval_is_never_narrower_than_the_series_resolution():
     grown = probe.Growth("way", rates=(15.0, 15.0, 15.0), added=(0.0,) * 3, resolution=14.0)
     assert grown.interval == (1.0, 29.0)

@@ -47,7 +47,13 @@ would call it, once over an epoch of many batches (your batch repeated, up to 64
 ``train_on_batch`` and a custom ``tf.function`` step, each checked to train the same weights,
 and ``fit`` called on one batch, which with the epoch prices a ``fit`` call apart from its
 steps; and judges them against ``predict`` and ``fit``. A conversion that fails is reported in
-one line with its reason, and the rest of the report still comes.
+one line with its reason, and the rest of the report still comes. A SavedModel directory is
+timed through its serving signature, as TensorFlow Serving calls it, beside the signature
+compiled with XLA and converted for LiteRT and ONNX Runtime; a ``.tflite`` file in LiteRT's
+interpreter with every core, with one, and with XNNPACK off. A model's inputs may be named as
+it names them (``--input tokens=int32[32,4]``). From Python or a notebook,
+``perfguide.diagnose(function, *example_args)`` runs the same code and shows its report inline:
+see :doc:`Diagnose your code from a notebook </notebook>`.
 
 To install the command on your machine, see :doc:`Run the guide on your machine
 </your_machine>`. Below, the command runs on three functions that are slow for three different
@@ -60,12 +66,13 @@ inside the graph), while this page is built; what it prints is what you would se
 # ----------------------------
 
 # sphinx_gallery_start_ignore
+import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from perfguide.diagnose import report
-from perfguide.diagnose.examine import diagnosis_of
+from perfguide.diagnose.examine import assessment_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.processes.pool import Workers
 from perfguide.report import results
@@ -79,10 +86,12 @@ env = workers.environment
 print(results.where_measured(env))
 
 
-def diagnose(function: str, *inputs: str):
-    """What ``perfguide diagnose FUNCTIONS:function --input … --quick`` prints, and its plot."""
-    target = Target(f"{FUNCTIONS}:{function}", tuple(map(InputSpec.parse, inputs)))
-    found, evidence = diagnosis_of(target, workers, quick=True, settle=False)
+def diagnose(reference: str, *inputs: str):
+    """What ``perfguide diagnose reference --input … --quick`` prints, and its plot; a name
+    alone is a function of FUNCTIONS."""
+    reference = reference if "/" in reference else f"{FUNCTIONS}:{reference}"
+    target = Target(reference, tuple(map(InputSpec.parse, inputs)))
+    found, evidence = assessment_of(target, workers, quick=True, settle=False)
     print(report.text(found, evidence))
     report.dot_plot_of(evidence)
     plt.show()
@@ -172,8 +181,36 @@ diagnose("clipped_mean", "float32[256,64]")
 diagnose("log_magnitude", "float32[64]")
 # sphinx_gallery_end_ignore
 
+# %%
+# A SavedModel of two inputs
+# --------------------------
+#
+# A model of the shape recommenders and tabular models have, numeric features beside token ids,
+# exported as TensorFlow Serving loads it:
+
 # sphinx_gallery_start_ignore
+import tempfile
+
+exported = f"{tempfile.mkdtemp(prefix='perfguide-exported-')}/exported"
+# sphinx_gallery_end_ignore
+import keras
+
+numbers = keras.Input((8,), name="numbers")
+tokens = keras.Input((4,), dtype="int32", name="tokens")
+embedded = keras.layers.Flatten()(keras.layers.Embedding(1000, 16)(tokens))
+joined = keras.layers.Concatenate()([numbers, embedded])
+hidden = keras.layers.Dense(64, activation="relu")(joined)
+model = keras.Model([numbers, tokens], keras.layers.Dense(1)(hidden))
+model.export(exported, verbose=False)
+
+# %%
+# ``python -m perfguide diagnose exported --input numbers=float32[32,8] --input
+# tokens=int32[32,4] --quick``
+
+# sphinx_gallery_start_ignore
+diagnose(exported, "numbers=float32[32,8]", "tokens=int32[32,4]")
 workers.close()
+shutil.rmtree(Path(exported).parent)
 # sphinx_gallery_end_ignore
 
 # %%

@@ -1,5 +1,5 @@
 """What ``perfguide diagnose`` measured and what it makes of it: the workers' measurements and
-facts (:class:`Evidence`), and the diagnosis (:class:`Diagnosis`): its findings, each of one of
+facts (:class:`Evidence`), and the diagnosis (:class:`Assessment`): its findings, each of one of
 the :data:`KINDS`, and the changes measured on the reader's code (:class:`Advice`), each a
 checked claim with the chapter that explains it. :mod:`~perfguide.diagnose.findings` makes the
 one from the other.
@@ -21,6 +21,7 @@ KINDS = {
     "not-a-graph": "the function cannot run as a tf.function: why, and the line",
     "eager-call": "where an eager call's time goes, where no graph can be measured",
     "form-not-timed": "a form that could not be built, or computed something else",
+    "random": "results that differ call to call: how the other forms were checked instead",
     "leaves-graph": "an op that runs Python from inside the graph, and its line",
     "python-share": "the share of a graph call spent in Python",
     "prints-when-tracing": "print (a Python side effect) runs only while tracing",
@@ -86,6 +87,8 @@ class Evidence:
     other_batch: list[Measurement] = dataclasses.field(default_factory=list)
     #: Each process's resident series of each form called many times after its timing.
     memory: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: Where the profiler trace asked for was written (``path``), or why none was (``error``).
+    trace: dict[str, str] | None = None
 
     def form(self, label: str) -> Measurement | None:
         return next((m for m in self.measurements if m.label == label), None)
@@ -122,7 +125,7 @@ class Evidence:
 
 
 @dataclasses.dataclass(frozen=True)
-class Diagnosis:
+class Assessment:
     """The bound, the findings and the advice, ordered by measured effect (advised first), why
     the function cannot be traced, if it cannot, and per unit (a call, a training step) the
     ranking of the forms that were faster than the code as written."""

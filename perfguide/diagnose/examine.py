@@ -4,8 +4,8 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.evidence import Diagnosis, Evidence
-from perfguide.diagnose.findings import diagnose
+from perfguide.diagnose.evidence import Assessment, Evidence
+from perfguide.diagnose.findings import assess
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers
@@ -16,6 +16,7 @@ REGISTER = "perfguide.diagnose.forms:register"
 FACTS = "perfguide.diagnose.graph_facts:facts"
 RETRACING = "perfguide.diagnose.retracing:retracing"
 MEMORY = "perfguide.diagnose.memory_series:memory"
+TRACE = "perfguide.diagnose.graph_facts:trace"
 #: Seconds of calls each form's memory series may take in each process: enough calls for a
 #: slope, never more than a few seconds in all.
 MEMORY_BUDGET_S = 0.2
@@ -38,12 +39,18 @@ def _settle(forms: list[str], as_written: str) -> list[Faster]:
 
 
 def examine(
-    target: Target, workers: Workers, *, quick: bool = False, settle: bool = True
+    target: Target,
+    workers: Workers,
+    *,
+    quick: bool = False,
+    settle: bool = True,
+    trace: str | None = None,
 ) -> Evidence:
     """What the workers measure of ``target``: its forms timed in one interleaved run per
     process (first calls apart; a model's also at another batch size), and each process's
     facts and retracing calls. With ``settle``, a comparison with the reader's own form still
-    undecided gets more processes."""
+    undecided gets more processes. With ``trace``, the first process writes a profiler trace
+    of its graph calls into that folder."""
     registered = workers.prepare(REGISTER, spec=target.to_json())[0]
     forms = _settle(registered["variants"], registered["as_written"]) if settle else []
     measurements = workers.run(WORKLOAD, quick=quick, settle=forms, peak=True)
@@ -58,7 +65,7 @@ def examine(
         if m.label in registered["variants"] and m.unit == "call"
     }
     return Evidence(
-        target=target.describe(),
+        target=registered.get("target", target.describe()),
         measurements=measurements,
         other_batch=other_batch,
         registered=registered,
@@ -66,12 +73,18 @@ def examine(
         retracing=workers.call(RETRACING, prepared=REGISTER),
         memory=workers.call(MEMORY, prepared=REGISTER, calls=calls),
         limits=workers.machine_limits,
+        trace=workers.call_in(0, TRACE, prepared=REGISTER, logdir=trace) if trace else None,
     )
 
 
-def diagnosis_of(
-    target: Target, workers: Workers, *, quick: bool = False, settle: bool = True
-) -> tuple[Diagnosis, Evidence]:
+def assessment_of(
+    target: Target,
+    workers: Workers,
+    *,
+    quick: bool = False,
+    settle: bool = True,
+    trace: str | None = None,
+) -> tuple[Assessment, Evidence]:
     """:func:`examine` ``target`` and judge what was measured."""
-    evidence = examine(target, workers, quick=quick, settle=settle)
-    return diagnose(evidence), evidence
+    evidence = examine(target, workers, quick=quick, settle=settle, trace=trace)
+    return assess(evidence), evidence

@@ -1,7 +1,7 @@
 """What the measurements of the reader's function say: what bounds it here
 (:mod:`~perfguide.diagnose.bound`), what each finding measured, and which changes pay
 (:mod:`~perfguide.diagnose.advice`), each a checked claim with the chapter that explains it;
-:func:`diagnose` puts them together into a :class:`~perfguide.diagnose.evidence.Diagnosis`.
+:func:`diagnose` puts them together into a :class:`~perfguide.diagnose.evidence.Assessment`.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. The findings here are those that advise nothing by themselves: Python inside the graph,
@@ -11,6 +11,8 @@ call, and memory that grows, with the fix the memory chapter measured.
 
 from __future__ import annotations
 
+from typing import Any
+
 from perfguide.diagnose.advice import (
     GRAPH_FORMS,
     form_advice,
@@ -19,8 +21,8 @@ from perfguide.diagnose.advice import (
     retrace_findings,
 )
 from perfguide.diagnose.bound import limits_finding, overhead_findings, what_bounds
-from perfguide.diagnose.evidence import Diagnosis, Evidence, Finding
-from perfguide.measure.memory import Growth, growth
+from perfguide.diagnose.evidence import Assessment, Evidence, Finding
+from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.measure.timer import Measurement
 from perfguide.report.chapters import chapter
 from perfguide.report.compare import pick
@@ -86,8 +88,15 @@ def _graph_findings(evidence: Evidence) -> list[Finding]:
 
 
 def _excluded_findings(evidence: Evidence) -> list[Finding]:
-    """The forms left out, and why."""
-    return [
+    """How the forms were checked where the results are random, and the forms left out, and
+    why."""
+    calls = evidence.registered.get("random", 0)
+    checked = (
+        "two calls as written gave different results (random ops), so no other form can match "
+        "them value by value: each other form was checked to return the same shapes and dtypes, "
+        f"its values within the range {calls} calls as written span"
+    )
+    return [Finding("random", "Its results are random", checked)] * bool(calls) + [
         Finding("form-not-timed", f"{form} not timed", why)
         for form, why in evidence.registered["problems"].items()
     ]
@@ -189,30 +198,47 @@ def _fit_findings(evidence: Evidence) -> list[Finding]:
     ]
 
 
-def _next(grown: Growth) -> str:
-    """Where the next process's rate should land, where more than one process measured it."""
+def _change(held: float) -> str:
+    """A change of what the process holds, in words: never a negative size."""
+    return f"gave back {format_bytes(-held)}" if held < 0 else f"grew {format_bytes(held)}"
+
+
+def _after_warm_up(grown: Growth, calls: int) -> str:
+    """What a form did to memory over the ``calls`` calls its slope spans, judged on where the
+    next process's rate should land: it grows where all of that interval lies above zero; it is
+    settling (giving memory back, no rate to extrapolate) where all of it lies below; it is flat
+    where the interval spans zero. One process has no interval: what its series did."""
+    form, over = grown.label, f"over its last {calls} calls"
     if len(grown.rates) < 2:
-        return " (one process: no interval)"
+        return f"{form}, one process (no interval): {_change(grown.rate * calls)} {over}"
     low, high = grown.interval
-    return f" ({format_bytes(low)} to {format_bytes(high)} in the next process)"
+    if low > 0:
+        return (
+            f"{form} grows: {format_bytes(grown.rate)} a call "
+            f"({format_bytes(low)} to {format_bytes(high)} in the next process)"
+        )
+    if high < 0:
+        return f"{form} settling: {_change(grown.rate * calls)} {over}"
+    return f"{form} flat: within ±{format_bytes(max(-low, high))} a call"
+
+
+def _grown(runs: list[dict[str, Any]], form: str) -> tuple[Growth, int]:
+    """``form``'s growth over the processes, and the calls its slope spans."""
+    series, every = [run[form]["series"] for run in runs], runs[0][form]["every"]
+    return growth(form, series, every), fitted_calls(len(series[0]), every)
 
 
 def _memory_findings(evidence: Evidence) -> list[Finding]:
-    """Each form's growth per call after warm-up, over the processes; and for each form whose
-    growth holds above :data:`GROWS` a call, that it grows, with the fix the memory chapter
-    measured."""
+    """What each form does to memory after warm-up: grows, settles or stays flat; and for each
+    form whose growth holds above :data:`GROWS` a call, that it grows, with the fix the memory
+    chapter measured."""
     runs = [run for run in evidence.memory if run]
     if not runs:
         return []
-    grown = {
-        form: growth(form, [run[form]["series"] for run in runs], runs[0][form]["every"])
-        for form in runs[0]
-    }
-    rates = "; ".join(
-        f"{form} {format_bytes(g.rate)} a call{_next(g)}" for form, g in grown.items()
-    )
-    found = [Finding("memory", "Memory per call, after warm-up", rates)]
-    for form, g in grown.items():
+    grown = {form: _grown(runs, form) for form in runs[0]}
+    lines = "; ".join(_after_warm_up(g, calls) for g, calls in grown.values())
+    found = [Finding("memory", "Memory after warm-up", lines)]
+    for form, (g, _) in grown.items():
         if grows(g, GROWS).held:
             fix = MEMORY_FIXES.get(form, "see the chapter")
             found.append(
@@ -226,7 +252,7 @@ def _memory_findings(evidence: Evidence) -> list[Finding]:
     return found
 
 
-def diagnose(evidence: Evidence) -> Diagnosis:
+def assess(evidence: Evidence) -> Assessment:
     """The diagnosis the measurements support."""
     limits, compute, memory, limit = limits_finding(evidence)
     overhead, op_share, dispatch_share = overhead_findings(evidence)
@@ -251,4 +277,4 @@ def diagnose(evidence: Evidence) -> Diagnosis:
     # Advised first, larger gains first: the reader acts on the top line.
     order = {True: 0, None: 1, False: 2}
     advice.sort(key=lambda a: (not a.advised, order[a.claim.held], -a.gain))
-    return Diagnosis(evidence.target, bound, why, findings, advice, evidence.graph_error, rankings)
+    return Assessment(evidence.target, bound, why, findings, advice, evidence.graph_error, rankings)

@@ -22,12 +22,20 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.loading import arguments, load, load_model, materialize, reader_call
+from perfguide.diagnose.loading import (
+    arguments,
+    load,
+    load_inference_model,
+    load_model,
+    materialize,
+    reader_call,
+)
 from perfguide.diagnose.model_forms import (
     INFERENCE_FORMS,
     SERVING_FORMS,
     TRAINING_FORMS,
     batch_bytes,
+    batch_size,
     epoch_steps,
     infer,
     inference_call,
@@ -39,6 +47,15 @@ from perfguide.diagnose.model_forms import (
     trains,
 )
 from perfguide.diagnose.reasons import reader_files, why_not
+from perfguide.diagnose.saved_forms import (
+    LITERT_FORMS,
+    SAVED_MODEL_FORMS,
+    litert_batch,
+    litert_call,
+    saved_model_call,
+    signature,
+    signature_batch,
+)
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of
@@ -47,6 +64,8 @@ from perfguide.workloads.distributed import gradient_bytes
 #: How far a form's result may be from the eager one's, relative to the result's largest
 #: element (XLA may sum in another order).
 RTOL, ATOL = 1e-3, 1e-5
+#: Calls of the reader's own way whose random results set the range its other forms must keep.
+RANDOM_CALLS = 5
 
 
 @dataclasses.dataclass
@@ -78,7 +97,12 @@ def register(spec: dict[str, Any]) -> Registered:
     """Load ``spec`` (:meth:`Target.to_json`), check its forms, and register those that compute
     what the reader's own form computes (see :class:`Registered`)."""
     target = Target.from_json(spec)
-    return _register_model(target) if target.is_model else _register_function(target)
+    registering = {
+        "keras": _register_model,
+        "saved-model": _register_saved_model,
+        "litert": _register_litert,
+    }
+    return registering.get(target.kind, _register_function)(target)
 
 
 # -- Whether a form computes what the reader's own form computes -------------------------------
@@ -105,29 +129,79 @@ def difference(expected: list[np.ndarray], got: list[np.ndarray]) -> str | None:
     return None
 
 
+def outside_range(samples: list[list[np.ndarray]], got: list[np.ndarray]) -> str | None:
+    """Why ``got`` is not a result a random function gives, from ``samples`` of its results:
+    other value counts, shapes or dtypes, or a value outside the range the samples span (widened
+    by a tenth of it either side); None if it is one.
+
+    >>> samples = [[np.array([0.1, 0.9])], [np.array([0.3, 0.5])]]
+    >>> outside_range(samples, [np.array([0.2, 0.8])]) is None
+    True
+    >>> outside_range(samples, [np.array([0.2, 1.5])])
+    'value 0 lies outside 0.02 to 0.98, the range its random results span'
+    """
+    first = samples[0]
+    if len(got) != len(first):
+        return f"returns {len(got)} values, not {len(first)}"
+    for i, b in enumerate(got):
+        a = first[i]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"value {i} is {b.dtype}{list(b.shape)}, not {a.dtype}{list(a.shape)}"
+        if a.dtype.kind in "fiu" and b.size:
+            low = min(float(np.min(s[i])) for s in samples)
+            high = max(float(np.max(s[i])) for s in samples)
+            margin = (high - low) / 10
+            if float(np.min(b)) < low - margin or float(np.max(b)) > high + margin:
+                span = f"{low - margin:.3g} to {high + margin:.3g}"
+                return f"value {i} lies outside {span}, the range its random results span"
+    return None
+
+
 def _checked(
     makers: dict[str, Callable[[], Timed]],
     target: Target,
     outcome: Callable[[str], list[np.ndarray]] | None = None,
-) -> tuple[list[str], dict[str, str]]:
+) -> tuple[list[str], dict[str, str], bool]:
     """The forms of ``makers`` whose ``outcome`` (by default, what one call returns) agrees with
-    the first form's (the reader's own way: its failure is bad input), and why the others do
-    not."""
+    the first form's (the reader's own way: its failure is bad input), why the others do not,
+    and whether the results are random (see :func:`_random_check`)."""
+    calls = outcome is None
     outcome = outcome or (lambda form: materialize(makers[form]()()))
     first, *others = makers
     expected = reader_call(target.describe(), lambda: outcome(first))
+    check, random = (lambda form: difference(expected, outcome(form))), False
+    if calls and difference(expected, again := outcome(first)) is not None:
+        samples = [expected, again, *(outcome(first) for _ in range(RANDOM_CALLS - 2))]
+        check, random = functools.partial(_random_check, makers, samples), True
     variants, problems = [first], {}
     for form in others:
         try:
-            got = outcome(form)
+            why = check(form)
         except Exception as error:  # e.g. an op XLA cannot compile: that form is out
             problems[form] = why_not(error, reader_files(target))
             continue
-        if (why := difference(expected, got)) is not None:
+        if why is not None:
             problems[form] = f"not the same result: {why}"
         else:
             variants.append(form)
-    return variants, problems
+    return variants, problems, random
+
+
+def _random_check(
+    makers: dict[str, Callable[[], Timed]], samples: list[list[np.ndarray]], form: str
+) -> str | None:
+    """Why ``form`` does not compute what random code as written does, from ``samples`` of the
+    reader's own results (two calls differ: random ops): no form can agree value by value, so
+    two calls of it must differ too (randomness from Python or NumPy is drawn once, while a
+    graph is traced) and each must lie in the range the samples span (:func:`outside_range`)."""
+    timed = makers[form]()
+    once, twice = materialize(timed()), materialize(timed())
+    if difference(once, twice) is None:
+        return (
+            "the same result at every call, where as written it is random: randomness from "
+            "Python or NumPy is drawn once, while the graph is traced"
+        )
+    return outside_range(samples, once) or outside_range(samples, twice)
 
 
 def _differences(makers: dict[str, Callable[[], Timed]], forms: list[str]) -> dict[str, float]:
@@ -205,7 +279,7 @@ def _register_function(target: Target) -> Registered:
         for form, make in forms(python).items()
         if form not in untried
     }
-    variants, problems = _checked(makers, target)
+    variants, problems, random = _checked(makers, target)
     # A tf.function runs as one as written, if that form computes the same result.
     as_written = "tf-function" if python is not function and "tf-function" in variants else "eager"
     answer = {
@@ -213,6 +287,7 @@ def _register_function(target: Target) -> Registered:
         "problems": problems | untried,
         "as_written": as_written,
         "kind": "function",
+        "random": RANDOM_CALLS * random,
     }
     workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
     return Registered(target, python, args, makers, workloads, answer)
@@ -222,49 +297,98 @@ def _register_function(target: Target) -> Registered:
 
 
 def _register_model(target: Target) -> Registered:
-    model = _model(target)
+    model, uncompiled = _model(target)
     x, y = reader_call(target.describe(), lambda: model_batch(target, model))
     registered = _register_inference(target, model, x)
-    if not isinstance(x, (list, tuple)):  # a batch of one input can be cut and repeated
-        _add_other_batch(registered, model, x)
+    _add_other_batch(registered, model, x)
     if trains(model):
         _add_training(registered, model, x, y)
+    if uncompiled:
+        why = f"its optimizer and loss did not load, so it was not trained ({uncompiled})"
+        registered.answer["problems"]["fit"] = why
     return registered
 
 
-def _model(target: Target) -> Any:
-    """The saved model, loaded after the inputs factory's module, which may define (and
-    register) the model's own layers."""
+def _model(target: Target) -> tuple[Any, str | None]:
+    """The saved model (and why it loaded without its optimizer and loss, if it did), loaded
+    after the inputs factory's module, which may define (and register) its own layers."""
     if target.factory is not None:
         load(target.factory)
-    return load_model(target.function)
+    return load_inference_model(target.function)
 
 
 def _register_inference(target: Target, model: Any, x: Any) -> Registered:
-    """The model's inference forms that answer as the reader's own way does, per call on the
-    reader's batch ``x``; the serving runtimes' answers' distance from it."""
-    conversions = tempfile.TemporaryDirectory(prefix="perfguide-diagnose-")
+    """The Keras model's inference forms that answer as the reader's own way does, per call on
+    the reader's batch ``x``."""
+    conversions = _conversions()
     makers = {
         form: functools.partial(inference_call, form, model, x, Path(conversions.name))
         for form in INFERENCE_FORMS + SERVING_FORMS
     }
-    variants, problems = _checked(makers, target)
+    python = functools.partial(infer, model)
+    return _register_calls(target, makers, python, (x,), conversions, SERVING_FORMS)
+
+
+def _conversions() -> tempfile.TemporaryDirectory[str]:
+    """A folder for a model's conversions, removed with the :class:`Registered` holding it."""
+    return tempfile.TemporaryDirectory(prefix="perfguide-diagnose-")
+
+
+def _register_calls(
+    target: Target,
+    makers: dict[str, Callable[[], Timed]],
+    python: Callable[..., Any] | None,
+    args: tuple[Any, ...],
+    conversions: tempfile.TemporaryDirectory[str],
+    served: tuple[str, ...],
+) -> Registered:
+    """A model's forms that answer as the first of ``makers`` (the reader's own way) does, per
+    call; how far the answers of those of them ``served`` in a runtime lie from it."""
+    variants, problems, random = _checked(makers, target)
+    runtimes = [form for form in variants if form in served]
     answer = {
         "variants": variants,
         "problems": problems,
-        "as_written": INFERENCE_FORMS[0],
+        "as_written": variants[0],
         "kind": "model",
-        "differences": _differences(makers, [f for f in variants if f in SERVING_FORMS]),
+        "format": target.kind,
+        "random": RANDOM_CALLS * random,
+        "target": target.describe(),
+        "differences": _differences(makers, runtimes),
     }
     workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
-    python = functools.partial(infer, model)
-    return Registered(target, python, (x,), makers, workloads, answer, conversions)
+    return Registered(target, python, args, makers, workloads, answer, conversions)
+
+
+def _register_saved_model(target: Target) -> Registered:
+    """A SavedModel's serving signature as called, and its forms (see
+    :mod:`~perfguide.diagnose.saved_forms`)."""
+    signed = signature(target.function)
+    x = signature_batch(target, signed)
+    conversions = _conversions()
+    folder = Path(conversions.name)
+    makers = {
+        form: functools.partial(saved_model_call, form, signed, target.function, x, folder)
+        for form in SAVED_MODEL_FORMS
+    }
+    python, args = signed.positional(), tuple(x.values())
+    return _register_calls(target, makers, python, args, conversions, SAVED_MODEL_FORMS[2:])
+
+
+def _register_litert(target: Target) -> Registered:
+    """A LiteRT file in its interpreter, as it starts by default and the other ways (see
+    :mod:`~perfguide.diagnose.saved_forms`); no TensorFlow graph to probe."""
+    target, x = litert_batch(target)
+    makers = {
+        form: functools.partial(litert_call, form, target.function, x) for form in LITERT_FORMS
+    }
+    return _register_calls(target, makers, None, (x,), _conversions(), LITERT_FORMS[1:])
 
 
 def _add_other_batch(registered: Registered, model: Any, x: Any) -> None:
     """Add the inference forms at :func:`~perfguide.diagnose.model_forms.other_batch`, timed
     per request, as :data:`~perfguide.diagnose.target.BATCH_WORKLOAD`."""
-    size = other_batch(len(x))
+    size = other_batch(batch_size(x))
     conversions = Path(registered.conversions.name)
 
     def make_call(form: str, n: int) -> Timed:
@@ -279,7 +403,7 @@ def _add_other_batch(registered: Registered, model: Any, x: Any) -> None:
         default_size=size,
         make_call=make_call,
     )
-    registered.answer |= {"batch": len(x), "other_batch": size}
+    registered.answer |= {"batch": batch_size(x), "other_batch": size}
 
 
 def _add_training(registered: Registered, model: Any, x: Any, y: Any) -> None:
@@ -292,7 +416,7 @@ def _add_training(registered: Registered, model: Any, x: Any, y: Any) -> None:
         form: lambda form=form: training_call(form, load_model(path), x, y, epoch)
         for form in TRAINING_FORMS
     }
-    steps, problems = _checked(makers, target, functools.partial(trained_weights, path, x, y))
+    steps, problems, _ = _checked(makers, target, functools.partial(trained_weights, path, x, y))
     registered.workloads[TRAINING_WORKLOAD] = _workload(
         TRAINING_WORKLOAD, target, "step", makers, steps
     )

@@ -1,5 +1,5 @@
-"""A diagnosis shown: as text for a terminal, as one self-contained HTML page, and as a results
-file that ``perfguide show`` and ``compare`` read (the diagnosis rides along in it).
+"""A assessment shown: as text for a terminal, as one self-contained HTML page, and as a results
+file that ``perfguide show`` and ``compare`` read (the assessment rides along in it).
 
 Each recommendation links the chapter that explains it: ``docs_url`` is where the guide is
 hosted (``--docs-url``, or ``$PERFGUIDE_DOCS_URL``); without one, the link is the chapter's
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfguide.diagnose.evidence import Advice, Diagnosis, Evidence
+from perfguide.diagnose.evidence import Advice, Assessment, Evidence
 from perfguide.diagnose.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 DOCS_URL_ENV = "PERFGUIDE_DOCS_URL"
 #: How the report heads the changes measured that are no advice, by why, in the order the
-#: diagnosis lists them: a change that paid but lost clearly to a form advised, then by the
+#: assessment lists them: a change that paid but lost clearly to a form advised, then by the
 #: verdict of its claim.
 PAID_BUT_SLOWER = "Paid, but clearly slower than what is advised"
 NO_ADVICE_HEADINGS = {"INCONCLUSIVE": "Too close to call here", "DID NOT HOLD": "Did not pay here"}
@@ -68,7 +68,7 @@ def _tables(evidence: Evidence) -> list[Comparison]:
 
 
 def text(
-    diagnosis: Diagnosis,
+    assessment: Assessment,
     evidence: Evidence,
     base: str = "",
     projection: ModelProjection | None = None,
@@ -76,17 +76,17 @@ def text(
     """What ``perfguide diagnose`` prints; with a model's ``projection`` on more workers last."""
     processes = evidence.forms[0].processes
     lines = [
-        f"Short answer: {diagnosis.short_answer()}",
+        f"Short answer: {assessment.short_answer()}",
         "",
         f"Timed in {processes} fresh process{'es' * (processes > 1)}, the forms in turns, first "
         "calls apart:",
         "\n\n".join(map(str, _tables(evidence))),
         "",
         "Findings:",
-        *(f"- {f.what}: {f.measured}" for f in diagnosis.findings),
+        *(f"- {f.what}: {f.measured}" for f in assessment.findings),
     ]
     what = "model" if evidence.registered.get("kind") == "model" else "function"
-    for title, advice in _advice_lists(diagnosis, what):
+    for title, advice in _advice_lists(assessment, what):
         lines += ["", f"{title}:"]
         for a in advice:
             effect = effect_and_target(a.claim.effect, a.claim.target)
@@ -96,6 +96,8 @@ def text(
             lines.append(f"  why: {chapter(a.chapter).title} {chapter_link(a.chapter, base)}")
     if projection is not None:
         lines += ["", str(projection.table()), f"  {_projection_note(base)}"]
+    if evidence.trace:
+        lines += ["", f"Trace: {trace_note(evidence)}"]
     return "\n".join(lines)
 
 
@@ -104,13 +106,13 @@ def _projection_note(base: str) -> str:
     return f"where such a projection holds: {chapter('distributed').title} {link}"
 
 
-def _advice_lists(diagnosis: Diagnosis, what: str) -> list[tuple[str, list[Advice]]]:
+def _advice_lists(assessment: Assessment, what: str) -> list[tuple[str, list[Advice]]]:
     """The advice, then the changes measured that are no advice, grouped by why: those that
     paid but lost clearly to a form advised, those too close to call, those that did not pay;
     each list under its title, leaving out an empty one."""
-    advised = [a for a in diagnosis.advice if a.advised]
-    beaten = [a for a in diagnosis.advice if a.why_not]
-    rest = [a for a in diagnosis.advice if not a.advised and not a.why_not]
+    advised = [a for a in assessment.advice if a.advised]
+    beaten = [a for a in assessment.advice if a.why_not]
+    rest = [a for a in assessment.advice if not a.advised and not a.why_not]
     lists = [
         (f"Recommendations, each measured on this {what}", advised),
         (PAID_BUT_SLOWER, beaten),
@@ -147,14 +149,23 @@ def _plot_svg(evidence: Evidence) -> str:
     return f'<img alt="time per call of each form" src="data:image/svg+xml;base64,{encoded}">'
 
 
+#: The report's look, scoped to its own element so that, shown inline in a notebook or a docs
+#: page, it restyles nothing around it.
 _STYLE = """
-body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;
-line-height:1.5}h1{font-size:1.6rem;overflow-wrap:anywhere}table{border-collapse:collapse;display:block;overflow-x:auto}
-td,th{padding:.2rem .6rem;text-align:right;border-bottom:1px solid #ddd}
-.perfguide-text{text-align:left}img{max-width:100%;height:auto}
+.perfguide-diagnosis{line-height:1.5}
+.perfguide-diagnosis table{border-collapse:collapse;display:block;overflow-x:auto}
+.perfguide-diagnosis td,.perfguide-diagnosis th{padding:.2rem .6rem;text-align:right;
+border-bottom:1px solid #ddd}
+.perfguide-diagnosis .perfguide-text{text-align:left}
+.perfguide-diagnosis img{max-width:100%;height:auto}
+.perfguide-diagnosis li{overflow-wrap:anywhere}
 .perfguide-verdict{padding:0 .3rem;border-radius:.2rem;font-size:.85em}
 .perfguide-verdict-held{background:#d4edda}.perfguide-verdict-did-not-hold{background:#f8d7da}
 .perfguide-verdict-inconclusive{background:#fff3cd}
+"""
+_PAGE_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem}
+h1{font-size:1.6rem;overflow-wrap:anywhere}
 """
 
 
@@ -171,14 +182,16 @@ def _advice_html(a: Advice, base: str) -> str:
     )
 
 
-def html_page(
-    diagnosis: Diagnosis,
+def html_fragment(
+    assessment: Assessment,
     evidence: Evidence,
     base: str = "",
     projection: ModelProjection | None = None,
+    heading: str = "h2",
 ) -> str:
-    """One self-contained page: the short answer, the table and plot, findings, advice, and a
-    model's ``projection`` on more workers."""
+    """The report as one element with its own style, to show inline (in Jupyter, say): the
+    short answer, the tables and plot, findings, advice, a model's ``projection`` on more
+    workers and where a trace was written; its sections under ``heading`` elements."""
     tables = "".join(
         html_table(
             t.header(), t.rows(), f"Time per {t.unit} of each form", (0, len(t.header()) - 1)
@@ -187,44 +200,73 @@ def html_page(
     )
     findings = "".join(
         f"<li><strong>{html.escape(f.what)}</strong>: {html.escape(f.measured)}</li>"
-        for f in diagnosis.findings
+        for f in assessment.findings
     )
     what = "model" if evidence.registered.get("kind") == "model" else "function"
+    h = heading
     advice = "".join(
-        f"<h2>{html.escape(title)}</h2><ul>{''.join(_advice_html(a, base) for a in items)}</ul>"
-        for title, items in _advice_lists(diagnosis, what)
+        f"<{h}>{html.escape(title)}</{h}><ul>{''.join(_advice_html(a, base) for a in items)}</ul>"
+        for title, items in _advice_lists(assessment, what)
     )
+    trace = f"<{h}>Trace</{h}><p>{html.escape(trace_note(evidence))}</p>" if evidence.trace else ""
+    return (
+        f'<div class="perfguide-diagnosis"><style>{_STYLE}</style>'
+        f"<p><strong>Short answer:</strong> {html.escape(assessment.short_answer())}</p>"
+        f"{tables}{_plot_svg(evidence)}<{h}>Findings</{h}><ul>{findings}</ul>"
+        f"{advice or f'<{h}>Recommendations</{h}><p>No change was measured.</p>'}"
+        f"{_projection_html(projection, base, h)}{trace}</div>"
+    )
+
+
+def html_page(
+    assessment: Assessment,
+    evidence: Evidence,
+    base: str = "",
+    projection: ModelProjection | None = None,
+) -> str:
+    """One self-contained page of :func:`html_fragment`, titled."""
     title = html.escape(f"perfguide diagnose: {evidence.target}")
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{title}</title><style>{_STYLE}</style></head><body><h1>{title}</h1>"
-        f"<p><strong>Short answer:</strong> {html.escape(diagnosis.short_answer())}</p>"
-        f"{tables}{_plot_svg(evidence)}<h2>Findings</h2><ul>{findings}</ul>"
-        f"{advice or '<h2>Recommendations</h2><p>No change was measured.</p>'}"
-        f"{_projection_html(projection, base)}</body></html>\n"
+        f"<title>{title}</title><style>{_PAGE_STYLE}</style></head><body><h1>{title}</h1>"
+        f"{html_fragment(assessment, evidence, base, projection)}</body></html>\n"
     )
 
 
-def _projection_html(projection: ModelProjection | None, base: str) -> str:
+def trace_note(evidence: Evidence) -> str:
+    """Where the profiler trace was written and how to open it, or why none was."""
+    if "error" in evidence.trace:
+        return evidence.trace["error"]
+    path = Path(evidence.trace["path"])
+    logdir = path.parents[3]  # <logdir>/plugins/profile/<run>/<host>.xplane.pb
+    return (
+        f"a profile of the graph calls in {path}: open it with `tensorboard --logdir {logdir}` "
+        f"(its Profile tab, from the tensorboard-plugin-profile package) or `xprof --logdir "
+        f"{logdir}`, whose trace viewer shows each op on its thread"
+    )
+
+
+def _projection_html(projection: ModelProjection | None, base: str, heading: str) -> str:
     if projection is None:
         return ""
     table = projection.table()
     link = html.escape(chapter_link("distributed", base))
     return (
-        f"<h2>On more workers</h2>{html_table(table.header, table.rows, table.caption)}"
+        f"<{heading}>On more workers</{heading}>"
+        f"{html_table(table.header, table.rows, table.caption)}"
         f'<p><a href="{link}">{html.escape(chapter("distributed").title)}</a></p>'
     )
 
 
-def to_json(diagnosis: Diagnosis, projection: ModelProjection | None = None) -> dict[str, Any]:
-    """The diagnosis as plain data, for the results file (with a model's projection)."""
+def to_json(assessment: Assessment, projection: ModelProjection | None = None) -> dict[str, Any]:
+    """The assessment as plain data, for the results file (with a model's projection)."""
     return {
         "projection": projection.to_dict() if projection else None,
-        "target": diagnosis.target,
-        "bound": diagnosis.bound,
-        "short_answer": diagnosis.short_answer(),
-        "findings": [dataclasses.asdict(f) for f in diagnosis.findings],
+        "target": assessment.target,
+        "bound": assessment.bound,
+        "short_answer": assessment.short_answer(),
+        "findings": [dataclasses.asdict(f) for f in assessment.findings],
         "advice": [
             {
                 "advice": a.advice,
@@ -235,19 +277,19 @@ def to_json(diagnosis: Diagnosis, projection: ModelProjection | None = None) -> 
                 "chapter": a.chapter,
                 **dataclasses.asdict(a.claim),
             }
-            for a in diagnosis.advice
+            for a in assessment.advice
         ],
     }
 
 
-def save(
-    path: str | Path,
+def results_document(
     environment: dict[str, Any],
-    diagnosis: Diagnosis,
+    assessment: Assessment,
     evidence: Evidence,
     projection: ModelProjection | None = None,
-) -> None:
-    """A results file of the forms' measurements (the peak's left out), with the diagnosis."""
+) -> dict[str, Any]:
+    """A results file's contents: the forms' measurements (the peak's left out), with the
+    diagnosis."""
     measured = [m for m in evidence.measurements if m.label != PEAK] + evidence.other_batch
-    extra = {"diagnosis": to_json(diagnosis, projection)}
-    results.save(Path(path), environment, measured, extra=extra)
+    extra = {"diagnosis": to_json(assessment, projection)}
+    return results.document(environment, measured, extra)

@@ -126,14 +126,23 @@ class Growth:
         return dataclasses.asdict(self)
 
 
+def fitted_calls(samples: int, every: int, settling: float = SETTLING) -> int:
+    """The calls a slope of ``samples`` samples, taken every ``every`` calls, spans: those
+    between the samples :func:`growth_per_call` keeps after settling.
+
+    >>> fitted_calls(21, every=10)  # samples 10 to 20
+    100
+    """
+    return (samples - int(samples * settling) - 1) * every
+
+
 def growth(label: str, series: Sequence[Sequence[int]], every: int) -> Growth:
     """:class:`Growth` of ``label`` from one resident series per fresh process."""
-    fitted_calls = (len(series[0]) - int(len(series[0]) * SETTLING) - 1) * every
     return Growth(
         label,
         tuple(growth_per_call(s, every) for s in series),
         tuple(float(s[-1] - s[0]) for s in series),
-        resource.getpagesize() / fitted_calls,
+        resource.getpagesize() / fitted_calls(len(series[0]), every),
     )
 
 

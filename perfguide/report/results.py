@@ -68,18 +68,31 @@ def save(
     measurements: Sequence[Measurement],
     extra: dict[str, Any] | None = None,
 ) -> None:
-    """Write a results file; ``extra`` keys (a diagnosis, say) ride along, ignored by readers
-    that do not know them. ValueError, and nothing written, where two measurements are of the
-    same workload, variant, size and device (a reader could not tell which to compare)."""
+    """Write a results file (:func:`document`)."""
+    write_json(Path(path), document(environment, measurements, extra))
+
+
+def write_json(path: Path, written: dict[str, Any]) -> None:
+    """``written`` as an indented JSON file at ``path``, written atomically."""
+    write_atomically(path, json.dumps(written, indent=2, ensure_ascii=False) + "\n")
+
+
+def document(
+    environment: dict[str, Any],
+    measurements: Sequence[Measurement],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A results file's contents; ``extra`` keys (a diagnosis, say) ride along, ignored by
+    readers that do not know them. ValueError where two measurements are of the same workload,
+    variant, size and device (a reader could not tell which to compare)."""
     keys = [(m.workload, m.label, m.size, m.device) for m in measurements]
     if twice := sorted({key for key in keys if keys.count(key) > 1}):
         raise ValueError(f"measured twice, so not saved: {' '.join(map(str, twice[0]))}")
-    document = {
+    return {
         "environment": environment,
         "measurements": [m.to_dict() for m in measurements],
         **(extra or {}),
     }
-    write_atomically(Path(path), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 def publish(topic: str, environment: dict[str, Any], measurements: Sequence[Measurement]) -> str:
