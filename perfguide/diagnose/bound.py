@@ -96,7 +96,9 @@ def overhead_findings(evidence: Evidence) -> tuple[list[Finding], float | None, 
             )
         )
     op_time = evidence.fact("op_time_s")
-    call = eager if evidence.graph_error else evidence.form("tf-function")
+    # The graph's call: a tf.function of the code, or a SavedModel's signature as called.
+    graph = evidence.form("tf-function") or evidence.form("signature")
+    call = eager if evidence.graph_error else graph
     if call is not None and op_time is not None:
         op_share = op_time / call.median_s
         findings.append(_call_finding(call, op_time, bool(evidence.graph_error)))

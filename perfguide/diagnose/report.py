@@ -241,9 +241,9 @@ def trace_note(evidence: Evidence) -> str:
     path = Path(evidence.trace["path"])
     logdir = path.parents[3]  # <logdir>/plugins/profile/<run>/<host>.xplane.pb
     return (
-        f"a profile of the graph calls in {path}: open it with `tensorboard --logdir {logdir}` "
-        f"(its Profile tab, from the tensorboard-plugin-profile package) or `xprof --logdir "
-        f"{logdir}`, whose trace viewer shows each op on its thread"
+        f"a profile of the graph calls in {path}; open it with: tensorboard --logdir {logdir} "
+        f"(its Profile tab, from the tensorboard-plugin-profile package), or xprof --logdir "
+        f"{logdir}; its trace viewer shows each op on its thread"
     )
 
 
