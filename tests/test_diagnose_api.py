@@ -77,6 +77,16 @@ def test_a_function_that_cannot_travel_says_what_to_move_in_one_line(tmp_path):
     assert "move it and what it uses into a module" in message and "\n" not in message
 
 
+def test_a_keras_model_is_saved_for_the_processes(tmp_path):
+    import keras
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)], name="small")
+    reference = api.reference(model, tmp_path)
+    assert reference == str(tmp_path / "small.keras") and Target(reference).kind == "keras"
+    loaded = keras.models.load_model(reference)
+    np.testing.assert_array_equal(loaded.get_weights()[0], model.get_weights()[0])
+
+
 def test_what_is_neither_a_function_nor_a_model_is_refused(tmp_path):
     with pytest.raises(TargetError, match="cannot diagnose a int"):
         api.reference(3, tmp_path)

@@ -4,8 +4,9 @@ model, from the command line or from Python: the package is callable, as
 
 :mod:`~perfguide.diagnose.target` says what the function and its inputs are (no TensorFlow
 needed). Inside fresh worker processes, :mod:`~perfguide.diagnose.loading` loads the reader's
-code and makes its inputs, :mod:`~perfguide.diagnose.forms` checks its forms (a model's from
-:mod:`~perfguide.diagnose.model_forms`) and registers those that compute what the reader's own
+code and makes its inputs, :mod:`~perfguide.diagnose.forms` checks its forms (a Keras model's
+from :mod:`~perfguide.diagnose.model_forms`, a SavedModel's or LiteRT file's from
+:mod:`~perfguide.diagnose.saved_forms`) and registers those that compute what the reader's own
 form computes, and :mod:`~perfguide.diagnose.graph_facts`, :mod:`~perfguide.diagnose.retracing`
 and :mod:`~perfguide.diagnose.memory_series` probe it, their failures said in a reader's words
 by :mod:`~perfguide.diagnose.reasons`. :mod:`~perfguide.diagnose.examine` drives the workers,
