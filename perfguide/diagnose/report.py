@@ -154,6 +154,7 @@ def _plot_svg(evidence: Evidence) -> str:
 _STYLE = """
 .perfguide-diagnosis{line-height:1.5}
 .perfguide-diagnosis table{border-collapse:collapse;display:block;overflow-x:auto}
+.perfguide-diagnosis caption{text-align:left;font-weight:600}
 .perfguide-diagnosis td,.perfguide-diagnosis th{padding:.2rem .6rem;text-align:right;
 border-bottom:1px solid #ddd}
 .perfguide-diagnosis .perfguide-text{text-align:left}
