@@ -172,8 +172,8 @@ def spec_of(value: Any) -> InputSpec:
 
     try:
         array = np.asarray(value)
-    except Exception:  # not array-like
-        array = np.asarray(None)
+    except ValueError:  # ragged: no dtype and shape to take
+        array = np.asarray(None)  # refused below, as any other object
     if array.dtype.name not in DTYPES:
         raise TargetError(
             f"an example argument is a {type(value).__name__} of {array.dtype.name}: give "

@@ -87,8 +87,6 @@ class Evidence:
     other_batch: list[Measurement] = dataclasses.field(default_factory=list)
     #: Each process's resident series of each form called many times after its timing.
     memory: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    #: Where the profiler trace asked for was written (``path``), or why none was (``error``).
-    trace: dict[str, str] | None = None
 
     def form(self, label: str) -> Measurement | None:
         return next((m for m in self.measurements if m.label == label), None)
@@ -117,6 +115,12 @@ class Evidence:
     def graph_error(self) -> str | None:
         """Why the function cannot be traced, if it cannot."""
         return next((f["graph_error"] for f in self.facts if f.get("graph_error")), None)
+
+    @property
+    def trace(self) -> dict[str, str] | None:
+        """Where the profiler trace asked for was written (``path``), or why none was
+        (``error``): the first process keeps it."""
+        return self.facts[0].get("trace") if self.facts else None
 
     def fact(self, key: str) -> Any:
         """A fact's median over the processes (the same in each where it is a count)."""

@@ -16,7 +16,6 @@ REGISTER = "perfguide.diagnose.forms:register"
 FACTS = "perfguide.diagnose.graph_facts:facts"
 RETRACING = "perfguide.diagnose.retracing:retracing"
 MEMORY = "perfguide.diagnose.memory_series:memory"
-TRACE = "perfguide.diagnose.graph_facts:trace"
 #: Seconds of calls each form's memory series may take in each process: enough calls for a
 #: slope, never more than a few seconds in all.
 MEMORY_BUDGET_S = 0.2
@@ -36,6 +35,14 @@ def memory_calls(seconds_per_call: float) -> int:
 def _settle(forms: list[str], as_written: str) -> list[Faster]:
     """Each other form against the reader's own: the comparisons the runs must decide."""
     return [Faster(form, as_written) for form in forms if form != as_written]
+
+
+def _facts(workers: Workers, trace: str | None) -> list[dict]:
+    """Each process's facts; the first keeps its profile in ``trace``, if asked."""
+    return [
+        workers.call_in(i, FACTS, prepared=REGISTER, trace=trace if i == 0 else None)
+        for i in range(len(workers.names))
+    ]
 
 
 def examine(
@@ -69,11 +76,10 @@ def examine(
         measurements=measurements,
         other_batch=other_batch,
         registered=registered,
-        facts=workers.call(FACTS, prepared=REGISTER),
+        facts=_facts(workers, trace),
         retracing=workers.call(RETRACING, prepared=REGISTER),
         memory=workers.call(MEMORY, prepared=REGISTER, calls=calls),
         limits=workers.machine_limits,
-        trace=workers.call_in(0, TRACE, prepared=REGISTER, logdir=trace) if trace else None,
     )
 
 

@@ -1,7 +1,7 @@
 """What the measurements of the reader's function say: what bounds it here
 (:mod:`~perfguide.diagnose.bound`), what each finding measured, and which changes pay
 (:mod:`~perfguide.diagnose.advice`), each a checked claim with the chapter that explains it;
-:func:`diagnose` puts them together into a :class:`~perfguide.diagnose.evidence.Assessment`.
+:func:`assess` puts them together into a :class:`~perfguide.diagnose.evidence.Assessment`.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. The findings here are those that advise nothing by themselves: Python inside the graph,
@@ -90,16 +90,20 @@ def _graph_findings(evidence: Evidence) -> list[Finding]:
 def _excluded_findings(evidence: Evidence) -> list[Finding]:
     """How the forms were checked where the results are random, and the forms left out, and
     why."""
-    calls = evidence.registered.get("random", 0)
-    checked = (
-        "two calls as written gave different results (random ops), so no other form can match "
-        "them value by value: each other form was checked to return the same shapes and dtypes, "
-        f"its values within the range {calls} calls as written span"
-    )
-    return [Finding("random", "Its results are random", checked)] * bool(calls) + [
+    excluded = [
         Finding("form-not-timed", f"{form} not timed", why)
         for form, why in evidence.registered["problems"].items()
     ]
+    calls = evidence.registered.get("random", 0)
+    if not calls:
+        return excluded
+    checked = (
+        "two calls as written gave different results (random ops), so no other form can match "
+        "them value by value: each other form was checked to give different results at each "
+        "call too, of the same shapes and dtypes, its values within the range "
+        f"{calls} calls as written span"
+    )
+    return [Finding("random", "Its results are random", checked), *excluded]
 
 
 def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch: str) -> Finding:

@@ -287,7 +287,7 @@ def _register_function(target: Target) -> Registered:
         "problems": problems | untried,
         "as_written": as_written,
         "kind": "function",
-        "random": RANDOM_CALLS * random,
+        "random": RANDOM_CALLS if random else 0,
     }
     workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
     return Registered(target, python, args, makers, workloads, answer)
@@ -352,7 +352,7 @@ def _register_calls(
         "as_written": variants[0],
         "kind": "model",
         "format": target.kind,
-        "random": RANDOM_CALLS * random,
+        "random": RANDOM_CALLS if random else 0,
         "target": target.describe(),
         "differences": _differences(makers, runtimes),
     }

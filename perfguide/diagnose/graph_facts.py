@@ -32,13 +32,15 @@ FUNCTION_CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 PROFILED_CALLS = 5
 
 
-def facts(registered: Registered) -> dict[str, Any]:
+def facts(registered: Registered, trace: str | None = None) -> dict[str, Any]:
     """What the registered function's graph does per call, and what an eager op and the
     graph's ops cost here. A function that cannot be traced gets ``graph_error`` (why, in a
-    reader's words) and its eager calls' profile instead."""
+    reader's words) and its eager calls' profile instead. With ``trace``, the profile is kept
+    in that folder, for TensorBoard's profile plugin or XProf (see :func:`_profiled`)."""
     python, args = registered.python, registered.args
     if python is None:  # a LiteRT file: no TensorFlow graph
-        return {"outside_graph": []}
+        why = "a LiteRT file runs in its own interpreter: TensorFlow cannot trace it"
+        return {"outside_graph": [], **_kept(trace, {"error": why})}
     files = reader_files(registered.target)
     answer: dict[str, Any] = {"eager_op_s": _eager_op_s(), "outside_graph": []}
     try:
@@ -46,7 +48,7 @@ def facts(registered: Registered) -> dict[str, Any]:
         graph = function.get_concrete_function(*args).graph
         prints = _prints_only_when_tracing(python, function, args)
     except Exception as error:  # the reader's code: a graph it cannot be is a finding
-        return answer | {"graph_error": why_not(error, files), **_profiled(python, args)}
+        return answer | {"graph_error": why_not(error, files), **_profiled(python, args, trace)}
     ops = anatomy.dispatched_ops(graph)
     outside = [
         {"op": op.type, "name": op.name, "where": _source_line(op, files)}
@@ -56,7 +58,7 @@ def facts(registered: Registered) -> dict[str, Any]:
     # A call of another function (a SavedModel's restored ones) hides its ops from the counts.
     counted = not any(op.type in FUNCTION_CALLS for op in ops)
     return answer | {
-        **_profiled(function, args),
+        **_profiled(function, args, trace),
         "ops": len(ops),
         "op_types": dict(collections.Counter(op.type for op in ops).most_common()),
         "flops": _flops(graph) if counted else None,
@@ -65,25 +67,6 @@ def facts(registered: Registered) -> dict[str, Any]:
         "outside_graph": outside,
         "prints_only_when_tracing": prints,
     }
-
-
-def trace(registered: Registered, logdir: str) -> dict[str, Any]:
-    """A profiler trace of the registered function's graph calls (of its eager calls where it
-    cannot be traced) written under ``logdir``, for TensorBoard's profile plugin or XProf: its
-    path, or ``error``, why none was written."""
-    python, args = registered.python, registered.args
-    if python is None:
-        return {"error": "a LiteRT file runs in its own interpreter: TensorFlow cannot trace it"}
-    try:
-        function = tf.function(python)
-        function.get_concrete_function(*args)
-    except Exception:  # the reader's code: no graph, so its eager calls are traced
-        function = python
-    try:
-        path = profile.capture(function, *args, logdir=logdir, calls=PROFILED_CALLS)
-    except (profile.TraceError, tf.errors.OpError, OSError) as error:
-        return {"error": f"no trace written: {type(error).__name__}: {error}"}
-    return {"path": str(path)}
 
 
 def _source_line(op: tf.Operation, files: set[str]) -> str | None:
@@ -137,22 +120,30 @@ def _eager_op_s() -> float:
     return measure(tf.add, scalar, scalar, label="eager op", min_block_s=0.02, blocks=5).median_s
 
 
-def _profiled(function: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+def _profiled(function: Any, args: tuple[Any, ...], trace: str | None = None) -> dict[str, Any]:
     """From a profiler trace of ``function``: the ops it ran per call (nested ones too), their
-    time per call, and the time per call of the ops that leave the graph for
-    Python (whole, with the ops they run); empty if no trace could be taken."""
-    with tempfile.TemporaryDirectory() as logdir:
+    time per call, and the time per call of the ops that leave the graph for Python (whole,
+    with the ops they run); empty if no trace could be taken. With ``trace``, the trace is
+    written into that folder and kept, and ``trace`` says where (or why it was not)."""
+    with tempfile.TemporaryDirectory() as scratch:
         try:
-            trace = profile.capture(function, *args, logdir=logdir, calls=PROFILED_CALLS)
-            events = profile.op_events(trace)
-        except (profile.TraceError, tf.errors.OpError):
-            return {}
+            path = profile.capture(function, *args, logdir=trace or scratch, calls=PROFILED_CALLS)
+            events = profile.op_events(path)
+        except (profile.TraceError, tf.errors.OpError, OSError) as error:
+            return _kept(trace, {"error": f"no trace written: {type(error).__name__}: {error}"})
     outside = [e for e in events if e.type in LEAVE_THE_GRAPH]
     return {
         "ops": round(len(events) / PROFILED_CALLS),
         "op_time_s": sum(e.self_ps for e in events) / 1e12 / PROFILED_CALLS,
         "outside_graph_s": sum(e.duration_ps for e in outside) / 1e12 / PROFILED_CALLS,
+        **_kept(trace, {"path": str(path)}),
     }
+
+
+def _kept(trace: str | None, where: dict[str, str]) -> dict[str, Any]:
+    """``where`` the trace asked for was written (``path``), or why not (``error``), as the
+    ``trace`` fact; nothing where none was asked for."""
+    return {"trace": where} if trace else {}
 
 
 def _prints_only_when_tracing(python: Any, function: Any, args: tuple[Any, ...]) -> bool:

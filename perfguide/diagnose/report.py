@@ -1,5 +1,5 @@
-"""A assessment shown: as text for a terminal, as one self-contained HTML page, and as a results
-file that ``perfguide show`` and ``compare`` read (the assessment rides along in it).
+"""A diagnosis shown: as text for a terminal, as HTML (inline, or one self-contained page), and
+as a results file that ``perfguide show`` and ``compare`` read (the assessment rides along).
 
 Each recommendation links the chapter that explains it: ``docs_url`` is where the guide is
 hosted (``--docs-url``, or ``$PERFGUIDE_DOCS_URL``); without one, the link is the chapter's

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,19 +73,19 @@ def signature(path: str) -> Signature:
 
 def signature_batch(target: Target, signed: Signature) -> dict[str, np.ndarray]:
     """The batch the signature is called with, by input name."""
-    specs = {n: InputSpec(s.dtype.name, tuple(s.shape.as_list())) for n, s in signed.inputs.items()}
-    expected = {n: spec_text(s.dtype.name, s.shape.as_list()) for n, s in signed.inputs.items()}
-    return _checked_dtypes(named_batch(target, expected), specs)
+    dtypes = {name: spec.dtype.name for name, spec in signed.inputs.items()}
+    expected = {n: spec_text(dtypes[n], s.shape.as_list()) for n, s in signed.inputs.items()}
+    return _checked_dtypes(named_batch(target, expected), dtypes)
 
 
-def _checked_dtypes(batch: Any, specs: dict[str, InputSpec]) -> dict[str, np.ndarray]:
+def _checked_dtypes(batch: Any, dtypes: dict[str, str]) -> dict[str, np.ndarray]:
     """A batch (one input's array, or several by name) as arrays by name, each of the dtype
-    the model takes there; :class:`BadInput` for one that is not."""
-    named = batch if isinstance(batch, dict) else {next(iter(specs)): batch}
+    the model takes there (``dtypes``, by input name); :class:`BadInput` for one that is not."""
+    named = batch if isinstance(batch, dict) else {next(iter(dtypes)): batch}
     arrays = {name: np.asarray(value) for name, value in named.items()}
     for name, array in arrays.items():
-        if array.dtype.name != specs[name].dtype:
-            raise BadInput(f"input {name} is {specs[name].dtype} in the model, not {array.dtype}")
+        if array.dtype.name != dtypes[name]:
+            raise BadInput(f"input {name} is {dtypes[name]} in the model, not {array.dtype}")
     return arrays
 
 
@@ -99,14 +100,18 @@ def saved_model_call(form: str, signed: Signature, path: str, x: dict, folder: P
     if form in serving.UNAVAILABLE:
         raise RuntimeError(serving.UNAVAILABLE[form])
     if form == "litert":
-        converted = folder / "model.tflite"
-        if not converted.exists():
-            serving.convert_litert(Path(path), converted)
+        write = functools.partial(serving.convert_litert, Path(path))
+        converted = _once(folder / "model.tflite", write)
         return Timed(runtimes.load_litert(converted), (x,))
-    converted = folder / "model.onnx"
-    if not converted.exists():
-        serving.convert_function_onnx(signed.positional(), converted)
-    return Timed(runtimes.load_onnxruntime(converted), (x,))
+    write = functools.partial(serving.convert_function_onnx, signed.positional())
+    return Timed(runtimes.load_onnxruntime(_once(folder / "model.onnx", write)), (x,))
+
+
+def _once(path: Path, write: Callable[[Path], None]) -> Path:
+    """``path``, written by ``write(path)`` unless an earlier call wrote it."""
+    if not path.exists():
+        write(path)
+    return path
 
 
 def litert_specs(path: str) -> dict[str, InputSpec]:
@@ -132,7 +137,8 @@ def litert_batch(target: Target) -> tuple[Target, dict[str, np.ndarray]]:
         named = [dataclasses.replace(spec, name=name) for name, spec in specs.items()]
         target = dataclasses.replace(target, inputs=tuple(named))
     expected = {name: spec.describe() for name, spec in specs.items()}
-    return target, _checked_dtypes(named_batch(target, expected), specs)
+    dtypes = {name: spec.dtype for name, spec in specs.items()}
+    return target, _checked_dtypes(named_batch(target, expected), dtypes)
 
 
 def litert_call(form: str, path: str, x: dict[str, np.ndarray]) -> Timed:
