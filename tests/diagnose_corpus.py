@@ -232,7 +232,11 @@ def save_models(folder):
     its ``--input`` specs (or ``--inputs`` factory)."""
     keras.utils.set_random_seed(0)
     sequential = keras.Sequential(
-        [keras.Input((20,)), keras.layers.Dense(32, activation="relu"), keras.layers.Dense(5)]
+        [
+            keras.Input((20,), name="features"),
+            keras.layers.Dense(32, activation="relu"),
+            keras.layers.Dense(5),
+        ]
     )
     sequential.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     numbers = keras.Input((8,), name="numbers")

@@ -163,7 +163,7 @@ def test_every_model_of_the_corpus_is_diagnosed(workers, models, name):
 def test_a_litert_file_is_called_with_the_inputs_it_holds_when_given_none(workers, models):
     path = next(path for path in models if path.name == "sequential.tflite")
     found, _ = assessment_of(Target(str(path)), workers, quick=True, settle=False)
-    assert found.short_answer().startswith("sequential.tflite(keras_tensor=float32[1,20])")
+    assert found.short_answer().startswith("sequential.tflite(features=float32[1,20])")
 
 
 @pytest.mark.parametrize(
