@@ -18,6 +18,9 @@ if str(DOCS) not in sys.path:
 # TensorFlow is imported; the myst-nb kernels inherit it. An explicit setting wins (debugging).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
+from docutils import nodes  # noqa: E402
+from sphinx.util.docutils import SphinxDirective  # noqa: E402
+
 import perfguide  # noqa: E402  (the installed package under documentation)
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
 from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
@@ -45,9 +48,10 @@ except (OSError, subprocess.CalledProcessError) as error:
     ) from None
 # The machine's limits, measured by the first page that needs them and read by the others.
 os.environ[SHARED_FILE_ENV] = str(DOCS / "_generated" / "machine_limits.json")
-# Chapters write their short answers here: each chapter page includes its own, and the checklist
-# page reads them all.
-os.environ[ANSWERS_DIR_ENV] = str(DOCS / "_generated" / "answers")
+# Chapters write their short answers here: each chapter page includes its own box and its
+# recipes' status lines, the checklist page reads them all, and the site publishes them at
+# <site>/answers/ for the site check, which holds each page's advice against every other's.
+os.environ[ANSWERS_DIR_ENV] = str(EXTRA / "answers")
 
 project = "perfguide"
 author = "perfguide contributors"
@@ -206,6 +210,23 @@ def without_empty_code_blocks(app, docname, source):
         source[0] = _EMPTY_CODE_BLOCK.sub("", source[0])
 
 
+# -- Recipes: each opens with whether this build advises it. A recipe's section holds
+# ``.. recipe-status::``, which includes the status line its chapter published for it
+# (``<topic>.recipe.<section id>.html``, see perfguide.report.answers). ---------------------------
+
+
+class RecipeStatus(SphinxDirective):
+    def run(self):
+        topic = Path(self.env.docname).parent.name
+        anchor = self.state.parent["ids"][0]
+        path = EXTRA / "answers" / f"{topic}.recipe.{anchor}.html"
+        if not path.is_file():
+            raise self.error(f"no recipe status {path.name}: does a recommendation name #{anchor}?")
+        self.env.note_dependency(str(path))
+        return [nodes.raw("", path.read_text(), format="html")]
+
+
 def setup(app):
+    app.add_directive("recipe-status", RecipeStatus)
     app.connect("source-read", offline_run_times)
     app.connect("source-read", without_empty_code_blocks)

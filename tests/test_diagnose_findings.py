@@ -69,7 +69,8 @@ def test_many_small_ops_make_it_overhead_bound_and_tf_function_the_change_worth_
     assert [a.claim.verdict for a in found.advice] == ["HELD", "HELD"]
     assert (
         "overhead-bound" in found.short_answer()
-        and "jit_compile=True), 12.5x faster" in found.short_answer()
+        and "jit_compile=True): jit-compile was 12.5x faster than eager here"
+        in found.short_answer()
     )
     assert any(f.what.startswith("Ops per call") and "80.0 %" in f.measured for f in found.findings)
 
@@ -325,7 +326,10 @@ def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     text = report.text(found, measured)
     recommended = text.split("Recommendations, each measured on this function:\n")[1]
     assert recommended.startswith("- Keep it as written (eager): no other form was faster")
-    assert "Did not pay here:\n- Wrap it in tf.function: 4.00x slower" in text
+    assert (
+        "Did not pay here:\n- Wrap it in tf.function: tf-function was 4.00x slower than eager"
+        in text
+    )
     page = report.html_page(found, measured)
     assert "<h2>Did not pay here</h2>" in page
     advice = json.loads(json.dumps(report.to_json(found)))["advice"]
@@ -346,6 +350,22 @@ def test_retracing_fix_follows_a_graph_form_that_pays_without_outranking_it():
     (fix,) = [a for a in found.advice if a.kind == "retracing"]
     assert fix.advised and fix.gain == 0 and fix.advice.startswith("In the tf.function, pass")
     assert found.best.advice == "Wrap it in tf.function"
+
+
+def test_a_tf_function_whose_eager_form_is_advised_gets_its_retracing_fix_as_a_condition():
+    # The code as written is a tf.function, and eager calls are advised: "drop tf.function" and
+    # a bare "use reduce_retracing=True" would contradict each other.
+    registered = {"variants": ["eager", "tf-function"], "problems": {}, "as_written": "tf-function"}
+    found = findings.assess(
+        evidence(
+            {"eager": 1e-4, "tf-function": 1e-3},
+            registered=registered,
+            retracing=[retraced(True, False)] * 3,
+        )
+    )
+    assert found.best.advice == "Call it eagerly: drop tf.function"
+    (fix,) = [a for a in found.advice if a.kind == "retracing"]
+    assert fix.advice.startswith("Where you keep the tf.function, pass tensors")
 
 
 def test_a_fix_that_needs_unknown_shapes_says_so_and_advises_padding():
@@ -470,10 +490,16 @@ def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
     assert xla.why_not == "5.45x slower than eager, which is advised"
     assert [a.form for a in found.advice if a.advised] == ["eager"]
     answer = found.short_answer()
-    assert "drop tf.function, 8.72x faster here" in answer and "jit_compile" not in answer
+    assert (
+        "drop tf.function: eager was 8.72x faster than tf-function here" in answer
+        and "jit_compile" not in answer
+    )
     text = report.text(found, measured)
     beaten = text.split("Paid, but clearly slower than what is advised:\n")[1]
-    assert beaten.startswith("- Compile it with tf.function(jit_compile=True): 1.60x faster")
+    assert beaten.startswith(
+        "- Compile it with tf.function(jit_compile=True): jit-compile was 1.60x faster than "
+        "tf-function here"
+    )
     assert "\n  5.45x slower than eager, which is advised\n" in beaten
     page = report.html_page(found, measured)
     assert "<h2>Paid, but clearly slower than what is advised</h2>" in page
@@ -504,7 +530,8 @@ def test_changes_tied_at_the_top_are_named_together_never_one_as_worth_most():
     assert "worth most" not in answer
     assert (
         "The changes that pay most are tied: compile it with tf.function(jit_compile=True) "
-        "(10.4x faster) and wrap it in tf.function (10.0x faster); jit-compile and tf-function "
+        "(jit-compile was 10.4x faster than eager) and wrap it in tf.function (tf-function was "
+        "10.0x faster than eager); jit-compile and tf-function "
         "are tied here (jit-compile against tf-function: 1.04x faster;"
     ) in answer
     assert unseparated_winners(report.text(found, measured)) == []
@@ -518,7 +545,10 @@ def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_lea
     (model_call,) = [a for a in found.advice if a.form == "model-call"]
     assert model_call.why_not.endswith("slower than tf-function, which is advised")
     answer = found.short_answer()
-    assert "(111x faster) and use predict_on_batch for a batch in memory (105x faster)" in answer
+    assert (
+        "(tf-function was 111x faster than predict) and use predict_on_batch for a batch in "
+        "memory (predict-on-batch was 105x faster than predict)" in answer
+    )
     # Per step, against fit over an epoch: the custom step separates itself.
     assert [a.form for a in found.leaders("step")] == ["custom-step"]
     (on_batch,) = [a for a in found.advice if a.form == "train-on-batch"]

@@ -5,7 +5,10 @@ Serves the site on 127.0.0.1, opens every page at a phone's width (375 px) and a
 load, internal links (and their #fragments) that lead nowhere, pages wider than the window, a
 claim whose stated speed-up disagrees with the two medians printed beside it, a "fastest", "best"
 or "worth most" named without a separation from its runner-up, advice given where its claim did
-not hold, and a search for "xla" that does not find the gradient-descent chapter. It counts the
+not hold, two pieces of advice (across every chapter's published short answer) that turn one
+setting different ways under conditions that do not tell them apart, a recipe that does not open
+with whether this build advises it, and a search for "xla" that does not find the
+gradient-descent chapter. It counts the
 words and tables each chapter puts in view (code, output and collapsed sections aside) against
 its budget.
 Screenshots of every page at both widths go to a folder, to look at.
@@ -31,7 +34,13 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from perfguide.report.page_checks import disagreements, unseparated_winners
+from perfguide.report.answers import load_checklist
+from perfguide.report.page_checks import (
+    contradictions,
+    disagreements,
+    recipe_problems,
+    unseparated_winners,
+)
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)
@@ -78,6 +87,15 @@ copy.querySelectorAll("pre, details:not([open]), .sphx-glr-download, script, sty
   .forEach((el) => el.remove());
 const words = (copy.innerText || copy.textContent).split(/\\s+/).filter((w) => /\\w/.test(w));
 return [words.length, copy.querySelectorAll("table").length];
+"""
+
+# Whether each recipe's status line says it is advised, by the recipe section's id.
+RECIPE_STATUSES = """
+const found = {};
+document.querySelectorAll("section[id] > .perfguide-recipe-status").forEach((status) => {
+  found[status.parentElement.id] = status.dataset.advised === "true";
+});
+return found;
 """
 
 BROKEN_IMAGES = """
@@ -188,9 +206,10 @@ def in_view(driver, base: str, page: str) -> tuple[int, int]:
     return words, tables
 
 
-def check_chapter(driver, words: int, tables: int) -> Iterator[str]:
-    """A chapter a reader finishes in ten minutes, ending with recipes to paste (the page
-    :func:`in_view` just loaded)."""
+def check_chapter(driver, words: int, tables: int, answer: dict | None) -> Iterator[str]:
+    """A chapter a reader finishes in ten minutes, ending with recipes to paste, each opening
+    with whether this build advises it (the page :func:`in_view` just loaded; ``answer``, the
+    short answer the chapter published, if any)."""
     if words > WORD_BUDGET or tables > TABLE_BUDGET:
         yield (
             f"{words:,} words and {tables} tables in view, over the budget of "
@@ -198,6 +217,8 @@ def check_chapter(driver, words: int, tables: int) -> Iterator[str]:
         )
     if not driver.execute_script("return document.getElementById('recipes') !== null;"):
         yield "no Recipes section"
+    if answer is not None:
+        yield from recipe_problems(answer, driver.execute_script(RECIPE_STATUSES))
 
 
 def check_search(driver, base: str) -> Iterator[str]:
@@ -230,9 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shots = args.screenshots or args.site.parent / "site-check"
     shots.mkdir(parents=True, exist_ok=True)
+    answers = {c["topic"]: c for c in load_checklist(args.site / "answers")}
+    problems = [f"advice contradicts advice: {p}" for p in contradictions(list(answers.values()))]
     server, base = serve(args.site)
     driver = browser()
-    problems = []
     try:
         links = LinkChecker(base)
         budgets = []
@@ -240,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
             problems += [f"{page}: {p}" for p in check_page(driver, base, page, links, shots)]
             if page.startswith(CHAPTERS) and Path(page).name.startswith("plot_"):
                 budgets.append((page, *in_view(driver, base, page)))
-                problems += [f"{page}: {p}" for p in check_chapter(driver, *budgets[-1][1:])]
+                answer = answers.get(page.split("/")[1])
+                problems += [
+                    f"{page}: {p}" for p in check_chapter(driver, *budgets[-1][1:], answer)
+                ]
         problems += [f"search.html: {p}" for p in check_search(driver, base)]
     finally:
         driver.quit()

@@ -20,7 +20,7 @@ step; *strong scaling* keeps the global batch and splits it. The *scaling effici
 examples a second N workers train over N times what one worker trains alone on one core.
 
 .. raw:: html
-   :file: ../../_generated/answers/distributed.answer.html
+   :file: ../../_generated/extra/answers/distributed.answer.html
 
 Every setup's first step leaves the weights one process's step leaves on the same global batch;
 the guide's tests check it. :doc:`How to read these pages </reading>` defines the tables' terms.
@@ -39,7 +39,7 @@ from perfguide.measure import environment
 from perfguide.processes import setups
 from perfguide.report import results
 from perfguide.report.allreduce import Link, fit_link, project, ring_allreduce_s
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Share, predicts
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds
@@ -410,25 +410,30 @@ answer = ShortAnswer(
             f"On a machine with few cores ({env['usable_cores']} here), train in one process "
             "rather than a worker per core",
             slower,
+            Change("workers on one machine", "one", cpu=f"{env['usable_cores']} cores"),
         ),
         Recommendation(
             "Pin each worker to its own cores",
             pinned_faster,
+            Change("each worker's cores", "pinned", workers="several on one machine"),
             recipe="pin-each-worker-to-its-own-core",
         ),
         Recommendation(
             "Give each worker a larger batch before adding workers",
             scale_claims["large"],
+            Change("the batch of each worker", "larger", workers="several"),
             recipe="gradient-bytes-and-the-all-reduce-they-cost",
         ),
         Recommendation(
             "Let each worker read its own files (FILE sharding, the default for files), not "
             "every file (DATA)",
             input_claims[file_sharding],
+            Change("auto_shard_policy", "FILE", data="several files"),
         ),
         Recommendation(
             "Where the all-reduce is slow (loopback here), all-reduce the gradients in float16",
             reduction_claims["float16"],
+            Change("the dtype of the all-reduced gradients", "float16", link="slow"),
             recipe="all-reduce-the-gradients-yourself",
         ),
     ],
@@ -455,6 +460,8 @@ print(results.publish("distributed", env, everything))
 #
 # Gradient bytes and the all-reduce they cost
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Before adding workers, weigh a step's computation against its all-reduce: the bytes of your
 # model's gradients, and a ring all-reduce of them over N workers on a network of your own. The
@@ -493,6 +500,8 @@ assert round(nbytes / 1e6, 1) == 5.3
 # %%
 # Pin each worker to its own core
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Start each worker of a cluster on one machine with its ``TF_CONFIG``, pinned with ``taskset``
 # before TensorFlow sizes its thread pools. Here each worker only prints the cores it may use;
@@ -574,6 +583,8 @@ assert last < first
 # %%
 # All-reduce the gradients yourself
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # To choose how the gradients travel under Keras 3: sum them in the replica step with your
 # options (here in float16, with the ring implementation) and let the optimizer apply the sums

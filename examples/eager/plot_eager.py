@@ -12,7 +12,7 @@ matmul and convolution, and two to five times slower for many O(n) ops such as v
 log(1 + e^x) numerically stable, and said it was cheaper too.
 
 .. raw:: html
-   :file: ../../_generated/answers/eager.answer.html
+   :file: ../../_generated/extra/answers/eager.answer.html
 
 This page measures where the fixed price dominates and where the arithmetic does, where the time
 of one op and of one ``tf.function`` call goes, how much of a gradient step is overhead, and
@@ -36,7 +36,7 @@ from perfguide.measure import anatomy
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
@@ -657,21 +657,31 @@ answer = ShortAnswer(
         Recommendation(
             "Put chains of small ops in one tf.function",
             chain_checked,
+            Change("tf.function", "on", work="a chain of small ops"),
             recipe="wrap-a-chain-of-small-ops-in-tf-function",
         ),
         Recommendation(
             "Compute gradients inside tf.function",
             gradient_checked,
+            Change(
+                "the GradientTape", "inside the tf.function", work="a gradient step"
+            ),
             recipe="compute-a-gradient-inside-tf-function",
         ),
         Recommendation(
             "On a hot path, call the concrete function of a tf.function",
             concrete_checked,
+            Change(
+                "how a tf.function is called",
+                "its concrete function",
+                work="a hot path",
+            ),
             recipe="call-the-concrete-function-on-a-hot-path",
         ),
         Recommendation(
             "Give log(1 + e^x) a stable custom gradient",
             stable_claim,
+            Change("log(1 + e^x)'s gradient", "a stable custom gradient"),
             recipe="a-stable-custom-gradient-for-log-1-e-x",
         ),
     ],
@@ -718,6 +728,8 @@ workers.close()
 # Wrap a chain of small ops in tf.function
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # One call runs all thirty ops of the chain timed above in the runtime, instead of thirty calls
 # from Python; the check compares it with the same chain run eagerly.
 
@@ -738,6 +750,8 @@ np.testing.assert_allclose(chain_in_graph(x), chain(x), rtol=1e-5)
 # %%
 # Compute a gradient inside tf.function
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Put the ``GradientTape`` inside the ``tf.function``, so the forward and backward ops run as one
 # graph; ``python_function`` is the same code run eagerly, for the check.
@@ -760,6 +774,8 @@ for in_graph, eager in zip(gradient(x), gradient.python_function(x), strict=True
 # Call the concrete function on a hot path
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # A ``ConcreteFunction`` is one traced graph: calling it skips the ``tf.function``'s binding of
 # its arguments, the Python work measured above on this small 2-core virtual machine (where
 # Python calls are slow). It accepts only the dtype and shape it was traced for.
@@ -777,6 +793,8 @@ assert scale.experimental_get_tracing_count() == 1
 # %%
 # A stable custom gradient for log(1 + e^x)
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # The ``stable-custom-gradient`` version above: it reuses e^x, and it neither divides ∞ by ∞ nor
 # subtracts two numbers close to 1, at the extra time measured above. The check: its gradient is

@@ -16,7 +16,7 @@ that built it. The page times six ways to take the same step: the learner's two 
 compiled by XLA).
 
 .. raw:: html
-   :file: ../../_generated/answers/linear_regression.answer.html
+   :file: ../../_generated/extra/answers/linear_regression.answer.html
 
 Every variant runs the same float32 gradient step from *a = b = 0*; the tests of
 :mod:`perfguide.workloads.linear_regression` check that they agree. Times are per iteration.
@@ -36,7 +36,7 @@ import numpy as np
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Comparison, Table
 from perfguide.report.format import format_count, format_factor, format_seconds
@@ -333,21 +333,31 @@ answer = ShortAnswer(
         Recommendation(
             "Run the whole training loop inside one tf.function, not one call per step",
             checked[whole_loop],
+            Change(
+                "the training loop", "inside one tf.function", work="many small steps"
+            ),
             recipe="loop-inside-one-tf-function-over-tf-range",
         ),
         Recommendation(
             "Compile the loop with XLA (jit_compile=True)",
             checked[compiled],
+            Change(
+                "jit_compile",
+                "True",
+                work="a whole training loop of small element-wise steps",
+            ),
             recipe="loop-inside-one-tf-function-over-tf-range",
         ),
         Recommendation(
             "Replace a Session.run per small step with a compiled loop",
             checked[compiled_vs_session],
+            Change("a Session.run per step", "avoided", work="many small steps"),
             recipe="loop-inside-one-tf-function-over-tf-range",
         ),
         Recommendation(
             "Standardize the features before gradient descent",
             scaling_claim,
+            Change("the features", "standardized", work="gradient descent"),
             recipe="standardize-x-before-gradient-descent",
         ),
     ],
@@ -388,6 +398,8 @@ workers.close()
 # Loop inside one tf.function over tf.range
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # The learner's 100 000 steps in one call: the loop runs inside the runtime, and
 # ``jit_compile=True`` compiles it with XLA (``xla-loop`` above; without it, ``tf-function-loop``).
 # The XLA speed-up was measured on this 2-core CPU: check it on yours, and expect its first call
@@ -416,6 +428,8 @@ np.testing.assert_allclose([a, b], np.polyfit(x, y, 1), rtol=1e-2)
 # %%
 # Standardize x before gradient descent
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Fit on x scaled to zero mean and unit variance, with a learning rate a thousand times the
 # learner's, then undo the scaling to get *a* and *b* for the raw x. The check: a hundred steps

@@ -25,7 +25,7 @@ thing that runs a process out of memory, a training step's peak, against batch s
 precision policy. Every number is measured by this page on the machine that built it.
 
 .. raw:: html
-   :file: ../../_generated/answers/memory.answer.html
+   :file: ../../_generated/extra/answers/memory.answer.html
 """
 
 # %%
@@ -42,7 +42,7 @@ from perfguide.measure.environment import collect
 from perfguide.measure.memory import changes
 from perfguide.processes import memory_runs
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport
 from perfguide.report.compare import Collapsed, Table
 from perfguide.report.format import format_bytes
@@ -472,23 +472,30 @@ answer = ShortAnswer(
     f"{format_bytes(statistics.median(float32.per_example('tensors')))} of tensors an "
     f"example of its batch under float32, "
     f"{format_bytes(statistics.median(bfloat16.per_example('tensors')))} under "
-    f"mixed_bfloat16 ({peak_claims[0].quoted}, where its activations halve). These figures "
+    f"mixed_bfloat16 ({peak_claims[0].quoted}). These figures "
     "are from this page's 2-core virtual machine.",
     [
         Recommendation(
             "Don't call predict in a loop: it grows the process",
             predict_grows,
+            Change("model.predict in a loop", "avoided"),
             recipe="call-model-x-in-a-loop-not-predict",
         ),
         Recommendation(
             "Call model(x) per batch in a loop instead",
             flat_one_shape["model-call"],
+            Change("model(x) per batch in a loop", "used", goal="memory"),
             recipe="call-model-x-in-a-loop-not-predict",
         ),
         Recommendation(
             "Where shapes vary, give the tf.function reduce_retracing=True or an input "
             "signature with a None dimension: it grows a tenth as fast as retracing",
             reduce_fixes,
+            Change(
+                "a tf.function's shapes",
+                "relaxed: reduce_retracing=True or a None dimension",
+                shapes="varying",
+            ),
             requires=(signature_fixes,),
             recipe="let-one-graph-take-any-batch-size",
         ),
@@ -496,17 +503,24 @@ answer = ShortAnswer(
             "Where shapes vary, pad batches to a few sizes as well, so that the process stops "
             "growing: oneDNN keeps a kernel per shape",
             buckets_fix,
+            Change("batch shapes", "padded to a few sizes", shapes="varying"),
             recipe="pad-batches-to-a-few-sizes",
         ),
         *(
             Recommendation(
-                f"Start the process with {name} to stop predict's growth", claim
+                f"Start the process with {name} to stop predict's growth",
+                claim,
+                Change(
+                    "the allocator (glibc's malloc)", "another allocator", goal="memory"
+                ),
             )
             for name, claim in allocator_claims.items()
         ),
         *(
             Recommendation(
-                "Train under mixed_bfloat16 to fit a larger batch in memory", claim
+                "Train under mixed_bfloat16 to fit a larger batch in memory",
+                claim,
+                Change("mixed_bfloat16", "on", goal="memory"),
             )
             for claim in peak_claims
         ),
@@ -540,6 +554,8 @@ print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
 # Call model(x) in a loop, not predict
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # Answer batch after batch by calling the model; ``predict`` is built for one large array, and
 # the claims above say what each way grew here. The answers are ``predict``'s:
 
@@ -559,6 +575,8 @@ np.testing.assert_allclose(answers[-1], expected, rtol=1e-5, atol=1e-6)
 # %%
 # Let one graph take any batch size
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # ``reduce_retracing=True``, or an input signature whose batch dimension is ``None``, lets a
 # ``tf.function`` answer every batch size with one graph or two, where one as it comes traces a
@@ -581,6 +599,8 @@ assert call.experimental_get_tracing_count() <= 2  # not one a batch size
 # %%
 # Pad batches to a few sizes
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Pad each batch with rows of zeros up to the next power of two, answer, and cut the answer back:
 # a hundred batch sizes make eight shapes, so a few of oneDNN's kernels, and an input signature

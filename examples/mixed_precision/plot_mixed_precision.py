@@ -15,7 +15,7 @@ its generic ones. Every other number on this page is measured by this page, on t
 built it.
 
 .. raw:: html
-   :file: ../../_generated/answers/mixed_precision.answer.html
+   :file: ../../_generated/extra/answers/mixed_precision.answer.html
 
 The workloads are in :mod:`perfguide.workloads.mixed_precision`; the tests check that every
 type's product and convolution agree with float32's. :doc:`How to read these pages </reading>`
@@ -40,7 +40,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, exact, share_of_time
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
@@ -462,8 +462,9 @@ answer = ShortAnswer(
     f"mixed_float16 oneDNN's kernels ran {f16_ops.share(is_onednn):.0%} of the op time and "
     f"{f16_kernel} {f16_top.op} took the most ({f16_top.share:.0%}). Where TensorFlow has no "
     "oneDNN kernel for a type on a CPU, it falls back to generic kernels, and a 16-bit policy "
-    "gets slower, not faster. The weights stay float32 under every policy; the activations "
-    "about halve.",
+    "gets slower, not faster. The weights stay float32 under every policy; the activations' "
+    "bytes, worked out from their shapes, halve (what a training process holds at its peak is "
+    "measured in the memory chapter).",
     [
         Recommendation(
             f"Use mixed_bfloat16 on a CPU with {has_flags['bfloat16']}, as this one "
@@ -471,6 +472,12 @@ answer = ShortAnswer(
             if native["bfloat16"]
             else "Keep float32 on a CPU without bfloat16 instructions (avx512_bf16, amx_bf16)",
             policy_checked[0],
+            Change(
+                "mixed_bfloat16",
+                "on" if native["bfloat16"] else "off",
+                bfloat16=f"{has['bfloat16']} bfloat16 instructions",
+                goal="speed",
+            ),
             recipe="choose-the-policy-from-the-cpu-s-flags",
         ),
         Recommendation(
@@ -480,17 +487,31 @@ answer = ShortAnswer(
             else "Avoid mixed_float16 on a CPU without float16 instructions (avx512_fp16, "
             "amx_fp16)",
             policy_checked[1],
+            Change(
+                "mixed_float16",
+                "on" if native["float16"] else "off",
+                float16=f"{has['float16']} float16 instructions",
+                goal="speed",
+            ),
             # The recipe keeps float32 where bfloat16 is missing: it never picks float16.
             recipe=""
             if native["float16"]
             else "choose-the-policy-from-the-cpu-s-flags",
         ),
         Recommendation(
-            "Leave jit_compile off under mixed_bfloat16 on a CPU", policy_checked[2]
+            "Leave jit_compile off under mixed_bfloat16 on a CPU",
+            policy_checked[2],
+            Change(
+                "jit_compile",
+                "False",
+                policy="mixed_bfloat16",
+                work="a convolutional model's training step",
+            ),
         ),
         Recommendation(
             "Compare the loss curve with float32's after switching policy",
             loss_claim,
+            Change("the loss curve after switching policy", "compared with float32's"),
             recipe="compare-the-loss-with-float32-s-after-switching-policy",
         ),
     ],
@@ -544,6 +565,8 @@ workers.close()
 # Choose the policy from the CPU's flags
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # ``mixed_bfloat16`` only where the CPU does arithmetic in bfloat16, float32 elsewhere. Whether
 # it paid was measured on this page's few cores: time a step of your own model both ways.
 from pathlib import Path
@@ -564,6 +587,8 @@ keras.mixed_precision.set_global_policy("float32")  # back to the default
 # %%
 # Compare the loss with float32's after switching policy
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # The same model from the same weights, a few steps under each policy: a policy that changes
 # what the model learns is no speed-up. The output layer stays float32, as the guide `Mixed

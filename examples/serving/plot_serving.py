@@ -27,7 +27,7 @@ times one request, the tail, batches and a cold start; :doc:`How to read these p
 defines the tables' terms and verdicts.
 
 .. raw:: html
-   :file: ../../_generated/answers/serving.answer.html
+   :file: ../../_generated/extra/answers/serving.answer.html
 """
 
 # %%
@@ -43,7 +43,7 @@ from perfguide.processes import cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.claims import ClaimReport, Faster, exact
 from perfguide.report.compare import Collapsed, Comparison, Table, at_size
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
@@ -589,7 +589,7 @@ def onnx_caveats():
         tf_faster = Faster("tf-function", "onnxruntime").check(at_size(batched, batch))
         if tf_faster.held:
             found.append(
-                f"at a batch of {batch} of the small model a tf.function was {tf_faster.quoted}"
+                f"at a batch of {batch} of the small model, {measured_here(tf_faster)}"
             )
     stalls = {
         w: sum(t["stalls"] for t in tails[w]) for w in ("onnxruntime", "tf-function")
@@ -635,32 +635,38 @@ answer = ShortAnswer(
         Recommendation(
             "Serve a tiny model with LiteRT's interpreter, not Keras",
             checked[MLP.name, litert_vs_keras],
+            Change("the serving runtime", "LiteRT's interpreter", model="a tiny MLP"),
             requires=(close["mlp", "litert"],),
             recipe="convert-to-litert-and-check-the-outputs",
         ),
         Recommendation(
             "Never call predict once per request",
             checked[MLP.name, call_vs_predict],
+            Change("model.predict on a small batch", "avoided"),
             recipe="serve-a-tf-function-with-an-input-signature",
         ),
         Recommendation(
             "Give LiteRT every core for a convolutional model",
             checked[MOBILENET.name, threads_faster],
+            Change("LiteRT's num_threads", "every core", model="convolutional"),
         ),
         Recommendation(
             "Try int8 weights in LiteRT for a model of a few large products",
             checked[CONV1D.name, int8_faster],
+            Change("LiteRT's weights", "int8", model="a few large products"),
             requires=(close["conv1d", "litert-int8"],),
             recipe="convert-to-litert-and-check-the-outputs",
         ),
         Recommendation(
             "Keep float weights in LiteRT for a model of many small convolutions",
             checked[MOBILENET.name, float_faster],
+            Change("LiteRT's weights", "float", model="many small convolutions"),
             recipe="convert-to-litert-and-check-the-outputs",
         ),
         Recommendation(
             "Try ONNX Runtime beside a tf.function on a convolutional model",
             checked[MOBILENET.name, onnx_vs_tf],
+            Change("the serving runtime", "ONNX Runtime", model="convolutional"),
             requires=(close["mobilenet", "onnxruntime"],),
             caveats=onnx_caveats(),
             recipe="convert-to-onnx-and-check-the-outputs",
@@ -702,6 +708,8 @@ workers.close()
 # Convert to LiteRT and check the outputs
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # Convert with TensorFlow's converter, answer with LiteRT's interpreter (``pip install
 # ai-edge-litert``), and check its answers against Keras's within a tolerance, as a share of the
 # largest answer (this page's: :data:`~perfguide.workloads.serving.FLOAT_TOLERANCE` for float
@@ -730,6 +738,8 @@ np.testing.assert_allclose(answer, expected, atol=tolerance * np.abs(expected).m
 # Convert to ONNX and check the outputs
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # ``tf2onnx`` (``pip install tf2onnx onnxruntime``) converts the model's forward pass as a
 # ``tf.function``, as this page's conversion does: its ``from_keras`` reads Keras 2's internals,
 # which a Keras 3 model lacks. ONNX Runtime answers, checked as above:
@@ -757,6 +767,8 @@ np.testing.assert_allclose(answer, expected, atol=tolerance * np.abs(expected).m
 # %%
 # Serve a tf.function with an input signature
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Where the server stays in TensorFlow, answer each request with the forward pass as a
 # ``tf.function``, not with ``predict``. An input signature whose batch dimension is ``None``

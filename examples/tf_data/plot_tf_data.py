@@ -22,7 +22,7 @@ pipeline's end. *One after the other* is the pipeline's time alone plus the step
 together takes if the two cannot overlap at all.
 
 .. raw:: html
-   :file: ../../_generated/answers/tf_data.answer.html
+   :file: ../../_generated/extra/answers/tf_data.answer.html
 
 The workloads are in :mod:`perfguide.workloads.tf_data`; its tests check that every
 pipeline yields the same images and labels. :doc:`How to read these pages </reading>` defines the
@@ -71,7 +71,7 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
@@ -517,31 +517,37 @@ answer = ShortAnswer(
         Recommendation(
             "Time the pipeline alone, the step alone and both: on a few cores their work adds up",
             overlap_claims[0],
+            Change("what is timed", "the pipeline alone, the step alone and both"),
         ),
         Recommendation(
             "Do not count on an explicit prefetch: tf.data already adds one",
             setting_checked[0],
+            Change("an explicit prefetch", "not counted on"),
         ),
         Recommendation(
             "Cache after the expensive map when the data fits in memory, before any "
             "random augmentation",
             guide_checked[2],
+            Change("cache", "after the expensive map", data="fits in memory"),
             recipe="cache-after-the-map",
         ),
         Recommendation(
             "Interleave files read from slow or remote storage (measured here with reads that "
             f"wait {latency_ms} ms, on {env['usable_cores']} cores)",
             remote_checked[1],
+            Change("reading files", "interleaved", storage="slow or remote"),
             recipe="interleave-files-from-remote-storage",
         ),
         Recommendation(
             "Write the map in TensorFlow ops, not tf.py_function",
             python_checked[0],
+            Change("the map function", "TensorFlow ops"),
             recipe="write-the-map-in-tensorflow-ops",
         ),
         Recommendation(
             "Do not expect parallel calls to speed up a tf.py_function map",
             python_checked[2],
+            Change("num_parallel_calls on a tf.py_function map", "not counted on"),
         ),
     ],
     Table(
@@ -599,6 +605,8 @@ import tensorflow as tf
 # Cache after the map
 # ~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # The expensive map runs once, and random augmentation comes after the cache. ``take`` before
 # ``cache`` caps what is stored; a file name stores it on disk instead of in memory (here in a
 # folder that is removed after the check).
@@ -619,6 +627,8 @@ with tempfile.TemporaryDirectory() as folder:
 # Interleave files from remote storage
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # Where each read waits without working (a bucket, a network file system), read several files
 # at once. This page measured it on storage with simulated waits, on a 2-core CPU.
 with tempfile.TemporaryDirectory() as folder:
@@ -636,6 +646,8 @@ with tempfile.TemporaryDirectory() as folder:
 # %%
 # Write the map in TensorFlow ops
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # ``tf.io`` ops in place of NumPy in a ``tf.py_function``: the map then runs without Python's
 # global lock, on tf.data's own threads.

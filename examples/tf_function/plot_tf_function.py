@@ -17,7 +17,7 @@ measured by this page, on the machine that built it; the workloads are in
 the terms of its tables and verdicts.
 
 .. raw:: html
-   :file: ../../_generated/answers/tf_function.answer.html
+   :file: ../../_generated/extra/answers/tf_function.answer.html
 """
 
 # %%
@@ -31,7 +31,7 @@ import tensorflow as tf
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import (
     ClaimReport,
     Faster,
@@ -419,20 +419,28 @@ answer = ShortAnswer(
     "expected to run or change on every call.",
     [
         Recommendation(
-            "Wrap loops of many small ops in tf.function", checked[graph_speedup]
+            "Wrap loops of many small ops in tf.function",
+            checked[graph_speedup],
+            Change("tf.function", "on", work="a loop of many small ops"),
         ),
         Recommendation(
             "Pass values that change between calls as tensors, not Python numbers",
             retracing_checked,
+            Change(
+                "a value that changes between calls", "a tensor", work="a tf.function"
+            ),
             recipe="give-a-tf-function-an-input-signature",
         ),
         Recommendation(
             "Loop with tf.range, not range, inside tf.function when the loop is long",
             graph_loop_checked,
+            Change("a loop inside tf.function", "tf.range", work="a long loop"),
             recipe="loop-over-tf-range-inside-tf-function",
         ),
         Recommendation(
-            "Reduce whole tensors instead of looping over rows", vectorize_checked
+            "Reduce whole tensors instead of looping over rows",
+            vectorize_checked,
+            Change("a loop over rows", "one op on the whole tensor"),
         ),
     ],
     scenario,
@@ -469,6 +477,8 @@ workers.close()
 # Give a tf.function an input signature
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # Values that change between calls go in as tensors, and a ``None`` dimension takes every batch
 # size: one trace serves all the calls below.
 
@@ -489,6 +499,8 @@ assert scaled_sum.experimental_get_tracing_count() == 1
 # %%
 # Loop over tf.range inside tf.function
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # The loop becomes one loop op in the graph, whatever the step count; a Python ``range`` would
 # copy the body into the graph once per step.

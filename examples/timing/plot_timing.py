@@ -15,7 +15,7 @@ on purpose, on one small ``tf.function`` step, and sets what it reports beside w
 harness measures. Every number is measured by this page, on the machine that built it.
 
 .. raw:: html
-   :file: ../../_generated/answers/timing.answer.html
+   :file: ../../_generated/extra/answers/timing.answer.html
 
 Each mistake runs in five fresh Python processes, one after another (the guide's other pages
 use three; what a mistake reports varies widely from process to process); a number below is the
@@ -39,7 +39,7 @@ from perfguide.measure import stats
 from perfguide.measure.runner import default_device, run
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, per_process
 from perfguide.report.format import format_seconds, format_speedup
 from perfguide.workloads import eager
@@ -427,31 +427,46 @@ answer = ShortAnswer(
         Recommendation(
             "Time the first call apart from the steady calls",
             first_call_claim,
+            Change("the first call", "timed apart"),
             recipe="time-the-first-call-apart",
         ),
         Recommendation(
             "Time calibrated blocks of many calls, not one call at a time",
             single_call_claim,
+            Change(
+                "what one reading of the clock times", "a calibrated block of calls"
+            ),
             recipe="time-steady-calls-not-the-first",
         ),
         Recommendation(
             "Stop the clock only when the work is done: iterate the pipeline (on a GPU, sync "
             "the device too; this machine has none to measure it on)",
             unrun_claim,
+            Change("when the clock stops", "after the work is done"),
             recipe="time-a-pipeline-by-iterating-it",
         ),
-        Recommendation("Time the variants you compare in turns", order_claim),
-        Recommendation("Time in several fresh processes, not one", process_claim),
+        Recommendation(
+            "Time the variants you compare in turns",
+            order_claim,
+            Change("the order variants are timed in", "in turns"),
+        ),
+        Recommendation(
+            "Time in several fresh processes, not one",
+            process_claim,
+            Change("the processes a time rests on", "several fresh ones"),
+        ),
         Recommendation(
             "Time in fresh processes, not in a process that ran other work",
             leftover_claim,
+            Change("the process a time is taken in", "a fresh one"),
         ),
         Recommendation(
             "Time every variant in the same state, after the same warm-up: what ran just "
             "before changes a single op's time",
             pool_claim,
-            instead="An op right after a multi-threaded product ran "
-            f"{pool_claim.effect} here, not clearly faster or slower",
+            Change("the state each variant is timed in", "the same"),
+            instead="An op right after a multi-threaded product was not clearly faster or "
+            "slower",
         ),
     ],
 )
@@ -486,6 +501,8 @@ workers.close()
 # Time steady calls, not the first
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # One warm-up call traces the function outside the timing; ``timeit.repeat`` then times blocks
 # of many calls, and their median is the time per call. ``.numpy()`` inside the timed call
 # waits for the result.
@@ -509,6 +526,8 @@ assert step.experimental_get_tracing_count() == 1  # nothing retraced while time
 # %%
 # Time the first call apart
 # ~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # The first call traces, then runs: a cost paid once per new input signature. Time it alone,
 # then the steady calls.
@@ -538,6 +557,8 @@ assert (
 # %%
 # Time a pipeline by iterating it
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Building a ``tf.data`` pipeline only describes the work, which runs as the pipeline is
 # iterated: the clock goes around the loop over its batches.

@@ -23,7 +23,7 @@ function; ``tf1-session`` is the small model written as a TensorFlow 1 graph, ru
 ``Session.run``.
 
 .. raw:: html
-   :file: ../../_generated/answers/training_loop.answer.html
+   :file: ../../_generated/extra/answers/training_loop.answer.html
 
 Every path starts from the same weights and trains on the same data; the guide's tests check that
 one step of each gives the same loss and weights. :doc:`How to read these pages </reading>`
@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_seconds, format_speedup
@@ -593,6 +593,9 @@ PREDICT_RECIPE = "predict-a-small-batch-with-predict-on-batch-or-model-x"
 ranking = rank(small)
 # A winner's evidence is one comparison; a tie's is one per tied path, too long for this box.
 ranked = ranking.sentence(" on the small model", evidence=ranking.separated)
+# The pipeline as a reader writes it, autotuning on: its time is two-valued in a short fit, so
+# it is shown beside the advice, not claimed.
+default_pipeline = Faster("tf-data", "fit").check(small)
 answer = ShortAnswer(
     "It is not TensorFlow 2 as such but the path a step takes. On the question's small model, "
     "with TensorFlow 2.21: a TensorFlow 1 style session against Keras's train_on_batch, "
@@ -603,41 +606,62 @@ answer = ShortAnswer(
         Recommendation(
             "Train as a graph; run eagerly only to debug",
             small_checked[graph_vs_eager],
+            Change("run_eagerly", "False", work="training"),
             recipe="a-custom-training-step-in-a-tf-function",
         ),
         Recommendation(
             "Never call fit() once per batch: loop with train_on_batch or a tf.function step",
             small_checked[per_batch_fit],
+            Change("fit() once per batch", "avoided"),
             recipe="a-custom-training-step-in-a-tf-function",
         ),
         Recommendation(
             "Raise steps_per_execution when fit's steps are short",
             small_checked[execution_claim],
-            recipe="raise-steps-per-execution",
+            Change(
+                "steps_per_execution", "raised", work="short steps of a small model"
+            ),
+            recipe="several-batches-a-call-with-steps-per-execution",
         ),
         Recommendation(
-            "Feed fit from a tf.data pipeline (autotuning off) rather than NumPy arrays",
+            "Feed fit from a tf.data pipeline rather than NumPy arrays",
             small_checked[data_claim],
-            recipe="raise-steps-per-execution",
+            Change(
+                "fit's input",
+                "a tf.data pipeline",
+                data="arrays in memory",
+                pipeline="from_tensor_slices and batch, autotuning off as timed",
+            ),
+            caveats=(
+                "with tf.data's autotuning on (its default) "
+                f"{measured_here(default_pipeline)}, {default_pipeline.verdict}",
+            ),
         ),
         Recommendation(
-            "Turn on jit_compile for a small model", small_checked[xla_claim]
+            "Turn on jit_compile for a small model",
+            small_checked[xla_claim],
+            Change("jit_compile", "True", work="a small model's training step"),
         ),
         Recommendation(
             "With train_on_batch, use tf.keras (Keras 3) rather than Keras 2",
             keras_checked[0],
+            Change("Keras", "Keras 3", call="train_on_batch"),
         ),
         Recommendation(
-            "With fit, use tf.keras (Keras 3) rather than Keras 2", keras_checked[1]
+            "With fit called once per batch, use tf.keras (Keras 3) rather than Keras 2",
+            keras_checked[1],
+            Change("Keras", "Keras 3", call="fit once per batch"),
         ),
         Recommendation(
             "Predict a small batch with predict_on_batch, not predict",
             inference_checked[0],
+            Change("model.predict on a small batch", "avoided"),
             recipe=PREDICT_RECIPE,
         ),
         Recommendation(
             "Predict a small batch with model(x), not predict",
             inference_checked[1],
+            Change("model.predict on a small batch", "avoided"),
             recipe=PREDICT_RECIPE,
         ),
     ],
@@ -680,6 +704,8 @@ import tensorflow as tf
 # A custom training step in a tf.function
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # One compiled call per batch, with no ``fit`` built around it: the loop to use in place of
 # ``fit`` called once per batch, or of eager training.
 model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
@@ -703,8 +729,10 @@ assert losses[-1] < losses[0] / 2
 assert train_step.experimental_get_tracing_count() == 1
 
 # %%
-# Raise steps_per_execution
-# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# Several batches a call with steps_per_execution
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # ``fit`` fed from a ``tf.data`` pipeline, with autotuning off as in this page's checks (measured
 # on a 2-core CPU), running eight batches per call of its compiled function; it trains the same
@@ -727,6 +755,8 @@ for one, eight in zip(weights[1], weights[8], strict=True):
 # %%
 # Predict a small batch with predict_on_batch or model(x)
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Both skip the batching loop and callbacks that ``predict`` runs, and answer the same.
 model = keras.Sequential(

@@ -13,7 +13,7 @@ gains. Those figures are the handbook's own, taken without waiting for the GPU; 
 other number on this page is measured by this page, on the machine that built it.
 
 .. raw:: html
-   :file: ../../_generated/answers/vectorization.answer.html
+   :file: ../../_generated/extra/answers/vectorization.answer.html
 
 All arithmetic is float32 (the handbook's NumPy arrays were float64); every variant of a workload
 computes the same result. :doc:`How to read these pages </reading>` defines the terms of the
@@ -35,7 +35,7 @@ from perfguide.measure.runner import default_device
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers, run_across
 from perfguide.report import results
-from perfguide.report.answers import Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import (
     ClaimReport,
     Faster,
@@ -682,38 +682,56 @@ answer = ShortAnswer(
     f"Dataset.from_generator, feeding batches alone: {source_checked.quoted}.",
     [
         Recommendation(
-            "Use one BLAS-backed product, never a Python loop", loop_checked
+            "Use one BLAS-backed product, never a Python loop",
+            loop_checked,
+            Change("a matrix product", "one BLAS-backed op"),
         ),
         Recommendation(
             "Write a batch of products as one einsum",
             batched_checked[one_op],
+            Change("a batch of products", "one einsum"),
             recipe="one-einsum-instead-of-a-loop-of-products",
         ),
-        Recommendation("Prefer vectorized_map to map_fn", batched_checked[vectorized]),
+        Recommendation(
+            "Prefer vectorized_map to map_fn",
+            batched_checked[vectorized],
+            Change("an op mapped over a batch", "vectorized_map"),
+        ),
         Recommendation(
             "Keep a single large op eager: tf.function around it gains little",
             batched_checked[wrapped],
+            Change("tf.function", "off", work="a single large op"),
         ),
         Recommendation(
             "Fuse cheap element-wise chains with XLA",
             fused_checked["affine"],
+            Change("jit_compile", "True", work="a chain of cheap element-wise ops"),
             recipe="fuse-an-element-wise-chain-with-xla",
         ),
         Recommendation(
             "Preprocess and convert the data once, before training",
             feeding_checked[preload],
+            Change("preprocessing", "once, before training"),
             recipe="feed-from-tensor-slices-not-from-generator",
         ),
         Recommendation(
             "Use from_tensor_slices, not from_generator",
             source_checked,
+            Change("a dataset's source", "from_tensor_slices", data="arrays in memory"),
             recipe="feed-from-tensor-slices-not-from-generator",
         ),
         Recommendation(
             "Leave TensorFlow's intra-op threads at their default",
             settings_checked["threads"],
+            Change(
+                "intra-op threads", "the default", cpu=f"{env['usable_cores']} cores"
+            ),
         ),
-        Recommendation("Keep oneDNN on for convolutions", settings_checked["onednn"]),
+        Recommendation(
+            "Keep oneDNN on for convolutions",
+            settings_checked["onednn"],
+            Change("TF_ENABLE_ONEDNN_OPTS", "1", work="convolutions"),
+        ),
     ],
     handbook,
 )
@@ -756,6 +774,8 @@ workers.close()
 # One einsum instead of a loop of products
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
+# .. recipe-status::
+#
 # One ``tf.einsum`` computes every product of the batch in one op, the same numbers as the loop
 # of ``tf.matmul`` with ``tf.stack``.
 import numpy as np
@@ -773,6 +793,8 @@ np.testing.assert_allclose(batched, looped, rtol=1e-4)
 # %%
 # Fuse an element-wise chain with XLA
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # ``jit_compile=True`` turns a chain of cheap element-wise ops into one pass over memory: for
 # large arrays, where memory bounds the chain (the checks above show where it paid here).
@@ -796,6 +818,8 @@ np.testing.assert_allclose(affine_chain(tf.constant(x)), expected, rtol=1e-5)
 # %%
 # Feed from_tensor_slices, not from_generator
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
 #
 # Preprocess the arrays once, before training, and slice them with ``from_tensor_slices``: the
 # same batches a Python generator would yield, without calling Python for each.

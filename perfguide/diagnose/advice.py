@@ -18,7 +18,7 @@ import statistics
 from typing import Any
 
 from perfguide.diagnose.bound import NEAR_LIMIT
-from perfguide.diagnose.evidence import Advice, Evidence, Finding
+from perfguide.diagnose.evidence import Advice, Evidence, Finding, lower_first
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.report.claims import Faster, Share, in_common, per_process, ratio_interval
 from perfguide.report.compare import pick
@@ -130,9 +130,13 @@ def _retrace_measured(runs: list[dict[str, Any]]) -> str:
     return measured
 
 
-def retrace_findings(evidence: Evidence, graph_advised: bool) -> tuple[list[Finding], list[Advice]]:
+def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Finding], list[Advice]]:
     """Retracing on other typical inputs, and its usual fix: advice where the code runs as a
-    graph as written, or a graph form is advised; a finding alone otherwise."""
+    graph as written, or a graph form is advised (among ``forms``); a finding alone otherwise.
+    Where the code runs as a graph as written and an eager form is advised instead, the fix is
+    advice for those who keep the graph, and says so."""
+    graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
+    eager_advised = any(a.advised and a.form not in GRAPH_FORMS for a in forms)
     runs = [run for run in evidence.retracing if run.get("varied")]
     if not runs:
         return [], []
@@ -155,7 +159,11 @@ def retrace_findings(evidence: Evidence, graph_advised: bool) -> tuple[list[Find
         measured += "; moot while no graph form is faster than the code as written"
     if not retraces or not (as_graph or graph_advised):
         return [Finding("retracing", what, measured)], []
-    return [Finding("retracing", what, measured)], [_retrace_advice(runs, as_graph)]
+    fix = _retrace_advice(runs, as_graph)
+    if as_graph and eager_advised and not graph_advised:
+        kept = f"Where you keep the tf.function, {lower_first(fix.advice)}"
+        fix = dataclasses.replace(fix, advice=kept)
+    return [Finding("retracing", what, measured)], [fix]
 
 
 def _retrace_advice(runs: list[dict[str, Any]], as_graph: bool) -> Advice:

@@ -169,11 +169,12 @@ class Assessment:
         elif best is None:
             change = "No change of how it is called made it clearly faster here."
         elif best.kind == "keep":
-            change = (
-                f"The best measured change is none: {_lower(best.advice)}; {best.claim.evidence}."
-            )
+            advice = lower_first(best.advice)
+            change = f"The best measured change is none: {advice}; {best.claim.evidence}."
         else:
-            change = f"The change that pays: {_lower(best.advice)}, {best.claim.effect} here."
+            change = (
+                f"The change that pays: {lower_first(best.advice)}: {best.claim.sentence} here."
+            )
         if self.graph_error:
             start = f"{self.target} cannot run as a graph: {self.graph_error}. Eagerly it is"
         else:
@@ -184,9 +185,11 @@ class Assessment:
         """The form change per ``unit`` worth most, with its margin over the runner-up among
         those that paid; or those tied with it, each with its own gain; or the one that paid."""
         ranking, (lead, *tied) = self.rankings[unit], self.leaders(unit)
-        change = f"{_lower(lead.advice)}, {lead.claim.effect} here"
+        change = f"{lower_first(lead.advice)}: {lead.claim.sentence} here"
         if tied:
-            changes = " and ".join(f"{_lower(a.advice)} ({a.claim.effect})" for a in [lead, *tied])
+            changes = " and ".join(
+                f"{lower_first(a.advice)} ({a.claim.sentence})" for a in [lead, *tied]
+            )
             sentence = f"the changes that pay most are tied: {changes}; {ranking.sentence()}"
         elif len(ranking.order) == 1:
             sentence = f"the change that pays: {change}"
@@ -197,5 +200,6 @@ class Assessment:
         return f"{sentence[0].upper()}{sentence[1:]}."
 
 
-def _lower(text: str) -> str:
+def lower_first(text: str) -> str:
+    """``text`` with its first letter in lower case, to go on inside a sentence."""
     return text[0].lower() + text[1:]

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from perfguide.diagnose.advice import (
-    GRAPH_FORMS,
     form_advice,
     keep_advice,
     peak_advice,
@@ -263,8 +262,7 @@ def assess(evidence: Evidence) -> Assessment:
     fastest = evidence.fastest.label
     bound, why = what_bounds(compute, memory, limit, op_share, dispatch_share, fastest)
     forms, rankings = form_advice(evidence)
-    graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
-    retrace, retrace_advice = retrace_findings(evidence, graph_advised)
+    retrace, retrace_advice = retrace_findings(evidence, forms)
     findings = [
         *_graph_findings(evidence),
         *_python_findings(evidence),

@@ -20,7 +20,7 @@ from perfguide.diagnose.evidence import Advice, Assessment, Evidence
 from perfguide.diagnose.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
-from perfguide.report.answers import effect_and_target, verdict_badge
+from perfguide.report.answers import measured_here, verdict_badge
 from perfguide.report.chapters import chapter
 from perfguide.report.compare import Comparison, html_table
 
@@ -89,8 +89,8 @@ def text(
     for title, advice in _advice_lists(assessment, what):
         lines += ["", f"{title}:"]
         for a in advice:
-            effect = effect_and_target(a.claim.effect, a.claim.target)
-            lines.append(f"- {a.advice}: {effect} ({a.claim.verdict}: {a.claim.evidence})")
+            measured = measured_here(a.claim)
+            lines.append(f"- {a.advice}: {measured} ({a.claim.verdict}: {a.claim.evidence})")
             if a.why_not:
                 lines.append(f"  {a.why_not}")
             lines.append(f"  why: {chapter(a.chapter).title} {chapter_link(a.chapter, base)}")
@@ -176,8 +176,8 @@ def _advice_html(a: Advice, base: str) -> str:
     beaten = f"{html.escape(a.why_not)}<br>" if a.why_not else ""
     return (
         f"<li><strong>{html.escape(a.advice)}</strong>: "
-        f"{html.escape(effect_and_target(a.claim.effect, a.claim.target))} "
-        f"{verdict_badge(a.claim.verdict)}<br>{html.escape(a.claim.evidence)}<br>{beaten}"
+        f"{html.escape(measured_here(a.claim))} "
+        f"{verdict_badge(a.claim.verdict, None)}<br>{html.escape(a.claim.evidence)}<br>{beaten}"
         f'Why: <a href="{html.escape(chapter_link(a.chapter, base))}">'
         f"{html.escape(chapter(a.chapter).title)}</a></li>"
     )

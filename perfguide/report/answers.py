@@ -2,20 +2,24 @@
 effect this build measured and the verdict of the claim behind it, and the asker's own scenario
 translated to this machine. A recommendation is given as advice only where its claim held in
 this build; one whose claim did not hold, or could not be told, is listed as what was measured
-instead. Published as HTML (the box at the top of the chapter) and as JSON (read by the
-checklist page, which lists every chapter's advice).
+instead. Published as HTML (the box at the top of the chapter, and a status line for each recipe
+a recommendation names) and as JSON (read by the checklist page, which lists every chapter's
+advice, and by the site check, which holds every page's advice against every other's).
 
 >>> from perfguide.report.claims import Claim
->>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster")
->>> answer = ShortAnswer("Per-call overhead.", [Recommendation("Compile the loop", claim)])
+>>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster",
+...               measured="xla-loop was 9.80x faster than numpy")
+>>> loop = Change("the training loop", "one XLA-compiled tf.function", work="many small steps")
+>>> answer = ShortAnswer("Per-call overhead.", [Recommendation("Compile the loop", claim, loop)])
 >>> print(answer)
 Short answer: Per-call overhead.
-- Compile the loop: 9.80x faster (HELD: xla-loop is faster than numpy)
+- Compile the loop: xla-loop was 9.80x faster than numpy here (HELD)
 >>> failed = Claim("numpy is faster than xla", False, "…", effect="9.80x slower")
->>> print(ShortAnswer("Overhead.", [Recommendation("Stay in NumPy", failed)]))
+>>> numpy = Change("the training loop", "NumPy")
+>>> print(ShortAnswer("Overhead.", [Recommendation("Stay in NumPy", failed, numpy)]))
 Short answer: Overhead.
 Did not hold here:
-- numpy is faster than xla (9.80x slower)
+- numpy is faster than xla: 9.80x slower here (DID NOT HOLD)
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 from perfguide.report.chapters import chapter
 from perfguide.report.claims import Claim
 from perfguide.report.compare import Table
+from perfguide.report.format import GLOSSARY, RERUN
 from perfguide.report.results import measurements_dir, write_atomically
 
 #: Chapters publish their short answers into the directory this variable names (the docs set it).
@@ -44,29 +49,80 @@ def answers_dir() -> Path:
 
 #: How a short answer heads what it measured that is no advice, by the deciding claim's verdict.
 FINDING_HEADINGS = {"DID NOT HOLD": "Did not hold here", "INCONCLUSIVE": "Too close to call here"}
+#: Where "How to read these pages" defines the verdicts, from a chapter's page.
+VERDICTS_DEFINED = GLOSSARY[RERUN].replace("#rerun-interval", "#claims-and-verdicts")
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """What a piece of advice changes: the ``setting`` (a setting, or what a reader's code
+    calls or feeds, in TensorFlow's words), the way it turns it (``to``), and the conditions it
+    was measured under (``when``: each a fact's name and its value, such as ``work="a loop of
+    small ops"`` or ``cpu="without bfloat16 instructions"``). Two pieces of advice that turn
+    one setting different ways must name one fact each with a different value: otherwise a
+    reader has no way to tell which applies (:meth:`contradicts`).
+
+    >>> xla = Change("jit_compile", "True", work="a loop of small ops")
+    >>> xla.contradicts(Change("jit_compile", "False", policy="mixed_bfloat16"))
+    True
+    >>> xla.contradicts(Change("jit_compile", "False", work="a training step"))
+    False
+    """
+
+    setting: str
+    to: str
+    when: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self, setting: str, to: str, **when: str):
+        object.__setattr__(self, "setting", setting)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "when", tuple(sorted(when.items())))
+
+    @property
+    def condition(self) -> str:
+        """The conditions in words: "a loop of small ops; without bfloat16 instructions"."""
+        return "; ".join(value for _, value in self.when)
+
+    def contradicts(self, other: Change) -> bool:
+        """Whether ``other`` turns the same setting another way under conditions that overlap
+        this one's (no fact named by both with different values)."""
+        if self.setting != other.setting or self.to == other.to:
+            return False
+        mine, theirs = dict(self.when), dict(other.when)
+        return all(mine[fact] == theirs[fact] for fact in mine.keys() & theirs.keys())
+
+    def to_dict(self) -> dict[str, object]:
+        return {"setting": self.setting, "to": self.to, "when": dict(self.when)}
+
+    @classmethod
+    def from_dict(cls, record: dict) -> Change:
+        return cls(record["setting"], record["to"], **record["when"])
 
 
 @dataclasses.dataclass(frozen=True)
 class Recommendation:
-    """Advice ("do this", "avoid that") and the checked claim that measures its effect. Only a
-    claim that held makes it advice, and only where every claim it also ``requires`` held too
-    (that a converted model answers as the original does, say); otherwise the answer says
-    ``instead`` (what the page measured in its place, e.g. "an op right after a product ran 3.4x
-    faster here"), or, without one, which claim did not hold or could not be told here.
-    ``caveats`` are what the page measured against the advice (a batch size where the way
-    loses, its stalls): given beside it, never left out. ``recipe`` is the anchor of the
-    chapter's recipe that puts the advice in code (its section's id, e.g. "pad-to-buckets").
+    """Advice ("do this", "avoid that"), the checked claim that measures its effect, and the
+    :class:`Change` it makes. Only a claim that held makes it advice, and only where every
+    claim it also ``requires`` held too (that a converted model answers as the original does,
+    say); otherwise the answer says ``instead`` (what the page measured in its place, e.g. "an
+    op right after a product ran 3.4x faster here"), or, without one, which claim did not hold
+    or could not be told here. ``caveats`` are what the page measured against the advice (a
+    batch size where the way loses, its stalls): given beside it, each on its own line, never
+    left out. ``recipe`` is the anchor of the chapter's recipe that puts the advice in code (its
+    section's id, e.g. "pad-to-buckets"); that recipe opens with a line saying whether this
+    build advises it (:func:`recipe_status`).
 
     >>> from perfguide.report.claims import Claim
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
     >>> close = Claim("int8 answers within 0.05 of float", False, "0.07 apart")
-    >>> r = Recommendation("Use int8 weights", fast, requires=(close,))
+    >>> r = Recommendation("Use int8 weights", fast, Change("weights", "int8"), requires=(close,))
     >>> r.advised, r.finding, r.deciding.verdict
     (False, 'int8 answers within 0.05 of float', 'DID NOT HOLD')
     """
 
     advice: str
     claim: Claim
+    change: Change
     instead: str = ""
     requires: tuple[Claim, ...] = ()
     caveats: tuple[str, ...] = ()
@@ -88,17 +144,17 @@ class Recommendation:
         return self.instead or self.deciding.statement
 
     @property
-    def advice_with_caveats(self) -> str:
-        """The advice, with what was measured against it."""
-        return self.advice + "".join(f"; but {caveat}" for caveat in self.caveats)
+    def said(self) -> str:
+        """What the line says: the advice where it is advised, else what was measured."""
+        return self.advice if self.advised else self.finding
 
-    def to_dict(self) -> dict[str, str | bool]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "advice": self.advice,
             "advised": self.advised,
             "finding": "" if self.advised else self.finding,
-            "effect": self.deciding.effect,
-            "target": self.deciding.target,
+            "change": self.change.to_dict(),
+            "measured": measured_here(self.deciding),
             "verdict": self.deciding.verdict,
             "claim": self.deciding.statement,
             "evidence": self.deciding.evidence,
@@ -112,20 +168,65 @@ class Recommendation:
         }
 
 
-def verdict_badge(verdict: str) -> str:
-    """The verdict as an HTML badge, tinted by the site's CSS."""
+def verdict_badge(verdict: str, defined: str | None = VERDICTS_DEFINED) -> str:
+    """The verdict as an HTML badge, tinted by the site's CSS, linked to where the verdicts are
+    defined (``defined``, from the page it is shown on; None for a page outside the site)."""
     slug = verdict.lower().replace(" ", "-")
-    return f'<span class="perfguide-verdict perfguide-verdict-{slug}">{html.escape(verdict)}</span>'
+    badge = (
+        f'<span class="perfguide-verdict perfguide-verdict-{slug}">{html.escape(verdict)}</span>'
+    )
+    return f'<a class="perfguide-verdict-link" href="{defined}">{badge}</a>' if defined else badge
 
 
-def effect_and_target(effect: str, target: str = "") -> str:
-    """A measured effect, with what the claim asked for beside it where it asked for more than a
-    direction (a "7.58x faster" that did not hold reads wrong alone).
+def measured_here(claim: Claim) -> str:
+    """What a claim measured, as one sentence with its subject first, "here", and beside it
+    where a rerun lands and, for a claim that asked for more than a direction and missed it,
+    what it asked for.
 
-    >>> effect_and_target("7.58x faster", "at least 10x faster")
-    '7.58x faster (claimed: at least 10x faster)'
+    >>> measured_here(Claim("a is at least 10x faster than b", False, "…", "7.58x faster",
+    ...     "at least 10x faster", "6.90x to 8.30x faster", "a was 7.58x faster than b"))
+    'a was 7.58x faster than b here (claimed: at least 10x faster; rerun interval: 6.90x to \
+8.30x faster)'
     """
-    return f"{effect} (claimed: {target})" if target else effect
+    notes = [f"claimed: {claim.target}"] * bool(claim.target and claim.held is not True)
+    notes += [f"{RERUN}: {claim.interval}"] * bool(claim.interval)
+    return f"{claim.sentence} here" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def measured_html(measured: str, reading: str = GLOSSARY[RERUN]) -> str:
+    """:func:`measured_here`'s words as HTML, "rerun interval" linked to its definition
+    (``reading``, from the page it is shown on)."""
+    return html.escape(measured).replace(RERUN, f'<a href="{reading}">{RERUN}</a>', 1)
+
+
+def recipe_status(recommendations: Sequence[Recommendation]) -> str:
+    """The line that opens a recipe: whether this build advises what it puts in code, with what
+    each recommendation naming it measured and its verdict.
+
+    >>> from perfguide.report.claims import Claim
+    >>> slow = Claim("pad is faster", False, "…", "1.10x slower", measured="pad was 1.10x slower")
+    >>> print(recipe_status([Recommendation("Pad", slow, Change("batches", "padded"))]))
+    ... # doctest: +ELLIPSIS
+    <div class="perfguide-recipe-status perfguide-recipe-not-advised" data-advised="false"><p>\
+<strong>Not advised here</strong>, its claim did not hold in this build: pad is faster: pad was \
+1.10x slower here <a ...DID NOT HOLD</span></a>.</p></div>
+    """
+    advised = any(r.advised for r in recommendations)
+    measured = "; ".join(
+        ("" if r.advised else f"{html.escape(r.finding)}: ")
+        + f"{measured_html(measured_here(r.deciding))} {verdict_badge(r.deciding.verdict)}"
+        for r in recommendations
+    )
+    lead = (
+        "<strong>Advised here</strong>"
+        if advised
+        else "<strong>Not advised here</strong>, its claim did not hold in this build"
+    )
+    kind = "advised" if advised else "not-advised"
+    return (
+        f'<div class="perfguide-recipe-status perfguide-recipe-{kind}" data-advised='
+        f'"{str(advised).lower()}"><p>{lead}: {measured}.</p></div>'
+    )
 
 
 class ShortAnswer:
@@ -151,68 +252,67 @@ class ShortAnswer:
         """The recommendations whose claims did not hold or were inconclusive here."""
         return [r for r in self.recommendations if not r.advised]
 
+    def _groups(self) -> list[tuple[str, list[Recommendation]]]:
+        """The advice, then what did not hold, then what was too close to call, each with its
+        heading ("" for the advice)."""
+        groups = [("", self.advice)]
+        for verdict, heading in FINDING_HEADINGS.items():
+            groups.append((heading, [r for r in self.findings if r.deciding.verdict == verdict]))
+        return [(heading, found) for heading, found in groups if found]
+
     def __str__(self) -> str:
         lines = [f"Short answer: {self.answer}"]
-        lines += [
-            f"- {r.advice_with_caveats}: {r.claim.effect} ({r.claim.verdict}: {r.claim.statement})"
-            for r in self.advice
-        ]
-        for verdict, heading in FINDING_HEADINGS.items():
-            found = [r for r in self.findings if r.deciding.verdict == verdict]
-            lines += [f"{heading}:"] * bool(found)
-            lines += [
-                f"- {r.finding} ({effect_and_target(r.deciding.effect, r.deciding.target)})"
-                for r in found
-            ]
+        for heading, found in self._groups():
+            lines += [f"{heading}:"] * bool(heading)
+            for r in found:
+                lines.append(f"- {r.said}: {measured_here(r.deciding)} ({r.deciding.verdict})")
+                lines += [f"  Measured against it: {caveat}" for caveat in r.caveats]
         if self.scenario:
             lines += [self.scenario.caption, " | ".join(self.scenario.header)]
             lines += [" | ".join(row) for row in self.scenario.rows]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        def item(text: str, claim: Claim, recipe: str = "") -> str:
-            effect = effect_and_target(claim.effect + " here", claim.target)
-            code = f' <a href="#{recipe}">recipe</a>' if recipe else ""
+        def item(r: Recommendation) -> str:
+            said = html.escape(r.said)
+            code = f' <a href="#{r.recipe}">recipe</a>' if r.recipe and r.advised else ""
+            caveats = "".join(
+                f'<br><span class="perfguide-caveat">Measured against it: '
+                f"{html.escape(caveat)}</span>"
+                for caveat in r.caveats
+            )
             return (
-                f"<li>{text}: {html.escape(effect)} {verdict_badge(claim.verdict)} "
-                f'<a href="#{claim.anchor}">evidence</a>{code}</li>'
+                f"<li>{f'<strong>{said}</strong>' if r.advised else said}: "
+                f"{measured_html(measured_here(r.deciding))} {verdict_badge(r.deciding.verdict)} "
+                f'<a href="#{r.deciding.anchor}">evidence</a>{code}{caveats}</li>'
             )
 
-        advice = "".join(
-            item(
-                f"<strong>{html.escape(r.advice)}</strong>"
-                + "".join(f"; but {html.escape(caveat)}" for caveat in r.caveats),
-                r.claim,
-                r.recipe,
-            )
-            for r in self.advice
-        )
-        advice = (
-            f'<ul class="perfguide-advice">{advice}</ul>'
-            if advice
-            else "<p>No practice this page checked paid off here.</p>"
-        )
-        findings = ""
-        for verdict, heading in FINDING_HEADINGS.items():
-            found = [r for r in self.findings if r.deciding.verdict == verdict]
-            if found:
-                items = "".join(item(html.escape(r.finding), r.deciding) for r in found)
-                findings += (
-                    f'<p class="perfguide-short-answer-findings">{heading}:</p><ul>{items}</ul>'
-                )
+        parts = []
+        for heading, found in self._groups():
+            if heading:
+                parts.append(f'<p class="perfguide-short-answer-findings">{heading}:</p>')
+            kind = ' class="perfguide-advice"' if not heading else ""
+            parts.append(f"<ul{kind}>{''.join(item(r) for r in found)}</ul>")
+        if not self.advice:
+            parts.insert(0, "<p>No practice this page checked paid off here.</p>")
         scenario = self.scenario._repr_html_() if self.scenario else ""
         return (
             '<div class="perfguide-short-answer"><p class="perfguide-short-answer-title">'
-            f"Short answer</p><p>{html.escape(self.answer)}</p>{advice}{findings}"
+            f"Short answer</p><p>{html.escape(self.answer)}</p>{''.join(parts)}"
             f"{scenario}</div>"
         )
 
     def publish(self, topic: str) -> None:
-        """Write ``<topic>.answer.html`` (the box) and ``<topic>.answer.json`` (for the
-        checklist page, with the chapter's title from :mod:`perfguide.report.chapters`) into
-        :func:`answers_dir`."""
+        """Write ``<topic>.answer.html`` (the box), ``<topic>.recipe.<anchor>.html`` (the line
+        that opens each recipe a recommendation names) and ``<topic>.answer.json`` (for the
+        checklist page and the site check, with the chapter's title from
+        :mod:`perfguide.report.chapters`) into :func:`answers_dir`."""
         directory = answers_dir()
         write_atomically(directory / f"{topic}.answer.html", self._repr_html_() + "\n")
+        for anchor in dict.fromkeys(r.recipe for r in self.recommendations if r.recipe):
+            naming = [r for r in self.recommendations if r.recipe == anchor]
+            status = recipe_status(naming) + "\n"
+            write_atomically(directory / f"{topic}.recipe.{anchor}.html", status)
         record = {
             "topic": topic,
             "title": chapter(topic).title,

@@ -68,6 +68,14 @@ class Claim:
     target: str = ""
     #: Where the effect lands in a rerun here, in words ("1.90x to 2.30x faster").
     interval: str = ""
+    #: The effect as a sentence with its subject first ("a was 2.00x faster than b"), where the
+    #: claim knows its subject.
+    measured: str = ""
+
+    @property
+    def sentence(self) -> str:
+        """What was measured, subject first where the claim knows it, else its effect."""
+        return self.measured or self.effect
 
     @property
     def verdict(self) -> str:
@@ -197,7 +205,16 @@ class Faster:
             evidence += "; noisy"
         if fast.retraced or slow.retraced:
             evidence += "; retraced while timed, so tracing is in the time"
-        return Claim(self.statement, held, evidence, format_speedup(ratio), self.target, interval)
+        measured = f"{fast.label} was {format_speedup(ratio)} than {slow.label}"
+        return Claim(
+            self.statement,
+            held,
+            evidence,
+            format_speedup(ratio),
+            self.target,
+            interval,
+            measured.replace("as fast than", "as fast as"),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,7 +258,9 @@ class Share:
         )
         effect = f"{share:.0%} of {self.reference}"
         target = f"at least {self.at_least:.0%}"
-        return Claim(self.statement, held, evidence, effect, target, f"{low:.0%} to {high:.0%}")
+        interval = f"{low:.0%} to {high:.0%}"
+        measured = f"{self.variant} reached {share:.0%} of {self.reference}'s rate"
+        return Claim(self.statement, held, evidence, effect, target, interval, measured)
 
 
 def versus_words(

@@ -1,11 +1,15 @@
-"""Checks of a built page's text: claim lines whose speed-up disagrees with the two medians
-printed beside it (:func:`disagreements`), and winners named without a separation from their
-runner-up (:func:`unseparated_winners`). The site check runs both on every chapter."""
+"""Checks of a built site: claim lines whose speed-up disagrees with the two medians printed
+beside it (:func:`disagreements`), winners named without a separation from their runner-up
+(:func:`unseparated_winners`), advice that other advice contradicts (:func:`contradictions`),
+and recipes that do not say whether this build advises them (:func:`recipe_problems`). The site
+check runs them on every chapter and on the short answers the chapters published."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
+from perfguide.report.answers import Change
 from perfguide.report.format import three_figures
 from perfguide.report.ranking import AHEAD
 
@@ -76,3 +80,69 @@ def unseparated_winners(text: str) -> list[str]:
         if margin is None or float(margin[1].replace(",", "")) <= 1:
             found.append(sentence.strip().rstrip("."))
     return found
+
+
+def contradictions(chapters: list[dict]) -> list[str]:
+    """Every pair of pieces of advice, across the published short answers ``chapters``, that
+    turn one setting different ways under conditions that do not tell them apart (see
+    :meth:`~perfguide.report.answers.Change.contradicts`).
+
+    >>> def record(topic, advice, to, **when):
+    ...     change = {"setting": "jit_compile", "to": to, "when": when}
+    ...     return {"topic": topic, "recommendations": [
+    ...         {"advice": advice, "advised": True, "change": change}]}
+    >>> contradictions([record("a", "Use XLA", "True", work="a loop"),
+    ...                 record("b", "Avoid XLA", "False", policy="bfloat16")])
+    ["a: 'Use XLA' turns jit_compile to True, b: 'Avoid XLA' to False, under conditions \
+that do not tell them apart (work=a loop; policy=bfloat16)"]
+    >>> contradictions([record("a", "Use XLA", "True", work="a loop"),
+    ...                 record("b", "Avoid XLA", "False", work="a step")])
+    []
+    """
+    advised = [
+        (c["topic"], r, Change.from_dict(r["change"]))
+        for c in chapters
+        for r in c["recommendations"]
+        if r["advised"]
+    ]
+    found = []
+    for (topic, one, change), (other_topic, other, other_change) in itertools.combinations(
+        advised, 2
+    ):
+        if change.contradicts(other_change):
+            conditions = "; ".join(
+                f"{fact}={value}" for fact, value in change.when + other_change.when
+            )
+            found.append(
+                f"{topic}: {one['advice']!r} turns {change.setting} to {change.to}, "
+                f"{other_topic}: {other['advice']!r} to {other_change.to}, under conditions "
+                f"that do not tell them apart ({conditions or 'none given'})"
+            )
+    return found
+
+
+def recipe_problems(chapter: dict, statuses: dict[str, bool | None]) -> list[str]:
+    """Every recipe of a published short answer (``chapter``) whose section on the built page
+    does not open with this build's verdict on it: ``statuses`` gives, by recipe anchor,
+    whether the page's status line says it is advised (None: the page has no such line).
+
+    >>> chapter = {"recommendations": [{"recipe": "pad", "advised": False},
+    ...                                 {"recipe": "cache", "advised": True}]}
+    >>> recipe_problems(chapter, {"pad": True, "cache": True})
+    ['recipe #pad reads as advised, but no claim it rests on held']
+    >>> recipe_problems(chapter, {"pad": False})
+    ['recipe #cache does not open with whether this build advises it']
+    """
+    problems = []
+    anchors = dict.fromkeys(r["recipe"] for r in chapter["recommendations"] if r["recipe"])
+    for anchor in anchors:
+        advised = any(r["advised"] for r in chapter["recommendations"] if r["recipe"] == anchor)
+        shown = statuses.get(anchor)
+        if shown is None:
+            problems.append(f"recipe #{anchor} does not open with whether this build advises it")
+        elif shown != advised:
+            problems.append(
+                f"recipe #{anchor} reads as {'advised' if shown else 'not advised'}, but "
+                + ("a claim it rests on held" if advised else "no claim it rests on held")
+            )
+    return problems

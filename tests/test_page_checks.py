@@ -1,0 +1,95 @@
+"""The site check's checks of the guide as a whole: advice that other advice contradicts, and
+recipes that do not say whether this build advises them, each on answers made to fail it."""
+
+from perfguide.report import answers
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.claims import Claim
+from perfguide.report.page_checks import contradictions, recipe_problems
+
+HELD = Claim("xla is faster than graph", True, "…", "2.00x faster")
+FAILED = Claim("graph is faster than xla", False, "…", "2.00x slower")
+
+
+def publish(directory, monkeypatch, pages):
+    """Each chapter's recommendations published as the docs build publishes them."""
+    monkeypatch.setenv(answers.ANSWERS_DIR_ENV, str(directory))
+    for topic, recommendations in pages.items():
+        ShortAnswer("Why.", recommendations).publish(topic)
+    return answers.load_checklist(directory)
+
+
+def test_two_pages_advising_one_setting_two_ways_without_telling_them_apart_fail(
+    tmp_path, monkeypatch
+):
+    published = publish(
+        tmp_path,
+        monkeypatch,
+        {
+            "linear_regression": [
+                Recommendation("Compile with XLA", HELD, Change("jit_compile", "True"))
+            ],
+            "mixed_precision": [
+                Recommendation(
+                    "Leave XLA off", HELD, Change("jit_compile", "False", policy="mixed_bfloat16")
+                )
+            ],
+        },
+    )
+    (problem,) = contradictions(published)
+    assert "linear_regression: 'Compile with XLA' turns jit_compile to True" in problem
+    assert "mixed_precision: 'Leave XLA off' to False" in problem
+
+
+def test_conditions_that_tell_advice_apart_pass(tmp_path, monkeypatch):
+    published = publish(
+        tmp_path,
+        monkeypatch,
+        {
+            "linear_regression": [
+                Recommendation("Compile", HELD, Change("jit_compile", "True", work="a loop"))
+            ],
+            "mixed_precision": [
+                Recommendation("Leave off", HELD, Change("jit_compile", "False", work="a step"))
+            ],
+        },
+    )
+    assert contradictions(published) == []
+
+
+def test_what_was_not_advised_contradicts_nothing(tmp_path, monkeypatch):
+    published = publish(
+        tmp_path,
+        monkeypatch,
+        {
+            "linear_regression": [Recommendation("Compile", HELD, Change("jit_compile", "True"))],
+            "vectorization": [Recommendation("Leave off", FAILED, Change("jit_compile", "False"))],
+        },
+    )
+    assert contradictions(published) == []
+
+
+def test_a_recipe_on_a_claim_that_did_not_hold_must_say_so(tmp_path, monkeypatch):
+    (chapter,) = publish(
+        tmp_path,
+        monkeypatch,
+        {
+            "memory": [
+                Recommendation("Pad batches", FAILED, Change("batches", "padded"), recipe="pad"),
+                Recommendation("Use XLA", HELD, Change("jit_compile", "True"), recipe="xla"),
+            ]
+        },
+    )
+    # A page whose recipes do not open with their status, or say the opposite, fails.
+    assert recipe_problems(chapter, {}) == [
+        "recipe #pad does not open with whether this build advises it",
+        "recipe #xla does not open with whether this build advises it",
+    ]
+    assert recipe_problems(chapter, {"pad": True, "xla": True}) == [
+        "recipe #pad reads as advised, but no claim it rests on held"
+    ]
+    # The status lines the chapter published say it right.
+    shown = {
+        anchor: 'data-advised="true"' in (tmp_path / f"memory.recipe.{anchor}.html").read_text()
+        for anchor in ("pad", "xla")
+    }
+    assert recipe_problems(chapter, shown) == []
