@@ -190,4 +190,4 @@ def test_advice_on_one_setting_two_ways_needs_a_condition_that_tells_them_apart(
     assert not on.contradicts(Change("jit_compile", "False", work="a convolutional step"))
     assert not on.contradicts(Change("jit_compile", "True"))  # the same way
     assert not on.contradicts(Change("steps_per_execution", "raised"))
-    assert on.condition == "a loop of small ops"
+    assert on.condition == "work: a loop of small ops"

@@ -2,8 +2,10 @@
 from the series as stated, every way answers as the model does, and a fresh process reports its
 series, traces and releases. No memory or time thresholds: counts and known sizes only."""
 
+import json
 import os
 import resource
+import sys
 
 import numpy as np
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from perfguide.measure import memory as probe
 from perfguide.processes import forkserver, memory_runs
 from perfguide.processes.forkserver import Task, in_fresh_processes
-from perfguide.processes.fresh import ChildError
+from perfguide.processes.fresh import ChildError, child_environment, run_command
 from perfguide.workloads import memory
 
 MEGABYTE = 2**20
@@ -177,18 +179,33 @@ def test_what_was_held_after_each_step_is_the_median_over_the_processes():
     assert probe.changes(experiment.held()) == {"after": 180}
 
 
+# A step of known size, measured in a fresh process that counts its tensors (the allocator is
+# chosen when TensorFlow starts): the ones and their sum (float32, both freed), then a float64
+# NumPy array from the system, every page written, then given back.
+KNOWN_STEP = f"""
+import json
+import numpy as np
+import tensorflow as tf
+from perfguide.measure import memory
+
+def step():
+    np.asarray(tf.ones(({LARGE} // 4,)) + 1)
+    np.ones({LARGE} // 8)
+
+tensors, resident = memory.step_peak(step)
+print(json.dumps([tensors, resident - memory.resident_bytes()]))
+"""
+
+
+@pytest.mark.processes
 def test_a_steps_peak_counts_a_tensor_of_known_size_within_ten_percent():
-    import tensorflow as tf
-
-    def step():
-        np.asarray(tf.ones((LARGE // 4,)) + 1)  # float32: the ones and their sum, both freed
-        np.ones(LARGE // 8)  # float64 from the system, every page written, then given back
-
-    tensors, resident = probe.step_peak(step)
+    env = child_environment(probe.TENSOR_COUNTS)
+    done = run_command([sys.executable, "-c", KNOWN_STEP], env, 300, "a step of known size")
+    tensors, resident_beyond_now = json.loads(done.stdout.splitlines()[-1])
     assert tensors == pytest.approx(2 * LARGE, rel=0.1)  # both alive at the sum
     # The NumPy array, made last, was given back to the system (TensorFlow's allocator may
     # keep its memory), so the peak exceeds what is held now by that much at least.
-    assert resident - probe.resident_bytes() >= 0.9 * LARGE
+    assert resident_beyond_now >= 0.9 * LARGE
 
 
 def _peaks(label, tensors, before=100.0):
@@ -251,10 +268,14 @@ def test_measure_queues_every_process_and_hands_each_result_back_to_its_experime
     assert peaks["mixed_bfloat16"].per_example("tensors") == pytest.approx((0.5, 0.5))
 
 
+@pytest.mark.processes
 def test_a_training_step_reports_its_peaks_and_the_activations_of_its_shapes():
     from perfguide.workloads import mixed_precision
 
-    found = memory.training_peaks("mixed_bfloat16")
+    task = Task(
+        f"{memory.__name__}:training_peaks", {"policy": "mixed_bfloat16"}, probe.TENSOR_COUNTS
+    )
+    (found,) = in_fresh_processes([task])
     assert all(len(found[kind]) == len(memory.TRAINING_BATCHES) for kind in ("tensors", "kept"))
     expected = mixed_precision.memory_bytes("mixed-bfloat16", batch=1)["activations"]
     assert found["activations"] == expected

@@ -75,9 +75,10 @@ def test_settings_outside_the_passed_prefixes_are_refused(name):
 
 
 @pytest.mark.processes
-def test_default_workers_have_onednn_on_and_threads_left_to_tensorflow(two):
+def test_default_workers_leave_onednn_and_threads_to_tensorflow(two):
     env = two.environment
-    assert env["onednn_enabled"] is True
+    # TensorFlow turns oneDNN on by default only on some CPUs: as it does in this process.
+    assert env["onednn_enabled"] is environment.onednn_enabled()
     assert env["tf_intra_op_threads"] == 0 and env["tf_inter_op_threads"] == 0
     assert set(env["process_settings"].values()) == {"unset"}
     assert "machine_limits" not in env  # not asked for

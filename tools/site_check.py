@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import html
 import http.server
 import re
 import shutil
@@ -39,6 +40,7 @@ from perfguide.report.page_checks import (
     contradictions,
     disagreements,
     recipe_problems,
+    unbacked_figures,
     unseparated_winners,
 )
 
@@ -96,6 +98,29 @@ document.querySelectorAll("section[id] > .perfguide-recipe-status").forEach((sta
   found[status.parentElement.id] = status.dataset.advised === "true";
 });
 return found;
+"""
+
+# A chapter's short answer (less a table citing another source's figures) and the rest of the
+# page (less the answer printed as text), as text: every figure the answer quotes must be a
+# figure the page prints.
+SHORT_ANSWER_AND_PAGE = """
+const box = document.querySelector(".perfguide-short-answer");
+if (!box) return null;
+const answer = box.cloneNode(true);
+answer.querySelectorAll("table").forEach((table) => table.remove());
+const page = (document.querySelector("article") || document.body).cloneNode(true);
+page.querySelectorAll(".perfguide-short-answer").forEach((el) => el.remove());
+page.querySelectorAll("pre").forEach((pre) => {
+  if (pre.textContent.trimStart().startsWith("Short answer:")) pre.remove();
+});
+return [answer.textContent, page.textContent];
+"""
+# The checklist's lines, each with the chapter page its evidence is on.
+CHECKLIST_LINES = """
+return [...document.querySelectorAll("table.perfguide-checklist tbody tr")].map((row) => [
+  row.querySelector("a").getAttribute("href").split("#")[0],
+  row.querySelectorAll("td")[1].textContent,
+]);
 """
 
 BROKEN_IMAGES = """
@@ -199,6 +224,13 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
             yield problem
 
 
+def page_text(base: str, page: str) -> str:
+    """A page's text, as its HTML holds it (collapsed sections included)."""
+    with urllib.request.urlopen(base + page, timeout=30) as response:
+        markup = response.read().decode("utf-8", "replace")
+    return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
 def in_view(driver, base: str, page: str) -> tuple[int, int]:
     """The words and tables a reader is asked to read on ``page`` (see :data:`IN_VIEW`)."""
     driver.get(base + page)
@@ -219,6 +251,18 @@ def check_chapter(driver, words: int, tables: int, answer: dict | None) -> Itera
         yield "no Recipes section"
     if answer is not None:
         yield from recipe_problems(answer, driver.execute_script(RECIPE_STATUSES))
+    if texts := driver.execute_script(SHORT_ANSWER_AND_PAGE):
+        for figure in unbacked_figures(*texts):
+            yield f"the short answer quotes {figure}, which the page prints nowhere else"
+
+
+def check_checklist(driver, base: str, chapter_text) -> Iterator[str]:
+    """Every figure on a checklist line is a figure its chapter prints (``chapter_text``:
+    a chapter page's path to its text)."""
+    driver.get(base + "checklist.html")
+    for page, measured in driver.execute_script(CHECKLIST_LINES):
+        for figure in unbacked_figures(measured, chapter_text(page)):
+            yield f"a line quotes {figure}, which {page} prints nowhere"
 
 
 def check_search(driver, base: str) -> Iterator[str]:
@@ -267,6 +311,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"{page}: {p}" for p in check_chapter(driver, *budgets[-1][1:], answer)
                 ]
         problems += [f"search.html: {p}" for p in check_search(driver, base)]
+        problems += [
+            f"checklist.html: {p}"
+            for p in check_checklist(
+                driver, base, functools.cache(lambda page: page_text(base, page))
+            )
+        ]
     finally:
         driver.quit()
         server.shutdown()

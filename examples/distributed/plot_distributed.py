@@ -433,7 +433,11 @@ answer = ShortAnswer(
         Recommendation(
             "Where the all-reduce is slow (loopback here), all-reduce the gradients in float16",
             reduction_claims["float16"],
-            Change("the dtype of the all-reduced gradients", "float16", link="slow"),
+            Change(
+                "the dtype of the all-reduced gradients",
+                "float16",
+                link="slow (loopback here)",
+            ),
             recipe="all-reduce-the-gradients-yourself",
         ),
     ],

@@ -36,7 +36,7 @@ from perfguide.measure import anatomy
 from perfguide.measure.runner import default_device
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
@@ -637,17 +637,17 @@ held_from = [
 ]
 fades = (
     f"from {format_count(held_from[0])} elements up eager x + x took at most twice NumPy's "
-    f"time (at {format_count(held_from[0])}, eager against NumPy: "
-    f"{within_two[held_from[0]].quoted})"
+    f"time (at {format_count(held_from[0])}, {measured_here(within_two[held_from[0]])})"
     if held_from
     else "eager x + x taking at most twice NumPy's time held at no size here (at "
-    f"{format_count(add_sizes[-1])} elements, eager against NumPy: "
-    f"{within_two[add_sizes[-1]].quoted})"
+    f"{format_count(add_sizes[-1])} elements, {measured_here(within_two[add_sizes[-1]])})"
 )
+(eager_one,) = pick(add_runs[add_sizes[0]], "eager")
 answer = ShortAnswer(
-    f"Each eager op costs about {format_seconds(op.median_s)} here before it computes anything "
-    f"(x + x on one element, NumPy against eager: {checked[small_add].quoted}), so on small "
-    f"arrays the fixed cost is the time; {fades}. A tf.function call costs "
+    f"Each eager op has a fixed cost before it computes anything: x + x on one element took "
+    f"{format_seconds(eager_one.median_s)} eagerly here (NumPy against eager: "
+    f"{checked[small_add].quoted}), so on small arrays the fixed cost is the time; {fades}. "
+    "A tf.function call costs "
     f"{format_seconds(function.median_s)} to enter, "
     f"{1 - runtime_share:.0%} of it in Python before the runtime starts, so it pays off only "
     f"when it replaces several eager ops. The article's custom gradient runs "

@@ -157,15 +157,18 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 # -------------------------
 #
 # Now every call brings a batch of a size never seen before, one row more than the last, as a
-# server answering whatever arrives does; each way in three fresh processes of its own, so that
-# no way finds kernels another built (``buckets``, which needs a dozen, then ``tf-function``,
-# which needs new ones, share theirs). A ``tf.function`` traces a new graph for each new shape
+# server answering whatever arrives does, with TensorFlow's oneDNN kernels on
+# (``TF_ENABLE_ONEDNN_OPTS=1``: TensorFlow 2.21 turns them on by default only on some CPUs,
+# which the first line below says of this one); each way in three fresh processes of its own, so
+# that no way finds kernels another built (``buckets``, which needs a dozen, then
+# ``tf-function``, which needs new ones, share theirs). A ``tf.function`` traces a new graph for each new shape
 # and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch size
 # (``reduce-retracing``, ``input-signature``), or to pad each batch to the next power of two and
 # cut the answer back (``buckets``). ``traces`` counts the graphs each traced.
 
 # sphinx_gallery_start_ignore
 new_shapes = measured["new shapes"]
+print(f"oneDNN by default on this machine: {'on' if env['onednn_enabled'] else 'off'}")
 growth_table(
     "A new shape every call: growth per call (median of 3 processes)",
     new_shapes.growth,
@@ -495,6 +498,7 @@ answer = ShortAnswer(
                 "a tf.function's shapes",
                 "relaxed: reduce_retracing=True or a None dimension",
                 shapes="varying",
+                onednn="on",
             ),
             requires=(signature_fixes,),
             recipe="let-one-graph-take-any-batch-size",
@@ -503,7 +507,9 @@ answer = ShortAnswer(
             "Where shapes vary, pad batches to a few sizes as well, so that the process stops "
             "growing: oneDNN keeps a kernel per shape",
             buckets_fix,
-            Change("batch shapes", "padded to a few sizes", shapes="varying"),
+            Change(
+                "batch shapes", "padded to a few sizes", shapes="varying", onednn="on"
+            ),
             recipe="pad-batches-to-a-few-sizes",
         ),
         *(
@@ -548,8 +554,8 @@ print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
 # -------
 #
 # The practices above in a few lines each, on a tiny model of their own, ending with a check.
-# The growth they stop was measured on this page's 2-core x86 virtual machine, where TensorFlow
-# runs oneDNN's kernels: measure yours.
+# The growth they stop was measured on this page's 2-core x86 virtual machine, in processes with
+# oneDNN's kernels on: measure yours.
 #
 # Call model(x) in a loop, not predict
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~

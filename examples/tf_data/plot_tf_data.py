@@ -141,9 +141,7 @@ ClaimReport(overlap_claims)
 print(f"cores busy, pipeline alone: {alone.cores_busy:.2f}")
 print(f"cores busy, step alone: {step.cores_busy:.2f}")
 print(f"asked for together: {alone.cores_busy + step.cores_busy:.2f} of {cores}")
-print(
-    f"with prefetch: {prefetched.median_s / both.one_after_other:.0%} of one after the other"
-)
+print(f"with prefetch, process by process: {overlap_claims[0].quoted}")
 print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:.0%}")
 # sphinx_gallery_end_ignore
 

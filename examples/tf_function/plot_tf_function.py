@@ -39,7 +39,13 @@ from perfguide.report.claims import (
     per_process,
     takes_at_most,
 )
-from perfguide.report.compare import Collapsed, Comparison, Table, pick
+from perfguide.report.compare import (
+    Collapsed,
+    Comparison,
+    Table,
+    first_call_overhead,
+    pick,
+)
 from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
 from perfguide.workloads import tf_function as tfn
@@ -412,8 +418,9 @@ Collapsed(
 answer = ShortAnswer(
     "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
     f"article's loop of 99 products a call in the graph against eager execution, "
-    f"{checked[graph_speedup].quoted}. It is slow when it traces: the first call took "
-    f"{format_seconds(graph.first_call_s)}, {first_call_claim.quoted}, and a Python number "
+    f"{checked[graph_speedup].quoted}. It is slow when it traces: its first-call overhead was "
+    f"{first_call_overhead(graph)} (the first call against a steady one, process by process: "
+    f"{first_call_claim.quoted}), and a Python number "
     "that changes every call retraces every call (a tensor in its place, "
     f"{retracing_checked.quoted}). It is wrong when Python code or values inside it are "
     "expected to run or change on every call.",

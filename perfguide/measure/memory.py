@@ -191,8 +191,16 @@ def peak_resident_bytes() -> int:
     return int(found.group(1)) * 1024
 
 
+#: TensorFlow counts its tensors' bytes on the CPU (``get_memory_info``) only with a BFC
+#: allocator: its default where oneDNN is on (TensorFlow 2.21 turns oneDNN on by default only
+#: on some CPUs), not elsewhere. A process that measures a step's tensors starts with this, so
+#: that it counts them on any CPU.
+TENSOR_COUNTS = {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
+
+
 def tensor_bytes() -> int:
-    """The bytes TensorFlow's tensors on the CPU hold now, by its allocator's own count."""
+    """The bytes TensorFlow's tensors on the CPU hold now, by its allocator's own count (in a
+    process started with :data:`TENSOR_COUNTS`)."""
     import tensorflow as tf
 
     return tf.config.experimental.get_memory_info("CPU:0")["current"]

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perfguide.measure.memory import Experiment, Peaks, growth
+from perfguide.measure.memory import TENSOR_COUNTS, Experiment, Peaks, growth
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.workloads import memory
 
@@ -76,7 +76,7 @@ def measure(
     specs = memory.experiments() if specs is None else specs
     training = {
         policy: [
-            Task(f"{memory.__name__}:training_peaks", {"policy": policy}, start=start)
+            Task(f"{memory.__name__}:training_peaks", {"policy": policy}, TENSOR_COUNTS, start)
             for start in range(processes)
         ]
         for policy in memory.TRAINING_POLICIES

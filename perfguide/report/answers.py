@@ -80,8 +80,8 @@ class Change:
 
     @property
     def condition(self) -> str:
-        """The conditions in words: "a loop of small ops; without bfloat16 instructions"."""
-        return "; ".join(value for _, value in self.when)
+        """The conditions, each with its fact: "cpu: 2 cores; work: a loop of small ops"."""
+        return "; ".join(f"{fact}: {value}" for fact, value in self.when)
 
     def contradicts(self, other: Change) -> bool:
         """Whether ``other`` turns the same setting another way under conditions that overlap

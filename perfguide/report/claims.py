@@ -335,7 +335,7 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     >>> claim.verdict, claim.effect
     ('HELD', '7.00x too slow')
     >>> claim.evidence  # doctest: +ELLIPSIS
-    'too slow: 6.00x to 8.00x across 3 processes; rerun interval: ...x to ...x (claimed: ...)'
+    'too slow: 7.00x, 6.00x to 8.00x across 3 processes; rerun interval: ...'
     """
     median = statistics.median(ratios)
     low, high = stats.rerun_interval(median, ratios, calibration.current().ratio)
@@ -344,8 +344,8 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     target = "" if factor == 1 else f"at least {factor:g}x"
     interval = f"{_times(low)} to {_times(high)}"
     evidence = (
-        f"{what}: {format_span(min(ratios), max(ratios), _times, len(ratios))}; {RERUN}: "
-        f"{interval}"
+        f"{what}: {_times(median)}, {format_span(min(ratios), max(ratios), _times, len(ratios))}; "
+        f"{RERUN}: {interval}"
         + (f" (claimed: {target})" if target else "")
         + (f"; {reason}" if reason else "")
     )
@@ -458,11 +458,11 @@ def share_of_time(
     low, high = next_process(shares)
     low, high = max(low, 0.0), min(high, 1.0)
     bound = f"at least {at_least:.0%}" if at_least is not None else f"under {at_most:.0%}"
+    effect = f"{statistics.median(shares):.0%} of op time"
     evidence = (
-        f"{min(shares):.1%} to {max(shares):.1%} of op time in {len(shares)} traced calls; "
+        f"{effect}, {min(shares):.1%} to {max(shares):.1%} in {len(shares)} traced calls; "
         f"the next call: {low:.1%} to {high:.1%} (claimed: {bound})"
     )
-    effect = f"{statistics.median(shares):.0%} of op time"
     held = beyond((low, high), at_least=at_least, at_most=at_most)
     return Claim(statement, held, evidence, effect, bound)
 

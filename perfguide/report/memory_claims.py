@@ -32,7 +32,13 @@ def grows(grown: Growth, at_least: float) -> Claim:
     """
     held = beyond(grown.interval, at_least=at_least)
     statement = f"{grown.label} grows the process by at least {format_bytes(at_least)} a call"
-    return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
+    return _growth_claim(statement, held, grown)
+
+
+def _growth_claim(statement: str, held: bool | None, grown: Growth) -> Claim:
+    rate = f"{format_bytes(grown.rate)} a call"
+    measured = f"{grown.label} grew the process {rate}"
+    return Claim(statement, held, _growth_evidence(grown), rate, measured=measured)
 
 
 def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
@@ -46,7 +52,7 @@ def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
     held = beyond(grown.interval, at_most=at_most)
     statement = f"{grown.label} grows the process by under {format_bytes(at_most)} a call"
     statement += f" ({what})" if what else ""
-    return Claim(statement, held, _growth_evidence(grown), f"{format_bytes(grown.rate)} a call")
+    return _growth_claim(statement, held, grown)
 
 
 def grows_less(grown: Growth, reference: Growth, fraction: float, what: str) -> Claim:
@@ -70,7 +76,8 @@ def grows_less(grown: Growth, reference: Growth, fraction: float, what: str) -> 
         f"{format_bytes(ref_high)})"
     )
     effect = f"{format_bytes(grown.rate)} against {format_bytes(reference.rate)} a call"
-    return Claim(statement, held, evidence, effect, f"under {what}")
+    measured = f"{grown.label} grew the process {effect}, {reference.label}'s"
+    return Claim(statement, held, evidence, effect, f"under {what}", measured=measured)
 
 
 #: What each kind of a training step's peak is, in a claim's words.
@@ -100,10 +107,12 @@ def needs_less(light: Peaks, heavy: Peaks, kind: str, by: float) -> Claim:
         f"{light.label} needs at least {by:g}x less memory a training example than "
         f"{heavy.label} ({PEAK_KINDS[kind]})"
     )
+    less = f"{three_figures(ratio)}x less"
     evidence = (
         f"{format_bytes(statistics.median(heavier))} against "
-        f"{format_bytes(statistics.median(lighter))} an example, median of "
+        f"{format_bytes(statistics.median(lighter))} an example ({less}), median of "
         f"{len(heavier)} fresh processes each; {NEXT_PROCESS} of the ratio: "
         f"{three_figures(low)}x to {three_figures(high)}x" + (f"; {reason}" if reason else "")
     )
-    return Claim(statement, held, evidence, f"{three_figures(ratio)}x less", f"at least {by:g}x")
+    measured = f"{light.label} needed {less} memory a training example than {heavy.label}"
+    return Claim(statement, held, evidence, less, f"at least {by:g}x", measured=measured)

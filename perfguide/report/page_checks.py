@@ -146,3 +146,32 @@ def recipe_problems(chapter: dict, statuses: dict[str, bool | None]) -> list[str
                 + ("a claim it rests on held" if advised else "no claim it rests on held")
             )
     return problems
+
+
+#: A measured figure as the guide prints it: a factor, a share, a time, bytes or a rate.
+_FIGURE = re.compile(
+    r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?: ?%|x| (?:[nµm]?s|[KMG]i?B|[KMG]B/s|GFLOP/s))(?!\w)"
+)
+
+
+def figures(text: str) -> list[str]:
+    """The measured figures in ``text``, as printed.
+
+    >>> figures("a was 2.00x faster than b (1.80x to 2.20x), 21.4 µs, 94 %, 5.3 MB; 2 cores")
+    ['2.00x', '1.80x', '2.20x', '21.4 µs', '94 %', '5.3 MB']
+    """
+    return [match.group(0) for match in _FIGURE.finditer(text)]
+
+
+def unbacked_figures(quoted: str, page: str) -> list[str]:
+    """Every measured figure in ``quoted`` (a short answer, a checklist line) that ``page`` (the
+    chapter's own text, the quoting part left out) does not print: a figure quoted from a
+    table or a claim is that measurement, formatted by the same function, so it appears there
+    verbatim; one that does not is another measurement of the same thing, or a recomputation.
+
+    >>> unbacked_figures("the first call took 349 ms, 112x a steady call",
+    ...                  "first-call overhead 346 ms; 112x a steady call")
+    ['349 ms']
+    """
+    shown = set(figures(page))
+    return [figure for figure in dict.fromkeys(figures(quoted)) if figure not in shown]
