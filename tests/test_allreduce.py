@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from perfguide.report import allreduce
 from perfguide.report.allreduce import Link, fit_link, project, ring_allreduce_s
 
 #: Made-up loopback: 40 µs a message, 2 GB/s.
@@ -84,3 +85,16 @@ def test_a_network_is_sold_in_gigabits():
     assert Link.network(25, 5e-6) == Link(5e-6, 3.125e9)
     with pytest.raises(ValueError, match="bandwidth above 0"):
         Link.network(0, 5e-6)
+
+
+@pytest.mark.parametrize("scaling", ["weak", "strong"])
+def test_a_projected_steps_terms_add_up_to_it_and_name_the_largest(scaling):
+    host_s, network_s, gbps = 1e-3, allreduce.DATACENTER_LATENCY_S, 25
+    link = Link.network(gbps, host_s + network_s)
+    for workers in (2, 8, 64):
+        step = project(0.01, 5e6, workers, link, scaling)
+        t = allreduce.terms(0.01, 5e6, workers, host_s, network_s, link.bandwidth, scaling)
+        parts = t.compute_s + t.host_s + t.network_s + t.bandwidth_s
+        assert parts == pytest.approx(step.step_s)
+    # At 64 workers the 126 messages' host cost outweighs a 10 ms computation.
+    assert t.dominant == "the hosts' cost a message"

@@ -46,7 +46,8 @@ from perfguide.report.page_checks import (
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)
-SKIPPED_DIRS = {"_static", "_sources", "_images", "_downloads", "site-check"}
+# answers/ holds the parts the chapters include (their boxes, their recipes' status lines).
+SKIPPED_DIRS = {"_static", "_sources", "_images", "_downloads", "site-check", "answers"}
 # Pages whose claim lines were measured (the API pages show made-up ones, as examples).
 CHAPTERS = "auto_examples/"
 # Pages built from measured claims beside the chapters, where a named winner must be separated.

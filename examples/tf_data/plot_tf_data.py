@@ -561,7 +561,7 @@ answer = ShortAnswer(
                 "this build's machine, a batch",
                 format_seconds(naive.median_s),
                 f"{format_seconds(prefetched.median_s)} "
-                f"({format_speedup(naive.median_s / prefetched.median_s)})",
+                f"({Faster('prefetch', 'naive').check(pipelines).effect})",
             ],
         ],
     ),

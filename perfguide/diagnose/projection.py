@@ -2,10 +2,11 @@
 keeping the reader's batch (weak scaling), with the model's gradients all-reduced by a ring over
 a network the reader names (:mod:`perfguide.report.allreduce`).
 
-A projection, never a measurement: the step is this machine's, the network is the reader's
-word, and each message pays :data:`LATENCY_S`, about what TensorFlow's all-reduce took a message
-between two processes on one machine in the distributed chapter. The chapter says where such a
-projection holds and where it does not.
+A projection, never a measurement: the step is this machine's, the network's bandwidth is the
+reader's word, and each message pays :data:`HOST_S` on the hosts, about what TensorFlow's
+all-reduce took a message between two processes on one machine in the distributed chapter, and
+:data:`~perfguide.report.allreduce.DATACENTER_LATENCY_S` on the network (a cited figure). The
+chapter says where such a projection holds and where it does not.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import dataclasses
 from collections.abc import Sequence
 
 from perfguide.diagnose.evidence import Evidence
-from perfguide.report.allreduce import Link, Projection, project
+from perfguide.report.allreduce import DATACENTER_LATENCY_S, Link, Projection, project
 from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes, format_seconds
 
-#: Seconds each message of an all-reduce pays beside the bytes it carries.
-LATENCY_S = 1e-3
+#: Seconds each message of an all-reduce pays on the hosts, beside the network's latency and
+#: the bytes it carries.
+HOST_S = 1e-3
+#: A message's latency in all.
+LATENCY_S = HOST_S + DATACENTER_LATENCY_S
 #: The workers projected unless the reader names a largest count, and the network's speed.
 WORKERS, NETWORK_GBPS = 8, 10.0
 
@@ -38,7 +42,8 @@ class ModelProjection:
         caption = (
             f"Projected, not measured: a training step of {format_seconds(self.step_s)} here "
             f"on each worker, {format_bytes(self.gradient_bytes)} of gradients all-reduced a "
-            f"step over {self.network_gbps:g} Gb/s, {format_seconds(LATENCY_S)} a message"
+            f"step over {self.network_gbps:g} Gb/s, {format_seconds(HOST_S)} a message on the "
+            f"hosts and {format_seconds(DATACENTER_LATENCY_S)} on the network"
         )
         rows = [
             [

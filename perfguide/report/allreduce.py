@@ -11,7 +11,10 @@ communication operations in MPICH", 2005).
 
 A projected step is its computation, then the all-reduce of its gradients, with no overlap of
 the two (:func:`project`): what a step costs at most under the model, and always labelled a
-projection, never a measurement.
+projection, never a measurement. A message's latency is two costs: the host's (the framework's
+and the operating system's work a message, which a fit over the loopback measures, the wire
+adding next to nothing there) and the network's (:data:`DATACENTER_LATENCY_S`, cited);
+:func:`terms` sets them apart from the bandwidth's and the computation's share of a step.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+
+#: A network's latency a message, one way: half the 500 µs round trip within a datacenter of
+#: Jeff Dean's "Numbers everyone should know" (his LADIS 2009 keynote).
+DATACENTER_LATENCY_S = 250e-6
 
 #: Weak scaling keeps each worker's batch (examples per second should grow with the workers);
 #: strong scaling keeps the global batch (the time per step should fall).
@@ -108,3 +115,58 @@ def project(
     step_s = per_worker + ring_allreduce_s(gradient_bytes, workers, link)
     examples = workers if scaling == "weak" else 1
     return Projection(workers, step_s, examples * compute_s / step_s)
+
+
+@dataclasses.dataclass(frozen=True)
+class Terms:
+    """Where a projected step's seconds go on ``workers`` workers: the computation, the
+    all-reduce's messages' cost on the hosts and on the network, and its bytes over the
+    bandwidth."""
+
+    workers: int
+    compute_s: float
+    host_s: float
+    network_s: float
+    bandwidth_s: float
+
+    @property
+    def dominant(self) -> str:
+        """The term that takes the most of the step, in words.
+
+        >>> Terms(8, 0.01, 0.014, 0.0035, 0.003).dominant
+        "the hosts' cost a message"
+        """
+        named = {
+            "the computation": self.compute_s,
+            "the hosts' cost a message": self.host_s,
+            "the network's latency": self.network_s,
+            "the bandwidth": self.bandwidth_s,
+        }
+        return max(named, key=named.__getitem__)
+
+
+def terms(
+    compute_s: float,
+    gradient_bytes: float,
+    workers: int,
+    host_s: float,
+    network_s: float,
+    bandwidth: float,
+    scaling: Scaling,
+) -> Terms:
+    """The terms of :func:`project`'s step, where each of the ring's 2(N−1) messages pays
+    ``host_s`` on the hosts and ``network_s`` on the network, and its bytes ``bandwidth``.
+
+    >>> t = terms(0.01, 1e6, 2, host_s=1e-3, network_s=2.5e-4, bandwidth=1e9, scaling="weak")
+    >>> t.host_s, t.network_s, t.bandwidth_s
+    (0.002, 0.0005, 0.001)
+    """
+    steps = 2 * (workers - 1)
+    per_worker = compute_s if scaling == "weak" else compute_s / workers
+    return Terms(
+        workers,
+        per_worker,
+        steps * host_s,
+        steps * network_s,
+        steps / workers * gradient_bytes / bandwidth,
+    )
