@@ -4,7 +4,12 @@ recipes that do not say whether this build advises them, each on answers made to
 from perfguide.report import answers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import Claim
-from perfguide.report.page_checks import contradictions, recipe_problems
+from perfguide.report.page_checks import (
+    contradictions,
+    recipe_problems,
+    unbacked_figures,
+    undefined_names,
+)
 
 HELD = Claim("xla is faster than graph", True, "…", "2.00x faster")
 FAILED = Claim("graph is faster than xla", False, "…", "2.00x slower")
@@ -93,3 +98,23 @@ def test_a_recipe_on_a_claim_that_did_not_hold_must_say_so(tmp_path, monkeypatch
         for anchor in ("pad", "xla")
     }
     assert recipe_problems(chapter, shown) == []
+
+
+def test_a_short_answer_quoting_a_figure_its_page_does_not_print_fails():
+    page = (
+        "first-call overhead 346 ms; the first call against a steady one: 112x a steady call "
+        "(rerun interval: 98.0x to 128x); 21.4 µs, 94 %"
+    )
+    # Another measurement of the same thing (349 ms), a ratio recomputed from rounded medians.
+    answer = "the first call took 349 ms, 112x a steady call; with prefetch 0.898x, 94 %"
+    assert unbacked_figures(answer, page) == ["349 ms", "0.898x"]
+    assert unbacked_figures("its overhead was 346 ms (98.0x to 128x)", page) == []
+
+
+def test_a_line_naming_a_variant_its_chapter_never_defines_fails():
+    names = ["naive", "together", "together-prefetch", "FILE", "DATA"]
+    line = "together-prefetch is faster than together: together-prefetch was 1.02x faster"
+    assert undefined_names(line, names, defined=["together"]) == ["together-prefetch"]
+    assert undefined_names(line, names, defined=["together", "together-prefetch"]) == []
+    # A name is a whole word: "DATA" is not in "metadata", nor "naive" in "naively".
+    assert undefined_names("metadata read naively", names, defined=[]) == []

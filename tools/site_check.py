@@ -36,13 +36,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfguide.report.answers import load_checklist
+from perfguide.report.chapters import chapter
 from perfguide.report.page_checks import (
     contradictions,
     disagreements,
     recipe_problems,
     unbacked_figures,
+    undefined_names,
     unseparated_winners,
 )
+from perfguide.report.results import ResultsError, load
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)
@@ -116,12 +119,20 @@ page.querySelectorAll("pre").forEach((pre) => {
 });
 return [answer.textContent, page.textContent];
 """
-# The checklist's lines, each with the chapter page its evidence is on.
+# The checklist's lines: the chapter page its evidence is on, its whole text, what it measured.
 CHECKLIST_LINES = """
 return [...document.querySelectorAll("table.perfguide-checklist tbody tr")].map((row) => [
   row.querySelector("a").getAttribute("href").split("#")[0],
+  row.textContent,
   row.querySelectorAll("td")[1].textContent,
 ]);
+"""
+# The names a chapter's prose sets in code as it introduces them (its variants' among them).
+DEFINED_NAMES = """
+const article = document.querySelector("article") || document.body;
+return [...article.querySelectorAll("code")]
+  .filter((code) => !code.closest("pre, table, .perfguide-short-answer, .perfguide-recipe-status"))
+  .map((code) => code.textContent.trim());
 """
 
 BROKEN_IMAGES = """
@@ -239,10 +250,24 @@ def in_view(driver, base: str, page: str) -> tuple[int, int]:
     return words, tables
 
 
-def check_chapter(driver, words: int, tables: int, answer: dict | None) -> Iterator[str]:
+def variant_names(site: Path, page: str) -> list[str]:
+    """The variants a chapter page's results file names (none where it has none)."""
+    topic = page.split("/")[1]
+    try:
+        document = load(site / "measurements" / chapter(topic).results)
+    except (ResultsError, ValueError):
+        return []
+    return [m["label"] for m in document["measurements"]]
+
+
+def check_chapter(
+    driver, words: int, tables: int, answer: dict | None, names: list[str], defined: list[str]
+) -> Iterator[str]:
     """A chapter a reader finishes in ten minutes, ending with recipes to paste, each opening
-    with whether this build advises it (the page :func:`in_view` just loaded; ``answer``, the
-    short answer the chapter published, if any)."""
+    with whether this build advises it, whose short answer quotes the page's own figures and
+    names only variants its prose defines (the page :func:`in_view` just loaded; ``answer``,
+    the short answer the chapter published, if any; ``names``, its variants; ``defined``, the
+    names its prose defines)."""
     if words > WORD_BUDGET or tables > TABLE_BUDGET:
         yield (
             f"{words:,} words and {tables} tables in view, over the budget of "
@@ -255,15 +280,21 @@ def check_chapter(driver, words: int, tables: int, answer: dict | None) -> Itera
     if texts := driver.execute_script(SHORT_ANSWER_AND_PAGE):
         for figure in unbacked_figures(*texts):
             yield f"the short answer quotes {figure}, which the page prints nowhere else"
+        for name in undefined_names(texts[0], names, defined):
+            yield f"the short answer names {name!r}, which the page's prose never defines"
 
 
-def check_checklist(driver, base: str, chapter_text) -> Iterator[str]:
-    """Every figure on a checklist line is a figure its chapter prints (``chapter_text``:
-    a chapter page's path to its text)."""
+def check_checklist(driver, base: str, chapters: dict[str, tuple[list[str], list[str]]]):
+    """Every figure on a checklist line is a figure its chapter prints, and every variant it
+    names its chapter's prose defines (``chapters``: by page, its variants and the names its
+    prose defines)."""
     driver.get(base + "checklist.html")
-    for page, measured in driver.execute_script(CHECKLIST_LINES):
-        for figure in unbacked_figures(measured, chapter_text(page)):
+    text = functools.cache(lambda page: page_text(base, page))
+    for page, line, measured in driver.execute_script(CHECKLIST_LINES):
+        for figure in unbacked_figures(measured, text(page)):
             yield f"a line quotes {figure}, which {page} prints nowhere"
+        for name in undefined_names(line, *chapters.get(page, ([], []))):
+            yield f"a line names {name!r}, which {page} never defines"
 
 
 def check_search(driver, base: str) -> Iterator[str]:
@@ -302,22 +333,20 @@ def main(argv: list[str] | None = None) -> int:
     driver = browser()
     try:
         links = LinkChecker(base)
-        budgets = []
+        budgets, chapters = [], {}
         for page in pages(args.site):
             problems += [f"{page}: {p}" for p in check_page(driver, base, page, links, shots)]
             if page.startswith(CHAPTERS) and Path(page).name.startswith("plot_"):
                 budgets.append((page, *in_view(driver, base, page)))
                 answer = answers.get(page.split("/")[1])
+                names = variant_names(args.site, page)
+                chapters[page] = (names, driver.execute_script(DEFINED_NAMES))
                 problems += [
-                    f"{page}: {p}" for p in check_chapter(driver, *budgets[-1][1:], answer)
+                    f"{page}: {p}"
+                    for p in check_chapter(driver, *budgets[-1][1:], answer, *chapters[page])
                 ]
         problems += [f"search.html: {p}" for p in check_search(driver, base)]
-        problems += [
-            f"checklist.html: {p}"
-            for p in check_checklist(
-                driver, base, functools.cache(lambda page: page_text(base, page))
-            )
-        ]
+        problems += [f"checklist.html: {p}" for p in check_checklist(driver, base, chapters)]
     finally:
         driver.quit()
         server.shutdown()

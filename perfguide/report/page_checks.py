@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable
 
 from perfguide.report.answers import Change
 from perfguide.report.format import three_figures
@@ -175,3 +176,23 @@ def unbacked_figures(quoted: str, page: str) -> list[str]:
     """
     shown = set(figures(page))
     return [figure for figure in dict.fromkeys(figures(quoted)) if figure not in shown]
+
+
+def undefined_names(quoted: str, names: Iterable[str], defined: Iterable[str]) -> list[str]:
+    """Every one of ``names`` (a chapter's variant labels) that ``quoted`` (its short answer, a
+    checklist line) uses and its page does not define (``defined``: the names its prose sets
+    in code, as it introduces them), longest first so that "tf-data-no-autotune" is not also
+    read as "tf-data".
+
+    >>> undefined_names("tf-data-no-autotune was 1.57x faster than fit here",
+    ...                 ["fit", "tf-data", "tf-data-no-autotune"], ["fit"])
+    ['tf-data-no-autotune']
+    """
+    found, rest, known = [], quoted, set(defined)
+    for name in sorted(set(names), key=len, reverse=True):
+        pattern = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
+        if re.search(pattern, rest):
+            rest = re.sub(pattern, " ", rest)
+            if name not in known:
+                found.append(name)
+    return found
