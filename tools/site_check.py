@@ -107,7 +107,14 @@ return found;
 # A chapter's short answer (less a table citing another source's figures) and the rest of the
 # page (less the answer printed as text), as text: every figure the answer quotes must be a
 # figure the page prints.
+# Text nodes are joined with spaces: a table's cells, as textContent, run into each other.
 SHORT_ANSWER_AND_PAGE = """
+const text = (root) => {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const parts = [];
+  while (walker.nextNode()) parts.push(walker.currentNode.nodeValue);
+  return parts.join(" ");
+};
 const box = document.querySelector(".perfguide-short-answer");
 if (!box) return null;
 const answer = box.cloneNode(true);
@@ -117,7 +124,7 @@ page.querySelectorAll(".perfguide-short-answer").forEach((el) => el.remove());
 page.querySelectorAll("pre").forEach((pre) => {
   if (pre.textContent.trimStart().startsWith("Short answer:")) pre.remove();
 });
-return [answer.textContent, page.textContent];
+return [text(answer), text(page)];
 """
 # The checklist's lines: the chapter page its evidence is on, its whole text, what it measured.
 CHECKLIST_LINES = """
@@ -257,7 +264,7 @@ def variant_names(site: Path, page: str) -> list[str]:
         document = load(site / "measurements" / chapter(topic).results)
     except (ResultsError, ValueError):
         return []
-    return [m["label"] for m in document["measurements"]]
+    return [m["variant"] for m in document["measurements"]]
 
 
 def check_chapter(

@@ -211,15 +211,13 @@ anatomy = predicts(
 # -------------------------------------
 #
 # Keras 3's optimizer all-reduces the gradients inside each replica with the strategy's default
-# options, and its ``apply_gradients`` cannot skip that sum (the
-# ``experimental_aggregate_gradients`` that the ``CommunicationOptions`` documentation shows is
-# Keras 2's). To all-reduce another way, sum them in the replica step and apply the sums outside
-# ``strategy.run``, where the optimizer sums nothing again (a recipe below). Each way ran between
-# the same two pinned workers, in turn with the optimizer's own: ``RING`` rather than ``AUTO``;
-# packs of at most 1 MiB (``bytes_per_pack``); the gradients cast to ``float16`` or
-# ``bfloat16`` for the all-reduce, half the bytes (the tests check that the update stays within
-# their rounding); and ``one tensor``, the six gradients flattened into one all-reduce, as TensorFlow already
-# packs them unless ``bytes_per_pack`` is set (``group_by_size`` in its ``cross_device_utils``).
+# options and cannot skip that sum (``experimental_aggregate_gradients`` is Keras 2's). To
+# all-reduce another way, sum them in the replica step and apply the sums outside
+# ``strategy.run`` (a recipe below). Each way ran between the same two pinned workers, in turn
+# with the optimizer's own: ``RING`` rather than ``AUTO``; packs of at most 1 MiB
+# (``bytes_per_pack``); the gradients cast to ``float16`` or ``bfloat16``, half the bytes (the
+# tests check the update stays within their rounding); and ``one tensor``, the six gradients
+# flattened into one all-reduce.
 #
 # .. dropdown:: A replica's own all-reduce, and the step that applies it
 #
@@ -341,13 +339,11 @@ ClaimReport(list(input_claims.values()))
 # On N workers, each on a machine of its own, the step is a projection, not a measurement: each
 # worker's computation as measured here on one core, plus a ring all-reduce of the 5.3 MB of
 # gradients, which sends each link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and Yuan,
-# 2009), at the networks' bandwidths as sold. Each message pays two latencies: this machine's
-# host cost, the latency fitted above (over the loopback the wire adds next to nothing, so it is
-# TensorFlow's and the operating system's work a message on these two shared cores), and a
-# network's, 250 µs (half the 500 µs round trip within a datacenter of Jeff Dean's "Numbers
-# everyone should know", LADIS 2009). A host with cores to spare pays less than this one: the
-# dashed line without host cost bounds the projection from above. Weak scaling, no overlap of
-# computation and all-reduce. The dot is this machine's two workers, measured.
+# 2009), at the networks' bandwidths as sold. Each message pays this machine's host cost, the
+# latency fitted above (over the loopback it is TensorFlow's and the system's work a message),
+# and a network's 250 µs (half the 500 µs datacenter round trip of Jeff Dean's "Numbers
+# everyone should know", 2009). The line without host cost bounds the projection from above.
+# Weak scaling, no overlap of computation and all-reduce. The dot is measured here.
 
 # sphinx_gallery_start_ignore
 counts = [1, 2, 4, 8, 16, 32, 64]

@@ -161,8 +161,8 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 # (``TF_ENABLE_ONEDNN_OPTS=1``: TensorFlow 2.21 turns them on by default only on some CPUs,
 # which the first line below says of this one); each way in three fresh processes of its own, so
 # that no way finds kernels another built (``buckets``, which needs a dozen, then
-# ``tf-function``, which needs new ones, share theirs). A ``tf.function`` traces a new graph for each new shape
-# and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch size
+# ``tf-function``, which needs new ones, share theirs). A ``tf.function`` traces a new graph for
+# each new shape and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch size
 # (``reduce-retracing``, ``input-signature``), or to pad each batch to the next power of two and
 # cut the answer back (``buckets``). ``traces`` counts the graphs each traced.
 

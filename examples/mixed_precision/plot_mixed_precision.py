@@ -76,9 +76,9 @@ for dtype, has in native.items():
 # ----------------------------------------
 #
 # One square product at three sizes and one 3 × 3 convolution (eight 64 × 64 images, 32
-# channels in and out), each as a ``tf.function`` whose operands were cast to the type before
-# timing, as floating-point operations per second against the float32 peak this machine
-# reached.
+# channels in and out), each as a ``tf.function`` whose operands were cast to the type
+# (``float32``, ``bfloat16``, ``float16``) before timing, as floating-point operations per
+# second against the float32 peak this machine reached.
 #
 # .. dropdown:: The code being timed
 #
@@ -195,8 +195,8 @@ Collapsed(
 
 # %%
 # Then training, one ``train_on_batch`` step at a time under each policy, and each again with
-# ``jit_compile=True`` (its name then ends in ``-xla``). Under ``mixed_float16`` the optimizer
-# scales the loss.
+# ``jit_compile=True`` (its name then ends in ``-xla``: ``float32-xla``, ``mixed-bfloat16-xla``,
+# ``mixed-float16-xla``). Under ``mixed_float16`` the optimizer scales the loss.
 
 # sphinx_gallery_start_ignore
 policy_claims = [
@@ -260,7 +260,7 @@ def kernels(tables, caption):
         [
             [
                 variant,
-                table.times[0].op,
+                f"{table.times[0].op} ({table.times[0].share:.0%})",
                 f"{table.share(is_onednn):.0%}",
                 f"{table.share(is_cast):.0%}",
             ]

@@ -322,7 +322,9 @@ for m in sorted(small, key=lambda m: m.median_s):
 # The self-answer found ``tf.keras`` faster than the separate ``keras`` package of the day.
 # Today ``tf.keras`` becomes Keras 2 (``tf_keras``) when ``TF_USE_LEGACY_KERAS=1`` is set before
 # TensorFlow is imported, so both are timed in fresh processes started with it (Keras 3 imported
-# as ``keras``), on the small model and data, through ``train_on_batch`` and ``fit`` per batch.
+# as ``keras``), on the small model and data, through ``train_on_batch``
+# (``keras-3-train-on-batch``, ``keras-2-train-on-batch``) and ``fit`` per batch
+# (``keras-3-fit-per-batch``, ``keras-2-fit-per-batch``).
 
 # sphinx_gallery_start_ignore
 keras_claims = [

@@ -204,8 +204,8 @@ ClaimReport([loop_checked, large_checked])
 # times one 1000 × 1000 matrix. Five forms: the loop with ``tf.stack`` (``loop-stack``), one
 # ``tf.einsum`` (``einsum``), one ``tf.matmul`` broadcasting the matrix over the batch
 # (``broadcast-matmul``), ``tf.vectorized_map`` (``vectorized-map``) and ``tf.map_fn``
-# (``map-fn``), each eagerly; the loop and ``einsum`` also inside a ``tf.function`` (their names
-# then end in ``-tf-function``).
+# (``map-fn``), each eagerly; the loop and ``einsum`` also inside a ``tf.function``
+# (``loop-stack-tf-function``, ``einsum-tf-function``).
 #
 # .. dropdown:: The code being timed
 #
@@ -276,9 +276,8 @@ plt.show()
 # sphinx_gallery_end_ignore
 
 # %%
-# The bars are set against the peak measured at the start of the page. The last claim below
-# sets einsum's rate against the peak's product timed in turns with the forms, in the same
-# processes, so that the share carries the peak's own variation too:
+# The last claim below sets einsum's rate against the peak's product, timed in turns with the
+# forms in the same processes:
 
 # sphinx_gallery_start_ignore
 # Einsum, the form the page advises, not whichever form was fastest here: the forms may tie.
@@ -384,11 +383,9 @@ ClaimReport([*fused_checked.values(), small_checked])
 # sphinx_gallery_end_ignore
 
 # %%
-# Fusion saves passes over memory, so it pays where memory is the limit. A chain limited by its
-# arithmetic gains nothing from it: there XLA's generated loop competes with TensorFlow's own
-# vectorized kernels, op for op. Which limit a chain meets shows in how close each variant comes
-# to the bandwidth (above) and how many cores each kept busy (the process's CPU time over wall
-# time, per timed block):
+# Fusion saves passes over memory, so it pays where memory is the limit; a chain limited by its
+# arithmetic gains nothing from it. Which limit a chain meets shows in each variant's share of
+# the bandwidth (above) and the cores it kept busy (CPU time over wall time, per block):
 
 # sphinx_gallery_start_ignore
 for chain in (vz.AFFINE, vz.TANH):
@@ -538,11 +535,10 @@ for label, cost in small_costs.items():
 # sphinx_gallery_end_ignore
 
 # %%
-# Iterated from Python, one batch per step, a ``tf.data`` pipeline has a fixed cost per batch, as
-# every call into TensorFlow does; slicing and preprocessing a NumPy array has another. Which is
-# larger here, in the two columns above, decides whether the pipeline or the hand-written loop
-# feeds a small step faster. A pipeline earns its keep where it overlaps loading with training
-# (``prefetch``) and where the loop over batches runs inside TensorFlow, as ``Model.fit`` does.
+# Iterated from Python, a ``tf.data`` pipeline has a fixed cost per batch, and so has slicing a
+# NumPy array: the larger of the two columns above decides which feeds a small step faster. A
+# pipeline earns its keep where it overlaps loading with training, or where the loop over
+# batches runs inside TensorFlow, as ``Model.fit``'s does.
 
 # %%
 # Profile before optimizing
@@ -612,13 +608,12 @@ print(
 
 # %%
 # Two process-wide settings change which kernels and how many threads run:
-# ``TF_ENABLE_ONEDNN_OPTS`` turns oneDNN's kernels on or off, against TensorFlow's default for
-# this CPU (TensorFlow 2.21 turns them on by default only on some CPUs: ``oneDNN off`` where the
-# default is on, ``oneDNN on`` where it is off), and ``TF_NUM_INTRAOP_THREADS=1`` limits each op
-# to one thread (``1 intra-op thread``); ``default`` sets neither. Each is read once per process, so each setting gets three fresh
-# processes of its own, taking turns with the others' round by round (see
-# :func:`perfguide.processes.pool.run_across`). Under each, a product of side 1024 and a 3 × 3
-# convolution of eight 64 × 64 images with 32 channels, each as a ``tf.function``:
+# ``TF_ENABLE_ONEDNN_OPTS`` sets oneDNN's kernels against this CPU's default (TensorFlow 2.21
+# turns them on only on some CPUs: ``oneDNN off`` where the default is on, ``oneDNN on`` where
+# it is off), and ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread
+# (``1 intra-op thread``); ``default`` sets neither. Each setting gets three fresh processes,
+# taking turns round by round (:func:`perfguide.processes.pool.run_across`), for a product of
+# side 1024 and a 3 × 3 convolution of eight 64 × 64 images with 32 channels:
 
 # sphinx_gallery_start_ignore
 ONEDNN = "oneDNN off" if env["onednn_enabled"] else "oneDNN on"

@@ -189,7 +189,8 @@ def undefined_names(quoted: str, names: Iterable[str], defined: Iterable[str]) -
     ['tf-data-no-autotune']
     """
     found, rest, known = [], quoted, set(defined)
-    for name in sorted(set(names), key=len, reverse=True):
+    # A label of several words ("a fresh process") says what it is; a name of one needs saying.
+    for name in sorted({n for n in names if " " not in n}, key=len, reverse=True):
         pattern = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
         if re.search(pattern, rest):
             rest = re.sub(pattern, " ", rest)
