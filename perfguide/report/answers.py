@@ -287,14 +287,22 @@ class ShortAnswer:
                 f'<a href="#{r.deciding.anchor}">evidence</a>{code}{caveats}</li>'
             )
 
-        parts = []
+        # The advice in view; what was checked and is no advice, one click away.
+        parts, findings = [], []
         for heading, found in self._groups():
+            kind = "" if heading else ' class="perfguide-advice"'
+            items = f"<ul{kind}>{''.join(item(r) for r in found)}</ul>"
             if heading:
-                parts.append(f'<p class="perfguide-short-answer-findings">{heading}:</p>')
-            kind = ' class="perfguide-advice"' if not heading else ""
-            parts.append(f"<ul{kind}>{''.join(item(r) for r in found)}</ul>")
+                findings.append(f'<p class="perfguide-short-answer-findings">{heading}:</p>{items}')
+            else:
+                parts.append(items)
         if not self.advice:
             parts.insert(0, "<p>No practice this page checked paid off here.</p>")
+        if findings:
+            parts.append(
+                f"<details><summary>Checked here, and no advice: {len(self.findings)}</summary>"
+                f"{''.join(findings)}</details>"
+            )
         scenario = self.scenario._repr_html_() if self.scenario else ""
         return (
             '<div class="perfguide-short-answer"><p class="perfguide-short-answer-title">'
