@@ -35,7 +35,7 @@ from pathlib import Path
 from perfguide.report.chapters import chapter
 from perfguide.report.claims import Claim
 from perfguide.report.compare import Table
-from perfguide.report.format import GLOSSARY, RERUN
+from perfguide.report.format import GLOSSARY, READING, RERUN
 from perfguide.report.results import measurements_dir, write_atomically
 
 #: Chapters publish their short answers into the directory this variable names (the docs set it).
@@ -50,7 +50,7 @@ def answers_dir() -> Path:
 #: How a short answer heads what it measured that is no advice, by the deciding claim's verdict.
 FINDING_HEADINGS = {"DID NOT HOLD": "Did not hold here", "INCONCLUSIVE": "Too close to call here"}
 #: Where "How to read these pages" defines the verdicts, from a chapter's page.
-VERDICTS_DEFINED = GLOSSARY[RERUN].replace("#rerun-interval", "#claims-and-verdicts")
+VERDICTS_DEFINED = f"{READING}#claims-and-verdicts"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,6 +199,21 @@ def measured_html(measured: str, reading: str = GLOSSARY[RERUN]) -> str:
     return html.escape(measured).replace(RERUN, f'<a href="{reading}">{RERUN}</a>', 1)
 
 
+def measured_with_verdict(claim: Claim, reading: str = READING) -> str:
+    """What ``claim`` measured and its verdict, as HTML, each term linked to its definition on
+    the reading page (``reading``, from the page it is shown on)."""
+    measured = measured_html(measured_here(claim), f"{reading}#rerun-interval")
+    return f"{measured} {verdict_badge(claim.verdict, f'{reading}#claims-and-verdicts')}"
+
+
+def caveats_html(caveats: Sequence[str]) -> str:
+    """What was measured against a piece of advice, each on its own line."""
+    return "".join(
+        f'<br><span class="perfguide-caveat">Measured against it: {html.escape(caveat)}</span>'
+        for caveat in caveats
+    )
+
+
 def recipe_status(recommendations: Sequence[Recommendation]) -> str:
     """The line that opens a recipe: whether this build advises what it puts in code, with what
     each recommendation naming it measured and its verdict.
@@ -213,8 +228,7 @@ def recipe_status(recommendations: Sequence[Recommendation]) -> str:
     """
     advised = any(r.advised for r in recommendations)
     measured = "; ".join(
-        ("" if r.advised else f"{html.escape(r.finding)}: ")
-        + f"{measured_html(measured_here(r.deciding))} {verdict_badge(r.deciding.verdict)}"
+        ("" if r.advised else f"{html.escape(r.finding)}: ") + measured_with_verdict(r.deciding)
         for r in recommendations
     )
     lead = (
@@ -276,15 +290,10 @@ class ShortAnswer:
         def item(r: Recommendation) -> str:
             said = html.escape(r.said)
             code = f' <a href="#{r.recipe}">recipe</a>' if r.recipe and r.advised else ""
-            caveats = "".join(
-                f'<br><span class="perfguide-caveat">Measured against it: '
-                f"{html.escape(caveat)}</span>"
-                for caveat in r.caveats
-            )
             return (
                 f"<li>{f'<strong>{said}</strong>' if r.advised else said}: "
-                f"{measured_html(measured_here(r.deciding))} {verdict_badge(r.deciding.verdict)} "
-                f'<a href="#{r.deciding.anchor}">evidence</a>{code}{caveats}</li>'
+                f"{measured_with_verdict(r.deciding)} "
+                f'<a href="#{r.deciding.anchor}">evidence</a>{code}{caveats_html(r.caveats)}</li>'
             )
 
         # The advice in view; what was checked and is no advice, one click away.
