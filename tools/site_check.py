@@ -21,8 +21,8 @@ Exit status: 0 all good, 1 problems found, 2 could not check (no site, no Chromi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
-import html
 import http.server
 import re
 import shutil
@@ -243,13 +243,6 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
             yield problem
 
 
-def page_text(base: str, page: str) -> str:
-    """A page's text, as its HTML holds it (collapsed sections included)."""
-    with urllib.request.urlopen(base + page, timeout=30) as response:
-        markup = response.read().decode("utf-8", "replace")
-    return html.unescape(re.sub(r"<[^>]+>", " ", markup))
-
-
 def in_view(driver, base: str, page: str) -> tuple[int, int]:
     """The words and tables a reader is asked to read on ``page`` (see :data:`IN_VIEW`)."""
     driver.get(base + page)
@@ -257,24 +250,36 @@ def in_view(driver, base: str, page: str) -> tuple[int, int]:
     return words, tables
 
 
-def variant_names(site: Path, page: str) -> list[str]:
-    """The variants a chapter page's results file names (none where it has none)."""
-    topic = page.split("/")[1]
+@dataclasses.dataclass(frozen=True)
+class ChapterText:
+    """What the checks read of a chapter page, once: its short answer and the rest of the page
+    as text ("" where it has no short answer), its variants, and the names its prose defines."""
+
+    answer: str
+    page: str
+    names: list[str]
+    defined: list[str]
+
+
+def read_chapter(driver, site: Path, page: str) -> ChapterText:
+    """The :class:`ChapterText` of the chapter page the driver has loaded (its variants from
+    its results file: none where it has none)."""
+    answer, text = driver.execute_script(SHORT_ANSWER_AND_PAGE) or ("", "")
     try:
-        document = load(site / "measurements" / chapter(topic).results)
+        document = load(site / "measurements" / chapter(page.split("/")[1]).results)
+        names = [m["variant"] for m in document["measurements"]]
     except (ResultsError, ValueError):
-        return []
-    return [m["variant"] for m in document["measurements"]]
+        names = []
+    return ChapterText(answer, text, names, driver.execute_script(DEFINED_NAMES))
 
 
 def check_chapter(
-    driver, words: int, tables: int, answer: dict | None, names: list[str], defined: list[str]
+    driver, words: int, tables: int, answer: dict | None, chapter_text: ChapterText
 ) -> Iterator[str]:
     """A chapter a reader finishes in ten minutes, ending with recipes to paste, each opening
     with whether this build advises it, whose short answer quotes the page's own figures and
     names only variants its prose defines (the page :func:`in_view` just loaded; ``answer``,
-    the short answer the chapter published, if any; ``names``, its variants; ``defined``, the
-    names its prose defines)."""
+    the short answer the chapter published, if any)."""
     if words > WORD_BUDGET or tables > TABLE_BUDGET:
         yield (
             f"{words:,} words and {tables} tables in view, over the budget of "
@@ -284,23 +289,22 @@ def check_chapter(
         yield "no Recipes section"
     if answer is not None:
         yield from recipe_problems(answer, driver.execute_script(RECIPE_STATUSES))
-    if texts := driver.execute_script(SHORT_ANSWER_AND_PAGE):
-        for figure in unbacked_figures(*texts):
-            yield f"the short answer quotes {figure}, which the page prints nowhere else"
-        for name in undefined_names(texts[0], names, defined):
-            yield f"the short answer names {name!r}, which the page's prose never defines"
+    read = chapter_text
+    for figure in unbacked_figures(read.answer, read.page):
+        yield f"the short answer quotes {figure}, which the page prints nowhere else"
+    for name in undefined_names(read.answer, read.names, read.defined):
+        yield f"the short answer names {name!r}, which the page's prose never defines"
 
 
-def check_checklist(driver, base: str, chapters: dict[str, tuple[list[str], list[str]]]):
+def check_checklist(driver, base: str, chapters: dict[str, ChapterText]) -> Iterator[str]:
     """Every figure on a checklist line is a figure its chapter prints, and every variant it
-    names its chapter's prose defines (``chapters``: by page, its variants and the names its
-    prose defines)."""
+    names its chapter's prose defines (``chapters``: what was read of each chapter page)."""
     driver.get(base + "checklist.html")
-    text = functools.cache(lambda page: page_text(base, page))
     for page, line, measured in driver.execute_script(CHECKLIST_LINES):
-        for figure in unbacked_figures(measured, text(page)):
+        read = chapters.get(page, ChapterText("", "", [], []))
+        for figure in unbacked_figures(measured, read.page):
             yield f"a line quotes {figure}, which {page} prints nowhere"
-        for name in undefined_names(line, *chapters.get(page, ([], []))):
+        for name in undefined_names(line, read.names, read.defined):
             yield f"a line names {name!r}, which {page} never defines"
 
 
@@ -346,11 +350,10 @@ def main(argv: list[str] | None = None) -> int:
             if page.startswith(CHAPTERS) and Path(page).name.startswith("plot_"):
                 budgets.append((page, *in_view(driver, base, page)))
                 answer = answers.get(page.split("/")[1])
-                names = variant_names(args.site, page)
-                chapters[page] = (names, driver.execute_script(DEFINED_NAMES))
+                chapters[page] = read_chapter(driver, args.site, page)
                 problems += [
                     f"{page}: {p}"
-                    for p in check_chapter(driver, *budgets[-1][1:], answer, *chapters[page])
+                    for p in check_chapter(driver, *budgets[-1][1:], answer, chapters[page])
                 ]
         problems += [f"search.html: {p}" for p in check_search(driver, base)]
         problems += [f"checklist.html: {p}" for p in check_checklist(driver, base, chapters)]
