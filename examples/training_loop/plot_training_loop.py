@@ -12,13 +12,13 @@ number on this page is measured by this page with TensorFlow 2.21, where ``tf.ke
 and Keras 2 lives on as the ``tf_keras`` package.
 
 Each way to train is a *path*, named as the tables name it. A step is one batch of 32 samples.
-``fit`` trains on eight batches per call; ``fit-per-batch`` calls ``fit`` on one batch at a time,
-as the self-answer's benchmark did; ``train-on-batch`` calls ``train_on_batch``; ``custom-step`` is
+``fit`` trains on an epoch of 32 batches per call, as readers call it; ``fit-per-batch`` calls
+``fit`` on one batch at a time, as the self-answer's benchmark did; ``train-on-batch`` calls ``train_on_batch``; ``custom-step`` is
 a hand-written training step in a ``tf.function``; ``run-eagerly`` and ``jit-compile`` are
 ``train_on_batch`` on a model compiled with ``run_eagerly=True`` or ``jit_compile=True``;
 ``tf-data`` feeds ``fit`` from a ``tf.data`` pipeline instead of NumPy arrays, and
 ``tf-data-no-autotune`` from the same pipeline with tf.data's autotuning off;
-``steps-per-execution`` runs that pipeline's eight batches in one call of ``fit``'s compiled
+``steps-per-execution`` runs that pipeline eight batches per call of ``fit``'s compiled
 function; ``tf1-session`` is the small model written as a TensorFlow 1 graph, run by
 ``Session.run``.
 
@@ -44,9 +44,10 @@ from perfguide.report import results
 from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, Table, pick
-from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.format import format_percent, format_seconds, format_speedup
 from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
 from perfguide.report.ranking import rank
+from perfguide.report.ratios import fixed_price
 from perfguide.workloads import training_loop as tl
 
 # Every path is timed in three fresh Python processes, one after another, each taking the
@@ -264,17 +265,17 @@ print(
 #
 # Every path does the same arithmetic per step; what separates them is what a call costs besides
 # it. ``fit`` builds a data adapter, an iterator and callbacks on every call. *fit's own price*
-# is a ``fit`` on one batch less a ``train_on_batch`` on one batch; here it is, with its share of
-# a ``fit`` over eight batches, on the small model and data:
+# is what a call costs besides its steps: a ``fit`` over n batches takes that price plus n
+# steps, so ``fit`` timed a step over an epoch and over one batch gives both. Here it is, with
+# its share of a ``fit`` over an epoch, on the small model and data:
 
 # sphinx_gallery_start_ignore
-per_batch, on_batch, fit = (
-    m.median_s for m in pick(small, "fit-per-batch", "train-on-batch", "fit")
-)
-price = per_batch - on_batch
+per_batch, fit = (m.median_s for m in pick(small, "fit-per-batch", "fit"))
+price = fixed_price(fit, per_batch, tl.EPOCH_BATCHES)
 print(
     f"fit's own price {format_seconds(price)} per call: "
-    f"{price / (fit * tl.FIT_STEPS):.0%} of a fit over {tl.FIT_STEPS} batches"
+    f"{format_percent(price / (fit * tl.EPOCH_BATCHES))} of a fit over an epoch of "
+    f"{tl.EPOCH_BATCHES} batches ({format_seconds(fit)} a step)"
 )
 # sphinx_gallery_end_ignore
 
@@ -348,7 +349,8 @@ ClaimReport(keras_checked)
 # sphinx_gallery_end_ignore
 
 # %%
-# Where the two Keras differ: fit's own price in each.
+# Where the two Keras differ: how much longer a ``fit`` on one batch took than
+# ``train_on_batch`` on it, in each.
 
 # sphinx_gallery_start_ignore
 for version in ("3", "2"):
@@ -356,8 +358,8 @@ for version in ("3", "2"):
         versions, f"keras-{version}-fit-per-batch", f"keras-{version}-train-on-batch"
     )
     print(
-        f"Keras {version}: fit's own price {format_seconds(per_batch.median_s - on_batch.median_s)}"
-        f" per call, train_on_batch {format_seconds(on_batch.median_s)} per step"
+        f"Keras {version}: fit on one batch {format_seconds(per_batch.median_s - on_batch.median_s)}"
+        f" longer than train_on_batch, which took {format_seconds(on_batch.median_s)} a step"
     )
 # sphinx_gallery_end_ignore
 

@@ -28,6 +28,7 @@ from perfguide.report.compare import pick
 from perfguide.report.format import format_bytes, format_percent, format_seconds, format_speedup
 from perfguide.report.memory_claims import grows
 from perfguide.report.ranking import rank
+from perfguide.report.ratios import fixed_price
 
 #: Bytes a call from which a form counts as growing the process.
 GROWS = 1e3
@@ -181,7 +182,7 @@ def _fit_findings(evidence: Evidence) -> list[Finding]:
     steps = evidence.registered.get("epoch_steps")
     if epoch is None or one is None or not steps:
         return []
-    price = steps * (one.median_s - epoch.median_s) / (steps - 1)
+    price = fixed_price(epoch.median_s, one.median_s, steps)
     if price <= 0:
         cost = "none measurable: a fit over one batch took no longer than a step of an epoch"
     else:

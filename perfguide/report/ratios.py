@@ -43,3 +43,14 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
         fast.process_median_s,
         *(spreads.time_for(m.workload, m.row_key) for m in (slow, fast)),
     )
+
+
+def fixed_price(over_many_s: float, over_one_s: float, many: int) -> float:
+    """What a call costs besides its units, from the same call's time per unit over ``many``
+    units a call and over one: a call of n units takes that price plus n units' time, so the
+    two lengths give both. Negative where one unit a call cost no more than many.
+
+    >>> round(fixed_price(over_many_s=0.012, over_one_s=0.050, many=32), 6)
+    0.039226
+    """
+    return many * (over_one_s - over_many_s) / (many - 1)

@@ -6,10 +6,10 @@ execution modes, data formats and Keras packages, and ended with lists of what t
 not to do. The timed workloads, on its models and shapes (scaled where stated):
 
 * ``train-small-model`` and ``train-medium-model``: one training step (a batch of BATCH samples)
-  through ``fit`` over many batches, ``fit`` called per batch, ``train_on_batch``, a custom
-  ``tf.function`` step, ``run_eagerly=True``, ``jit_compile=True``, a ``tf.data`` pipeline (with
-  its autotuning on, the default, and off) and ``steps_per_execution`` (on the pipeline with
-  autotuning off); for the small model also a TensorFlow 1 graph and session;
+  through ``fit`` over an epoch of many batches, ``fit`` called per batch, ``train_on_batch``, a
+  custom ``tf.function`` step, ``run_eagerly=True``, ``jit_compile=True``, a ``tf.data``
+  pipeline (with its autotuning on, the default, and off) and ``steps_per_execution`` (on the
+  pipeline with autotuning off); for the small model also a TensorFlow 1 graph and session;
 * ``keras-versions``: Keras 3 (``keras``) against Keras 2 (``tf.keras`` when
   ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow is imported, so always its own process);
 * ``keras-inference``: predicting a batch through ``model(x)``, ``predict``,
@@ -43,8 +43,11 @@ SMALL_DATA, MEDIUM_DATA = 140, 1400
 #: The self-answer's medium model has Conv1D layers of these filters over kernels of 20; here
 #: they are a quarter as wide, so that a step takes milliseconds on two cores.
 MEDIUM_FILTERS = tuple(f // 4 for f in (64, 128, 256, 256, 128, 64))
-#: Batches per call of the variants that train on many (``fit`` over an epoch and its kin).
-FIT_STEPS = 8
+#: Batches in the epoch of one call of the paths that train on many (``fit`` and its kin), as
+#: readers call ``fit``: enough that its price per call is a small part of the call.
+EPOCH_BATCHES = 32
+#: Batches per call of ``fit``'s compiled function on the ``steps-per-execution`` path.
+STEPS_PER_EXECUTION = 8
 LEARNING_RATE = 1e-4
 #: The environment under which ``tf.keras`` is Keras 2.
 LEGACY_KERAS = {"TF_USE_LEGACY_KERAS": "1"}
@@ -212,7 +215,7 @@ TRAINING_VARIANTS = (
 _COMPILE_OPTIONS = {
     "run-eagerly": {"run_eagerly": True},
     "jit-compile": {"jit_compile": True},
-    "steps-per-execution": {"steps_per_execution": FIT_STEPS},
+    "steps-per-execution": {"steps_per_execution": STEPS_PER_EXECUTION},
 }
 _MANY_BATCHES = ("fit", "tf-data", "tf-data-no-autotune", "steps-per-execution")
 
@@ -230,7 +233,7 @@ def batched_dataset(x: np.ndarray, y: np.ndarray, autotune: bool) -> tf.data.Dat
 
 class Training:
     """One training path, built on fresh weights: ``timed`` trains (a batch, or ``batches``
-    where the path trains on many: FIT_STEPS unless given), ``weights()`` reads the weights it
+    where the path trains on many: EPOCH_BATCHES unless given), ``weights()`` reads the weights it
     trains, ``loss(result)`` reads a call's loss."""
 
     def __init__(
@@ -241,7 +244,7 @@ class Training:
         *,
         keras: Any = None,
         dropout: float = 0.5,
-        batches: int = FIT_STEPS,
+        batches: int = EPOCH_BATCHES,
     ):
         batches = batches if variant in _MANY_BATCHES else 1
         x, y = make_data(steps, batches)
