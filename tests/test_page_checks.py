@@ -1,14 +1,19 @@
-"""The site check's checks of the guide as a whole: advice that other advice contradicts, and
-recipes that do not say whether this build advises them, each on answers made to fail it."""
+"""The site check's checks of the guide as a whole: advice that other advice contradicts,
+recipes that do not say whether this build advises them, figures and names a short answer
+quotes that its page does not back, and ratios quoted beside a check that printed another,
+each on answers or pages made to fail it."""
 
+from perfguide.measure.timer import Measurement
 from perfguide.report import answers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim
+from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
+from perfguide.report.claims import Claim, Faster
+from perfguide.report.format import format_speedup
 from perfguide.report.page_checks import (
     contradictions,
     recipe_problems,
     unbacked_figures,
     undefined_names,
+    unmatched_ratios,
 )
 
 HELD = Claim("xla is faster than graph", True, "…", "2.00x faster")
@@ -118,3 +123,18 @@ def test_a_line_naming_a_variant_its_chapter_never_defines_fails():
     assert undefined_names(line, names, defined=["together", "together-prefetch"]) == []
     # A name is a whole word: "DATA" is not in "metadata", nor "naive" in "naively".
     assert undefined_names("metadata read naively", names, defined=[]) == []
+
+
+def test_a_ratio_quoted_beside_its_check_but_worked_out_again_fails():
+    spread = (0.9, 1.0, 1.1, 1.0, 1.05)
+    timed = [
+        Measurement("graph", "call", 1, 1, 0.0, tuple(s * 41.34e-3 for s in spread)),
+        Measurement("eager", "call", 1, 1, 0.0, tuple(s * 110.4e-3 for s in spread)),
+    ]
+    checked = Faster("graph", "eager").check(timed)
+    page = f"{checked.evidence}. In short, {measured_here(checked)}."
+    assert unmatched_ratios(page) == []
+    # The ratio worked out again from the medians as printed (41.3 ms and 110 ms), not quoted.
+    recomputed = f"graph was {format_speedup(110e-3 / 41.3e-3)} than eager here"
+    (problem,) = unmatched_ratios(f"{page} {recomputed}")
+    assert problem.startswith("graph was 2.66x faster than eager here: the page checks graph")

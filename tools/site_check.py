@@ -43,6 +43,7 @@ from perfguide.report.page_checks import (
     recipe_problems,
     unbacked_figures,
     undefined_names,
+    unmatched_ratios,
     unseparated_winners,
 )
 from perfguide.report.results import ResultsError, load
@@ -237,6 +238,8 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
             yield f"claim line disagrees with its medians: {line}"
         for sentence in unseparated_winners(body):
             yield f"a winner named without a separation from its runner-up: {sentence[:200]}"
+        for ratio in unmatched_ratios(body):
+            yield f"a ratio quoted that no check on the page printed: {ratio}"
     hrefs = driver.execute_script("return [...document.links].map((a) => a.href);")
     for href in sorted({h for h in hrefs if h.startswith(base)}):
         if problem := links.problem(href):

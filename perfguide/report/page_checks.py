@@ -1,7 +1,8 @@
 """Checks of a built site: claim lines whose speed-up disagrees with the two medians printed
 beside it (:func:`disagreements`), winners named without a separation from their runner-up
-(:func:`unseparated_winners`), advice that other advice contradicts (:func:`contradictions`),
-and recipes that do not say whether this build advises them (:func:`recipe_problems`). The site
+(:func:`unseparated_winners`), ratios quoted in prose that no check on the page printed
+(:func:`unmatched_ratios`), advice that other advice contradicts (:func:`contradictions`), and
+recipes that do not say whether this build advises them (:func:`recipe_problems`). The site
 check runs them on every chapter and on the short answers the chapters published."""
 
 from __future__ import annotations
@@ -51,6 +52,52 @@ def disagreements(text: str) -> list[str]:
             shown = ratio if ratio >= 1 else 1 / ratio
             found.append(f"{match[0]}: the medians say {three_figures(shown)}x")
     return found
+
+
+#: A variant's label as the pages print it.
+_LABEL = r"[\w.()+-]+"
+#: A comparison as a check's evidence words it ("a is 2.00x faster than b: …") and as prose
+#: quotes one (:func:`~perfguide.report.answers.measured_here`: "a was 2.00x faster than b here").
+_CHECKED = re.compile(
+    rf"(?P<a>{_LABEL}) is (?P<factor>[\d,.]+)x (?P<way>faster|slower) than (?P<b>{_LABEL}):"
+)
+_QUOTED = re.compile(
+    rf"(?P<a>{_LABEL}) was (?P<factor>[\d,.]+)x (?P<way>faster|slower) than (?P<b>{_LABEL}) here"
+)
+
+
+def _comparisons(pattern: re.Pattern, text: str) -> Iterable[tuple[str, str, str, str]]:
+    """Each comparison ``pattern`` finds in ``text``: the faster, the slower, the factor, and
+    the words as printed."""
+    for match in pattern.finditer(text):
+        fast, slow = (
+            (match["a"], match["b"]) if match["way"] == "faster" else (match["b"], match["a"])
+        )
+        yield fast, slow, match["factor"], match[0]
+
+
+def unmatched_ratios(text: str) -> list[str]:
+    """Every ratio ``text`` (a built page, its short answer included) quotes between two
+    variants whose checks it prints, that none of those checks printed: a quoted ratio is a
+    check's own, so it appears among that pair's checks verbatim; one that does not was
+    measured or worked out another way, and the page would show one quantity twice.
+
+    >>> unmatched_ratios("b is 2.43x slower than a: 41.3 ms vs 100 ms per call. "
+    ...                  "a was 2.66x faster than b here; a was 2.43x faster than b here")
+    ['a was 2.66x faster than b here: the page checks a against b at 2.43x']
+    >>> unmatched_ratios("a was 2.66x faster than c here")  # no check of the pair printed
+    []
+    """
+    checked: dict[tuple[str, str], set[str]] = {}
+    for fast, slow, factor, _ in _comparisons(_CHECKED, text):
+        checked.setdefault((fast, slow), set()).add(factor)
+    found = []
+    for fast, slow, factor, words in _comparisons(_QUOTED, text):
+        factors = checked.get((fast, slow))
+        if factors and factor not in factors:
+            shown = ", ".join(f"{f}x" for f in sorted(factors))
+            found.append(f"{words}: the page checks {fast} against {slow} at {shown}")
+    return list(dict.fromkeys(found))
 
 
 #: Words that name a winner; each sentence that holds one must show its separation.
