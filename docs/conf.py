@@ -23,6 +23,7 @@ from sphinx.util.docutils import SphinxDirective  # noqa: E402
 
 import perfguide  # noqa: E402  (the installed package under documentation)
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
+from perfguide.processes import build_state  # noqa: E402
 from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
 from perfguide.report.chapters import CHAPTERS  # noqa: E402
 from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
@@ -52,6 +53,9 @@ os.environ[SHARED_FILE_ENV] = str(DOCS / "_generated" / "machine_limits.json")
 # recipes' status lines, the checklist page reads them all, and the site publishes them at
 # <site>/answers/ for the site check, which holds each page's advice against every other's.
 os.environ[ANSWERS_DIR_ENV] = str(EXTRA / "answers")
+# What the build has alive between chapters, and a probe's times at its start, middle and end:
+# the build-machine page shows them, and the site publishes them at <site>/build-state.json.
+os.environ[build_state.BUILD_STATE_ENV] = str(EXTRA / "build-state.json")
 
 project = "perfguide"
 author = "perfguide contributors"
@@ -121,6 +125,24 @@ def reset_keras(gallery_conf, fname):
 
 # Chapters in the order their questions build on each other (the package's table of chapters).
 CHAPTER_ORDER = [c.topic for c in CHAPTERS]
+# Where the build times its probe: before the first chapter, after the middle one, after the last.
+PROBED = {
+    (CHAPTER_ORDER[0], "before"),
+    (CHAPTER_ORDER[len(CHAPTER_ORDER) // 2 - 1], "after"),
+    (CHAPTER_ORDER[-1], "after"),
+}
+
+
+def record_build_state(gallery_conf, fname, when):
+    """Before the first chapter and after each, what the build has alive (see
+    perfguide.processes.build_state), with the probe's times where PROBED says."""
+    if fname is None:  # entering a folder of examples, not running one
+        return
+    topic = Path(fname).stem.removeprefix("plot_")
+    if when == "before" and topic != CHAPTER_ORDER[0]:
+        return  # the state before a chapter is the one after the chapter before it
+    probed = build_state.probe() if (topic, when) in PROBED else None
+    build_state.record(build_state.state_file(), topic, when, probed=probed)
 
 
 def chapter_order(path: str) -> int:
@@ -148,7 +170,8 @@ sphinx_gallery_conf = {
     "write_computation_times": True,  # sg_execution_times is in a toctree; never skip it
     "remove_config_comments": True,
     "download_all_examples": True,
-    "reset_modules": ("matplotlib", "conf.reset_keras"),
+    "reset_modules": ("matplotlib", "conf.reset_keras", "conf.record_build_state"),
+    "reset_modules_order": "both",
     "image_scrapers": ("matplotlib",),
     "image_srcset": ["2x"],  # sharp figures on hi-DPI screens
     # Which chapters use which perfguide objects: needed by the landing page's minigallery.

@@ -1,0 +1,157 @@
+"""What a docs build has alive between its chapters, and how fast a fixed probe runs through it.
+
+sphinx-gallery runs the chapters one after another in the build's own process. A chapter's
+workers are fresh processes, but anything a chapter leaves behind (a child process, a server's
+threads or ports, work still running) runs beside every later chapter's measurements. So between
+chapters the build records what its process and its children hold (:func:`alive`): the child
+processes, the threads, the TCP ports, the resident memory, and how busy they keep the cores
+while nothing is measured. Before the first chapter, after the middle one and after the last,
+it also times the noise floor's probes in one fresh process (:func:`probe`): a probe that slows
+over the build shows drift that comes from the build's own state, not from a chapter's code.
+
+The records go to one JSON file (:func:`record`, the path in ``$PERFGUIDE_BUILD_STATE``), a
+list of ``{"chapter", "when", "at", "alive": {...}, "probe": {label: seconds} | None}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from perfguide.processes.noise import PROBES
+from perfguide.processes.pool import Workers
+from perfguide.report.compare import Table
+from perfguide.report.format import format_bytes, format_seconds, format_speedup
+from perfguide.report.results import write_atomically
+
+#: The environment variable that names the build's state file.
+BUILD_STATE_ENV = "PERFGUIDE_BUILD_STATE"
+#: Seconds over which the build's processes' CPU use is read while nothing is measured.
+IDLE_WINDOW_S = 0.5
+
+
+def _family(process: psutil.Process) -> list[psutil.Process]:
+    return [process, *process.children(recursive=True)]
+
+
+def _busy_cores(family: list[psutil.Process], window_s: float) -> float:
+    """Cores the processes of ``family`` kept busy, on average, over ``window_s``."""
+
+    def cpu_s() -> float:
+        total = 0.0
+        for member in family:
+            try:
+                times = member.cpu_times()
+            except psutil.Error:  # it ended meanwhile
+                continue
+            total += times.user + times.system
+        return total
+
+    before = cpu_s()
+    time.sleep(window_s)
+    return (cpu_s() - before) / window_s
+
+
+def alive(process: psutil.Process | None = None, window_s: float = IDLE_WINDOW_S) -> dict:
+    """What ``process`` (default: this one) and its children hold now: the children (name and
+    pid), the threads of all of them, the TCP ports they have open, this process's resident
+    memory, and the cores they keep busy over ``window_s``."""
+    process = process or psutil.Process()
+    family = _family(process)
+    ports, threads = set(), 0
+    for member in family:
+        try:
+            threads += member.num_threads()
+            ports.update(c.laddr.port for c in member.net_connections("tcp") if c.laddr)
+        except psutil.Error:
+            continue
+    return {
+        "children": [f"{child.name()} ({child.pid})" for child in family[1:]],
+        "threads": threads,
+        "ports": sorted(ports),
+        "rss_bytes": process.memory_info().rss,
+        "busy_cores": _busy_cores(family, window_s),
+    }
+
+
+def probe(quick: bool = True) -> dict[str, float]:
+    """The noise floor's probes timed in one fresh process: each one's median, by
+    "workload variant"."""
+    with Workers(1) as workers:
+        return {
+            f"{m.workload} {m.label}": m.median_s
+            for workload, variants, size in PROBES
+            for m in workers.run(workload, variants, size=size, quick=quick)
+        }
+
+
+def load(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a build's state file (none if it has none yet)."""
+    path = Path(path)
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def record(
+    path: str | Path, chapter: str, when: str, *, probed: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """Add what is alive now (and ``probed``, a :func:`probe`'s times) to the state file at
+    ``path``, as seen ``when`` ("before" or "after") ``chapter``; returns the record."""
+    entry = {
+        "chapter": chapter,
+        "when": when,
+        "at": time.time(),
+        "alive": alive(),
+        "probe": probed,
+    }
+    write_atomically(Path(path), json.dumps([*load(path), entry], indent=1))
+    return entry
+
+
+def state_file() -> Path | None:
+    """The build's state file, if this process runs in a build that records one."""
+    value = os.environ.get(BUILD_STATE_ENV)
+    return Path(value) if value else None
+
+
+def alive_table(records: list[dict[str, Any]]) -> Table:
+    """What the build had alive at each record: before the first chapter, after each."""
+    rows = []
+    for entry in records:
+        held = entry["alive"]
+        rows.append(
+            [
+                f"{entry['when']} {entry['chapter']}",
+                ", ".join(held["children"]) or "none",
+                str(held["threads"]),
+                ", ".join(map(str, held["ports"])) or "none",
+                format_bytes(held["rss_bytes"]),
+                f"{held['busy_cores']:.2f}",
+            ]
+        )
+    return Table(
+        "What the build's process and its children held between chapters",
+        ["when", "child processes", "threads", "TCP ports", "build's memory", "cores busy"],
+        rows,
+    )
+
+
+def probe_table(records: list[dict[str, Any]]) -> Table:
+    """The probe's times at each point of the build that timed it, and the last against the
+    first."""
+    probed = [entry for entry in records if entry["probe"]]
+    labels = list(probed[0]["probe"]) if probed else []
+    header = ["probe", *(f"{e['when']} {e['chapter']}" for e in probed), "last against first"]
+    rows = [
+        [
+            label,
+            *(format_seconds(e["probe"][label]) for e in probed),
+            format_speedup(probed[0]["probe"][label] / probed[-1]["probe"][label]),
+        ]
+        for label in labels
+    ]
+    return Table("The probe, each in one fresh process, through the build", header, rows)
