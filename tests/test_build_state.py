@@ -20,7 +20,8 @@ def test_alive_sees_a_child_process_and_a_port_this_process_holds():
         server.close()
         child.kill()
         child.wait()
-    assert not any(e.endswith(f"({child.pid})") for e in build_state.alive(window_s=0.01)["children"])
+    after = build_state.alive(window_s=0.01)["children"]
+    assert not any(entry.endswith(f"({child.pid})") for entry in after)
 
 
 def test_records_add_up_in_one_file(tmp_path):
