@@ -140,7 +140,10 @@ def test_variants_timed_by_different_processes_carry_both_spreads():
     _, low, high = ratio_interval(apart[1], apart[0])
     # Unpaired, the processes' speeds no longer cancel: the interval spans their spread.
     assert low < 2 / 1.3 and high > 2 * 1.3
-    assert Faster("fast", "slow", by=1.5).check(apart).verdict == "INCONCLUSIVE"
+    claim = Faster("fast", "slow", by=1.5).check(apart)
+    assert claim.verdict == "INCONCLUSIVE"
+    # And it says so: its two sides were not timed together.
+    assert "per call, timed apart (3 and 3 processes), so its interval adds both" in claim.evidence
 
 
 def test_a_claim_is_decided_only_where_the_processes_agree():

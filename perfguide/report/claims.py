@@ -45,7 +45,7 @@ from perfguide.report.format import (
     speedup_interval,
     three_figures,
 )
-from perfguide.report.ratios import in_common, ratio_interval
+from perfguide.report.ratios import in_common, paired, ratio_interval
 
 #: A ratio this close to a claimed factor is too close to call (asv's default factor for a
 #: change, 1.1). Some ratios move about as much between builds, so a verdict whose ratio lies
@@ -253,8 +253,8 @@ class Share:
         evidence = (
             f"{self.variant} at {share:.0%} of {self.reference}'s rate: "
             f"{format_seconds(variant.median_s)} vs {format_seconds(reference.median_s)} per "
-            f"{variant.unit}{_over(variant, measurements)}; {RERUN}: {low:.0%} to {high:.0%}"
-            + (f"; {reason}" if reason else "")
+            f"{variant.unit}{_over(variant, measurements, reference)}; "
+            f"{RERUN}: {low:.0%} to {high:.0%}" + (f"; {reason}" if reason else "")
         )
         effect = f"{share:.0%} of {self.reference}"
         target = f"at least {self.at_least:.0%}"
@@ -274,13 +274,21 @@ def versus_words(
             "as fast than", "as fast as"
         )
         + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
-        f"{fast.unit}{_over(fast, measurements)}"
+        f"{fast.unit}{_over(fast, measurements, slow)}"
     )
 
 
-def _over(used: Measurement, measurements: Sequence[Measurement]) -> str:
-    """How many processes a comparison rests on, and, where its variant was timed by more than
-    those, that its median is theirs alone (so it may differ from the variant's table row)."""
+def _over(used: Measurement, measurements: Sequence[Measurement], other: Measurement) -> str:
+    """How many processes a comparison rests on: where its two sides were timed in different
+    processes, that they were (its interval then adds both sides' spreads, see
+    :func:`~perfguide.report.ratios.ratio_interval`); where its variant was timed by more than
+    those that timed both, that its median is theirs alone (so it may differ from the
+    variant's table row)."""
+    if not paired(used, other):
+        return (
+            f", timed apart ({used.processes} and {other.processes} processes), so its interval "
+            "adds both sides' spreads"
+        )
     if used.processes < 2:
         return " in one process"
     (full,) = pick(measurements, used.label)
