@@ -285,10 +285,7 @@ def _over(used: Measurement, measurements: Sequence[Measurement], other: Measure
     those that timed both, that its median is theirs alone (so it may differ from the
     variant's table row)."""
     if not paired(used, other):
-        return (
-            f", timed apart ({used.processes} and {other.processes} processes), so its interval "
-            "adds both sides' spreads"
-        )
+        return f" in different processes ({used.processes} and {other.processes})"
     if used.processes < 2:
         return " in one process"
     (full,) = pick(measurements, used.label)
