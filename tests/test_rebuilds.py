@@ -6,18 +6,19 @@ from pathlib import Path
 
 import pytest
 
+from perfguide.report.claims import Claim, ClaimReport
 from perfguide.report.rebuilds import Rebuild, site_verdicts
 
-ROW = '<tr id="claim-{i}" class="perfguide-claim x"><td>{verdict}</td><td>{statement}</td>'
+HELD_AS = {"HELD": True, "DID NOT HOLD": False, "INCONCLUSIVE": None}
 
 
 def built_site(root, claims):
-    """A site whose eager page holds ``claims`` (statement, verdict) in this order."""
+    """A site whose eager page holds ``claims`` (statement, verdict) in this order, as the
+    chapter's claim report writes them."""
     page = root / "auto_examples" / "eager" / "plot_eager.html"
     page.parent.mkdir(parents=True)
-    page.write_text(
-        "".join(ROW.format(i=i, verdict=v, statement=s) for i, (s, v) in enumerate(claims))
-    )
+    report = ClaimReport([Claim(s, HELD_AS[v], "…", "2.00x faster") for s, v in claims])
+    page.write_text(report._repr_html_())
     return root
 
 

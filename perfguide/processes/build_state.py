@@ -23,7 +23,7 @@ from typing import Any
 
 import psutil
 
-from perfguide.processes.noise import PROBES
+from perfguide.processes.noise import time_probes
 from perfguide.processes.pool import Workers
 from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
@@ -83,11 +83,7 @@ def probe(quick: bool = True) -> dict[str, float]:
     """The noise floor's probes timed in one fresh process: each one's median, by
     "workload variant"."""
     with Workers(1) as workers:
-        return {
-            f"{m.workload} {m.label}": m.median_s
-            for workload, variants, size in PROBES
-            for m in workers.run(workload, variants, size=size, quick=quick)
-        }
+        return {f"{m.workload} {m.label}": m.median_s for m in time_probes(workers, quick)}
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:

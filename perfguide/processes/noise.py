@@ -36,6 +36,15 @@ PER_SET = 3
 PRECISION = 0.05
 
 
+def time_probes(workers: Workers, quick: bool = False) -> list[Measurement]:
+    """The :data:`PROBES`, each timed in every one of ``workers``."""
+    return [
+        m
+        for workload, variants, size in PROBES
+        for m in workers.run(workload, variants, size=size, quick=quick)
+    ]
+
+
 @dataclasses.dataclass(frozen=True)
 class Probe:
     """One probe's measurement over both sets of processes, and what it says about them."""
@@ -100,11 +109,7 @@ class NoiseFloor:
     ) -> NoiseFloor:
         """Time the :data:`PROBES` in two sets of ``per_set`` fresh processes each."""
         with Workers(2 * per_set, progress=progress) as workers:
-            measured = [
-                m
-                for workload, variants, size in PROBES
-                for m in workers.run(workload, variants, size=size, quick=quick)
-            ]
+            measured = time_probes(workers, quick)
         probes = [Probe(m, "") for m in measured]
         judged = verdicts([probe.sets for probe in probes])
         return cls([dataclasses.replace(p, verdict=v) for p, v in zip(probes, judged, strict=True)])
