@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 from perfguide.processes import build_state
+from perfguide.report.chapters import chapter
 
 
 def test_alive_sees_a_child_process_and_a_port_this_process_holds():
@@ -58,9 +59,12 @@ RECORDS = [
 ]
 
 
+EAGER, MEMORY = (chapter(topic).title for topic in ("eager", "memory"))
+
+
 def test_the_probe_table_sets_the_last_probe_against_the_first():
     table = build_state.probe_table(RECORDS)
-    assert table.header == ["probe", "before eager", "after memory", "last against first"]
+    assert table.header == ["probe", f"before {EAGER}", f"after {MEMORY}", "last against first"]
     assert table.rows == [
         ["eager-add eager", "20.0 µs", "24.0 µs", "1.20x slower"],
         ["matmul tf-function", "1.00 ms", "1.00 ms", "as fast"],
@@ -69,7 +73,7 @@ def test_the_probe_table_sets_the_last_probe_against_the_first():
 
 def test_the_alive_table_names_what_a_chapter_left_behind():
     rows = build_state.alive_table(RECORDS).rows
-    assert rows[0][:2] == ["before eager", "none"]
-    assert rows[1][:2] == ["after eager", "python3 (41)"]
+    assert rows[0][:2] == [f"before {EAGER}", "none"]
+    assert rows[1][:2] == [f"after {EAGER}", "python3 (41)"]
     assert rows[1][-1] == "0.93"
     assert build_state.probe_table([entry("eager", "after")]).rows == []

@@ -602,10 +602,9 @@ ranked = ranking.sentence(" on the small model", evidence=ranking.separated)
 default_pipeline = Faster("tf-data", "fit").check(small)
 answer = ShortAnswer(
     "It is not TensorFlow 2 as such but the path a step takes. On the question's small model, "
-    "with TensorFlow 2.21: a TensorFlow 1 style session against Keras's train_on_batch, "
-    f"{small_checked[tf1_claim].quoted}; train_on_batch, which runs a graph, against the same "
-    f"step run eagerly, {small_checked[graph_vs_eager].quoted}; train_on_batch against calling "
-    f"fit once per batch, {small_checked[per_batch_fit].quoted}. Of all paths, {ranked}.",
+    f"with TensorFlow 2.21, {small_checked[tf1_claim].stated}. "
+    f"{small_checked[graph_vs_eager].stated}. {small_checked[per_batch_fit].stated}. "
+    f"Of all paths, {ranked}.",
     [
         Recommendation(
             "Train as a graph; run eagerly only to debug",
@@ -623,7 +622,10 @@ answer = ShortAnswer(
             "Raise steps_per_execution when fit's steps are short",
             small_checked[execution_claim],
             Change(
-                "steps_per_execution", "raised", work="short steps of a small model"
+                "steps_per_execution",
+                "raised",
+                work="short steps of a small model",
+                cpu=f"{env['usable_cores']} cores",
             ),
             recipe="several-batches-a-call-with-steps-per-execution",
         ),
@@ -635,6 +637,7 @@ answer = ShortAnswer(
                 "a tf.data pipeline",
                 data="arrays in memory",
                 pipeline="from_tensor_slices and batch, autotuning off as timed",
+                cpu=f"{env['usable_cores']} cores",
             ),
             caveats=(
                 "with tf.data's autotuning on (its default) "
@@ -644,7 +647,12 @@ answer = ShortAnswer(
         Recommendation(
             "Turn on jit_compile for a small model",
             small_checked[xla_claim],
-            Change("jit_compile", "True", work="a small model's training step"),
+            Change(
+                "jit_compile",
+                "True",
+                work="a small model's training step",
+                cpu=f"{env['usable_cores']} cores",
+            ),
         ),
         Recommendation(
             "With train_on_batch, use tf.keras (Keras 3) rather than Keras 2",

@@ -25,6 +25,7 @@ import psutil
 
 from perfguide.processes.noise import time_probes
 from perfguide.processes.pool import Workers
+from perfguide.report.chapters import chapter
 from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes, format_seconds, format_speedup
 from perfguide.report.results import write_atomically
@@ -114,6 +115,11 @@ def state_file() -> Path | None:
     return Path(value) if value else None
 
 
+def _point(entry: dict[str, Any]) -> str:
+    """A record's point in the build, as a reader knows it: "after Why is my loop slow?"."""
+    return f"{entry['when']} {chapter(entry['chapter']).title}"
+
+
 def alive_table(records: list[dict[str, Any]]) -> Table:
     """What the build had alive at each record: before the first chapter, after each."""
     rows = []
@@ -121,7 +127,7 @@ def alive_table(records: list[dict[str, Any]]) -> Table:
         held = entry["alive"]
         rows.append(
             [
-                f"{entry['when']} {entry['chapter']}",
+                _point(entry),
                 ", ".join(held["children"]) or "none",
                 str(held["threads"]),
                 ", ".join(map(str, held["ports"])) or "none",
@@ -141,7 +147,7 @@ def probe_table(records: list[dict[str, Any]]) -> Table:
     first."""
     probed = [entry for entry in records if entry["probe"]]
     labels = list(probed[0]["probe"]) if probed else []
-    header = ["probe", *(f"{e['when']} {e['chapter']}" for e in probed), "last against first"]
+    header = ["probe", *map(_point, probed), "last against first"]
     rows = [
         [
             label,

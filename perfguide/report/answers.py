@@ -14,6 +14,7 @@ advice, and by the site check, which holds every page's advice against every oth
 >>> print(answer)
 Short answer: Per-call overhead.
 - Compile the loop: xla-loop was 9.80x faster than numpy here (HELD)
+  When: work: many small steps
 >>> failed = Claim("numpy is faster than xla", False, "…", effect="9.80x slower")
 >>> numpy = Change("the training loop", "NumPy")
 >>> print(ShortAnswer("Overhead.", [Recommendation("Stay in NumPy", failed, numpy)]))
@@ -206,6 +207,17 @@ def measured_with_verdict(claim: Claim, reading: str = READING) -> str:
     return f"{measured} {verdict_badge(claim.verdict, f'{reading}#claims-and-verdicts')}"
 
 
+def condition_html(change: Change) -> str:
+    """The conditions a piece of advice was measured under, on a line of its own ("" if none).
+
+    >>> condition_html(Change("jit_compile", "True", cpu="2 cores"))
+    '<br><span class="perfguide-condition">When: cpu: 2 cores</span>'
+    """
+    if not change.when:
+        return ""
+    return f'<br><span class="perfguide-condition">When: {html.escape(change.condition)}</span>'
+
+
 def caveats_html(caveats: Sequence[str]) -> str:
     """What was measured against a piece of advice, each on its own line."""
     return "".join(
@@ -280,6 +292,7 @@ class ShortAnswer:
             lines += [f"{heading}:"] * bool(heading)
             for r in found:
                 lines.append(f"- {r.said}: {measured_here(r.deciding)} ({r.deciding.verdict})")
+                lines += [f"  When: {r.change.condition}"] * bool(r.change.when)
                 lines += [f"  Measured against it: {caveat}" for caveat in r.caveats]
         if self.scenario:
             lines += [self.scenario.caption, " | ".join(self.scenario.header)]
@@ -293,7 +306,8 @@ class ShortAnswer:
             return (
                 f"<li>{f'<strong>{said}</strong>' if r.advised else said}: "
                 f"{measured_with_verdict(r.deciding)} "
-                f'<a href="#{r.deciding.anchor}">evidence</a>{code}{caveats_html(r.caveats)}</li>'
+                f'<a href="#{r.deciding.anchor}">evidence</a>{code}{condition_html(r.change)}'
+                f"{caveats_html(r.caveats)}</li>"
             )
 
         # The advice in view; what was checked and is no advice, one click away.

@@ -93,11 +93,26 @@ class Claim:
         '1.17x faster (rerun interval: 1.02x to 1.34x faster; inconclusive, claimed: at least \
 1.5x faster)'
         """
+        return f"{self.effect}{self._notes}"
+
+    @property
+    def stated(self) -> str:
+        """The measurement as a statement of its own, subject first where the claim knows it,
+        with what :attr:`quoted` adds.
+
+        >>> Claim("a beats b", True, "", "2.00x faster", "", "1.90x to 2.10x faster",
+        ...       "a was 2.00x faster than b").stated
+        'a was 2.00x faster than b here (rerun interval: 1.90x to 2.10x faster)'
+        """
+        return f"{self.measured} here{self._notes}" if self.measured else self.quoted
+
+    @property
+    def _notes(self) -> str:
         notes = [f"{RERUN}: {self.interval}"] if self.interval else []
         if self.held is not True:
             claimed = f", claimed: {self.target}" if self.target else ""
             notes.append(f"{self.verdict.lower()}{claimed}")
-        return f"{self.effect} ({'; '.join(notes)})" if notes else self.effect
+        return f" ({'; '.join(notes)})" if notes else ""
 
     @property
     def anchor(self) -> str:
