@@ -41,7 +41,7 @@ def test_records_add_up_in_one_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temporary file left
 
 
-def entry(chapter, when, probe=None, children=(), busy=0.01):
+def entry(chapter, when, probe=None, children=(), busy=0.01, at=0.0, steal_s=0.0):
     held = {
         "children": list(children),
         "threads": 40,
@@ -49,13 +49,27 @@ def entry(chapter, when, probe=None, children=(), busy=0.01):
         "rss_bytes": 2**30,
         "busy_cores": busy,
     }
-    return {"chapter": chapter, "when": when, "at": 0.0, "alive": held, "probe": probe}
+    return {
+        "chapter": chapter,
+        "when": when,
+        "at": at,
+        "steal_s": steal_s,
+        "cores": 2,
+        "alive": held,
+        "probe": probe,
+    }
 
 
 RECORDS = [
     entry("eager", "before", {"eager-add eager": 20e-6, "matmul tf-function": 1e-3}),
-    entry("eager", "after", children=["python3 (41)"], busy=0.93),
-    entry("memory", "after", {"eager-add eager": 24e-6, "matmul tf-function": 1e-3}),
+    entry("eager", "after", children=["python3 (41)"], busy=0.93, at=100.0, steal_s=4.0),
+    entry(
+        "memory",
+        "after",
+        {"eager-add eager": 24e-6, "matmul tf-function": 1e-3},
+        at=200.0,
+        steal_s=4.0,
+    ),
 ]
 
 
@@ -75,5 +89,10 @@ def test_the_alive_table_names_what_a_chapter_left_behind():
     rows = build_state.alive_table(RECORDS).rows
     assert rows[0][:2] == [f"before {EAGER}", "none"]
     assert rows[1][:2] == [f"after {EAGER}", "python3 (41)"]
-    assert rows[1][-1] == "0.93"
+    assert rows[1][-2] == "0.93"
+
+
+def test_the_alive_table_says_what_share_of_the_cores_the_host_took_between_rows():
+    # 4 s of steal over 100 s on 2 cores: 2 %; none over the next 100 s.
+    assert [row[-1] for row in build_state.alive_table(RECORDS).rows] == ["", "2.00 %", "0 %"]
     assert build_state.probe_table([entry("eager", "after")]).rows == []

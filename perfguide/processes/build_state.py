@@ -10,7 +10,9 @@ it also times the noise floor's probes in one fresh process (:func:`probe`): a p
 over the build shows drift that comes from the build's own state, not from a chapter's code.
 
 The records go to one JSON file (:func:`record`, the path in ``$PERFGUIDE_BUILD_STATE``), a
-list of ``{"chapter", "when", "at", "alive": {...}, "probe": {label: seconds} | None}``.
+list of ``{"chapter", "when", "at", "steal_s", "cores", "alive": {...}, "probe": {label: seconds} |
+None}``: ``steal_s`` is the machine's steal so far (the time a hypervisor gave its cores to
+other guests), so that two records tell how much of the time between them the host took.
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ from perfguide.processes.noise import time_probes
 from perfguide.processes.pool import Workers
 from perfguide.report.chapters import chapter
 from perfguide.report.compare import Table
-from perfguide.report.format import format_bytes, format_seconds, format_speedup
+from perfguide.report.format import (
+    format_bytes,
+    format_percent,
+    format_seconds,
+    format_speedup,
+)
 from perfguide.report.results import write_atomically
 
 #: The environment variable that names the build's state file.
@@ -102,6 +109,8 @@ def record(
         "chapter": chapter,
         "when": when,
         "at": time.time(),
+        "steal_s": psutil.cpu_times().steal,
+        "cores": psutil.cpu_count(),
         "alive": alive(),
         "probe": probed,
     }
@@ -120,11 +129,19 @@ def _point(entry: dict[str, Any]) -> str:
     return f"{entry['when']} {chapter(entry['chapter']).title}"
 
 
+def stolen_share(before: dict[str, Any], after: dict[str, Any]) -> float:
+    """The share of the machine's core time the hypervisor gave to other guests (steal) between
+    two records: time a build on a shared host loses, whatever it runs."""
+    return (after["steal_s"] - before["steal_s"]) / ((after["at"] - before["at"]) * after["cores"])
+
+
 def alive_table(records: list[dict[str, Any]]) -> Table:
-    """What the build had alive at each record: before the first chapter, after each."""
+    """What the build had alive at each record: before the first chapter, after each; and the
+    steal since the record before."""
     rows = []
-    for entry in records:
+    for previous, entry in zip([None, *records[:-1]], records, strict=True):
         held = entry["alive"]
+        stolen = format_percent(stolen_share(previous, entry)) if previous else ""
         rows.append(
             [
                 _point(entry),
@@ -133,11 +150,20 @@ def alive_table(records: list[dict[str, Any]]) -> Table:
                 ", ".join(map(str, held["ports"])) or "none",
                 format_bytes(held["rss_bytes"]),
                 f"{held['busy_cores']:.2f}",
+                stolen,
             ]
         )
     return Table(
         "What the build's process and its children held between chapters",
-        ["when", "child processes", "threads", "TCP ports", "build's memory", "cores busy"],
+        [
+            "when",
+            "child processes",
+            "threads",
+            "TCP ports",
+            "build's memory",
+            "cores busy",
+            "steal since the row above",
+        ],
         rows,
     )
 
