@@ -8,6 +8,7 @@ from perfguide.report.claims import (
     Faster,
     Share,
     faster,
+    predicts,
     ratio_interval,
 )
 
@@ -163,3 +164,12 @@ def test_a_share_of_the_peak_is_judged_process_by_process_against_the_peak_timed
     assert claim.held and claim.effect == "75% of peak"
     assert "per call over 3 processes; rerun interval: " in claim.evidence
     assert Share("form", "peak", 0.9, work=3, reference_work=1).check(ms).held is False
+
+
+def test_a_prediction_is_judged_on_its_own_interval_and_the_measurement_s():
+    measured = (2.0, 1.9, 2.1)
+    # A sharp prediction within 1.25x of a sharp measurement holds; far off, it does not.
+    assert predicts("p", (1.9, 1.88, 1.92), measured, "r", within=1.25).held is True
+    assert predicts("p", (1.0, 0.98, 1.02), measured, "r", within=1.25).held is False
+    # The same guess, made of measurements that spread: its interval reaches past the tolerance.
+    assert predicts("p", (1.9, 1.3, 2.8), measured, "r", within=1.25).held is None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import math
 import re
 import statistics
 from collections.abc import Sequence
@@ -428,33 +429,50 @@ def falls(
 
 
 def predicts(
-    statement: str, predicted: float, measured: tuple[float, float, float], what: str
+    statement: str,
+    predicted: tuple[float, float, float],
+    measured: tuple[float, float, float],
+    what: str,
+    within: float,
 ) -> Claim:
-    """The claim that a model's ``predicted`` value of a measured quantity (``what`` it is)
-    lies where a rerun of the measurement lands: held inside ``measured``'s rerun interval
-    (``(value, low, high)``), did not hold outside it.
+    """The claim that a model's ``predicted`` value of a quantity (``what`` it is) lies within
+    ``within`` times its ``measured`` value either way, each given as ``(value, low, high)``
+    with its rerun interval: the prediction is made of measurements too. The measured value
+    over the predicted one gets an interval from both (their half-widths in log added as
+    independent errors); held where it lies wholly within the tolerance, did not hold where it
+    lies wholly beyond, inconclusive where it straddles it.
 
-    >>> predicts("the model fits", 1.9, (2.0, 1.8, 2.2), "a ratio").verdict
+    >>> predicts("fits", (1.9, 1.85, 1.95), (2.0, 1.9, 2.1), "a ratio", within=1.25).verdict
     'HELD'
-    >>> import numpy as np  # a measured interval's ends are NumPy floats
-    >>> predicts("fits", 1.9, tuple(np.float64(v) for v in (2.0, 1.8, 2.2)), "a ratio").quoted
-    'predicted 1.90, measured 2.00 (rerun interval: 1.80 to 2.20)'
-    >>> predicts("the model fits", 1.5, (2.0, 1.8, 2.2), "a ratio").evidence
-    'a ratio predicted 1.50, measured 2.00 (rerun interval: 1.80 to 2.20)'
+    >>> print(predicts("fits", (1.9, 1.8, 2.0), (2.0, 1.2, 3.3), "a ratio", within=1.25).quoted)
+    measured 1.05x the prediction (rerun interval: 0.633x to 1.75x; inconclusive, claimed: \
+within 1.25x either way)
+    >>> print(predicts("fits", (1.0, 0.95, 1.05), (2.0, 1.9, 2.1), "a ratio", 1.25).evidence)
+    a ratio predicted 1.00 (rerun interval: 0.950 to 1.05), measured 2.00 (1.90 to 2.10)
     """
-    value, low, high = measured
-    held = bool(low <= predicted <= high)  # a NumPy bool is not True to Claim.quoted
-    shown = [three_figures(v) for v in (predicted, value, low, high)]
+    (guess, guess_low, guess_high), (value, low, high) = predicted, measured
+    ratio = value / guess
+    half = math.hypot(math.log(high / low), math.log(guess_high / guess_low)) / 2
+    ratio_low, ratio_high = ratio * math.exp(-half), ratio * math.exp(half)
+    held = (
+        True
+        if 1 / within <= ratio_low and ratio_high <= within
+        else False
+        if ratio_high < 1 / within or ratio_low > within
+        else None
+    )
+    shown = [three_figures(v) for v in (guess, guess_low, guess_high, value, low, high)]
     evidence = (
-        f"{what} predicted {shown[0]}, measured {shown[1]} ({RERUN}: {shown[2]} to {shown[3]})"
+        f"{what} predicted {shown[0]} ({RERUN}: {shown[1]} to {shown[2]}), "
+        f"measured {shown[3]} ({shown[4]} to {shown[5]})"
     )
     return Claim(
         statement,
         held,
         evidence,
-        f"predicted {shown[0]}, measured {shown[1]}",
-        "",
-        f"{shown[2]} to {shown[3]}",
+        f"measured {three_figures(ratio)}x the prediction",
+        f"within {three_figures(within)}x either way",
+        f"{three_figures(ratio_low)}x to {three_figures(ratio_high)}x",
     )
 
 
