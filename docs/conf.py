@@ -125,11 +125,19 @@ def reset_keras(gallery_conf, fname):
 
 # Chapters in the order their questions build on each other (the package's table of chapters).
 CHAPTER_ORDER = [c.topic for c in CHAPTERS]
+# The order they run in: the reading order, or, with PERFGUIDE_RUN_ORDER=reversed, the reverse,
+# an experiment on drift through a build (does a chapter's time follow its place in the build?).
+RUN_ORDERS = {"reading": CHAPTER_ORDER, "reversed": CHAPTER_ORDER[::-1]}
+RUN_ORDER_ENV = "PERFGUIDE_RUN_ORDER"
+run_order_name = os.environ.get(RUN_ORDER_ENV) or "reading"
+if run_order_name not in RUN_ORDERS:
+    raise ValueError(f"{RUN_ORDER_ENV}={run_order_name!r}: choose one of {', '.join(RUN_ORDERS)}")
+RUN_ORDER = RUN_ORDERS[run_order_name]
 # Where the build times its probe: before the first chapter, after the middle one, after the last.
 PROBED = {
-    (CHAPTER_ORDER[0], "before"),
-    (CHAPTER_ORDER[len(CHAPTER_ORDER) // 2 - 1], "after"),
-    (CHAPTER_ORDER[-1], "after"),
+    (RUN_ORDER[0], "before"),
+    (RUN_ORDER[len(RUN_ORDER) // 2 - 1], "after"),
+    (RUN_ORDER[-1], "after"),
 }
 
 
@@ -139,7 +147,7 @@ def record_build_state(gallery_conf, fname, when):
     if fname is None:  # entering a folder of examples, not running one
         return
     topic = Path(fname).stem.removeprefix("plot_")
-    if when == "before" and topic != CHAPTER_ORDER[0]:
+    if when == "before" and topic != RUN_ORDER[0]:
         return  # the state before a chapter is the one after the chapter before it
     probed = build_state.probe() if (topic, when) in PROBED else None
     build_state.record(build_state.state_file(), topic, when, probed=probed)
@@ -158,7 +166,7 @@ sphinx_gallery_conf = {
     # Other scripts beside a chapter (the functions the diagnose page examines) are its
     # material, not pages of their own (sphinx-gallery matches the bare file name).
     "ignore_pattern": r"^(?!plot_)[^/\\]+\.py$",
-    "subsection_order": [f"../examples/{topic}" for topic in CHAPTER_ORDER] + ["*"],
+    "subsection_order": [f"../examples/{topic}" for topic in RUN_ORDER] + ["*"],
     "minigallery_sort_order": "conf.chapter_order",
     # One page per chapter in the navigation, no one-chapter section pages between them.
     "nested_sections": False,
