@@ -1,13 +1,19 @@
 """Two builds of the site side by side: claims matched by chapter and statement, wherever they
 stand on the page, and a folder that is not a built site refused in one line."""
 
+import json
 import runpy
 from pathlib import Path
 
 import pytest
 
 from perfguide.report.claims import Claim, ClaimReport
-from perfguide.report.rebuilds import Rebuild, site_verdicts
+from perfguide.report.rebuilds import (
+    Rebuild,
+    chapter_shifts,
+    place_correlation,
+    site_verdicts,
+)
 
 HELD_AS = {"HELD": True, "DID NOT HOLD": False, "INCONCLUSIVE": None}
 
@@ -45,3 +51,32 @@ def test_the_tool_refuses_a_folder_that_is_not_a_built_site_in_one_line(tmp_path
     assert line.startswith("rebuild-check: error:") and "not a built site" in line
     with pytest.raises(SystemExit):
         tool["main"]([str(tmp_path)])
+
+
+def measured_site(root, order, medians):
+    """A site whose chapters ran in ``order`` and measured one row each at ``medians[topic]``."""
+    (root / "measurements").mkdir(parents=True)
+    for topic, median in medians.items():
+        row = {"workload": topic, "variant": "v", "size": 1, "device": "cpu", "median_s": median}
+        (root / "measurements" / f"{topic}.json").write_text(json.dumps({"measurements": [row]}))
+    records = [{"chapter": topic, "when": "after"} for topic in order]
+    (root / "build-state.json").write_text(json.dumps(records))
+    return root
+
+
+def test_a_chapter_s_shift_is_set_beside_its_place_in_each_build(tmp_path):
+    order = ["a", "b", "c", "d"]
+    before = measured_site(tmp_path / "1", order, dict.fromkeys(order, 1.0))
+    # Run in reverse, each chapter slower the later it ran: a place correlates with its shift.
+    after = measured_site(tmp_path / "2", order[::-1], {"a": 1.3, "b": 1.2, "c": 1.1, "d": 1.0})
+    shifts = chapter_shifts(before, after)
+    assert [(s.topic, s.places) for s in shifts] == [
+        ("a", (1, 4)),
+        ("b", (2, 3)),
+        ("c", (3, 2)),
+        ("d", (4, 1)),
+    ]
+    assert shifts[0].shift == pytest.approx(1.3) and shifts[0].rows == 1
+    assert "1.30x slower in the later build" in str(shifts[0])
+    assert "rho +1.00" in place_correlation(shifts)
+    assert "nothing to correlate" in place_correlation(chapter_shifts(before, before))

@@ -4,8 +4,11 @@
 
 Each later build against the first: its claims matched by chapter and statement (the verdicts
 that changed, those between HELD and DID NOT HOLD apart), then its medians against the first
-build's rerun intervals, as ``perfguide compare --reruns`` reads two results files. A site is a
-built ``docs/_build/html``; its ``measurements/`` folder holds what it measured.
+build's rerun intervals, as ``perfguide compare --reruns`` reads two results files; and how each
+chapter's medians moved beside its place in each build's run (a build run with
+``PERFGUIDE_RUN_ORDER=reversed`` tells a chapter's place from its drift). A site is a built
+``docs/_build/html``; its ``measurements/`` folder holds what it measured, its
+``build-state.json`` the order its chapters ran in.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from perfguide.report.rebuilds import Rebuild, site_verdicts
+from perfguide.report.rebuilds import Rebuild, chapter_shifts, place_correlation, site_verdicts
 from perfguide.report.results import ResultsError
 from perfguide.report.side_by_side import SideBySide, Source
 
@@ -28,11 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         verdicts = [site_verdicts(site) for site in args.sites]
         sources = [Source.load(site / "measurements") for site in args.sites]
+        shifts = [chapter_shifts(args.sites[0], site) for site in args.sites[1:]]
     except (ValueError, ResultsError) as error:
         print(f"rebuild-check: error: {error}", file=sys.stderr)
         return 2
-    for site, later in zip(args.sites[1:], verdicts[1:], strict=True):
-        print(f"{site} against {args.sites[0]}:\n{Rebuild(verdicts[0], later)}\n")
+    for site, later, moved in zip(args.sites[1:], verdicts[1:], shifts, strict=True):
+        print(f"{site} against {args.sites[0]}:\n{Rebuild(verdicts[0], later)}")
+        print("Each chapter's medians, and its place in each build's run:")
+        print("\n".join(map(str, moved)))
+        print(f"{place_correlation(moved)}\n")
     print("\n".join(SideBySide(sources).rerun_lines()))
     return 0
 

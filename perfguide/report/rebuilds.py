@@ -13,16 +13,25 @@ ways; one that turns to or from INCONCLUSIVE is one its interval settled in one 
 1 between HELD and DID NOT HOLD, 1 to or from INCONCLUSIVE (50.0 %)
   eager: a is faster than b: HELD -> DID NOT HOLD
   eager: c is faster than d: HELD -> INCONCLUSIVE
+
+Whole chapters drift too: :func:`chapter_shifts` sets each chapter's medians in the later build
+against the earlier's beside its place in each build's run, and :func:`place_correlation` tells
+whether chapters that ran later moved more (a build run in another order sets them apart).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import html
+import json
+import math
 import re
+import statistics
 from pathlib import Path
 
-from perfguide.report.format import format_percent
+from scipy import stats
+
+from perfguide.report.format import format_percent, format_speedup
 
 #: A claim's row as the claim report writes it: its verdict, then its statement.
 _ROW = re.compile(
@@ -104,3 +113,72 @@ class Rebuild:
             for chapter, statement in self.changed
         ]
         return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChapterShift:
+    """How a chapter's medians moved from one build to the next, and where it ran in each."""
+
+    topic: str
+    #: Its place in each build's run, 1 first.
+    places: tuple[int, int]
+    #: The geometric mean, over the rows both builds measured, of the later median over the
+    #: earlier.
+    shift: float
+    rows: int
+
+    def __str__(self) -> str:
+        moved = format_speedup(1 / self.shift)
+        ran = f"ran {self.places[0]} then {self.places[1]}"
+        return f"  {self.topic}: {ran}, {moved} in the later build ({self.rows} rows)"
+
+
+def run_places(site: Path) -> dict[str, int]:
+    """Each chapter's place in the site's build (1 first), from the build's state file."""
+    path = Path(site) / "build-state.json"
+    if not path.is_file():
+        raise ValueError(f"{site}: no build-state.json, not a built site with its build's state")
+    ran = [r["chapter"] for r in json.loads(path.read_text()) if r["when"] == "after"]
+    return {topic: place for place, topic in enumerate(ran, 1)}
+
+
+def _medians(site: Path) -> dict[str, dict[tuple, float]]:
+    """Each chapter's medians in a built site, by (workload, variant, size, device)."""
+    return {
+        path.stem: {
+            (m["workload"], m["variant"], m["size"], m["device"]): m["median_s"]
+            for m in json.loads(path.read_text()).get("measurements") or []
+        }
+        for path in sorted((Path(site) / "measurements").glob("*.json"))
+    }
+
+
+def chapter_shifts(before: Path, after: Path) -> list[ChapterShift]:
+    """Every chapter both builds ran and measured rows of, in the earlier build's order."""
+    places = run_places(before), run_places(after)
+    old, new = _medians(before), _medians(after)
+    shifts = []
+    for topic in sorted(places[0].keys() & places[1].keys(), key=places[0].get):
+        rows = old.get(topic, {}).keys() & new.get(topic, {}).keys()
+        if rows:
+            logs = [math.log(new[topic][row] / old[topic][row]) for row in rows]
+            shift = math.exp(statistics.fmean(logs))
+            shifts.append(
+                ChapterShift(topic, (places[0][topic], places[1][topic]), shift, len(rows))
+            )
+    return shifts
+
+
+def place_correlation(shifts: list[ChapterShift]) -> str:
+    """Whether chapters that moved later in the run slowed more: Spearman's rank correlation of
+    each chapter's change of place with its shift (in log), with its p-value."""
+    if len(shifts) < 3:
+        return "too few chapters to correlate"
+    moved = [s.places[1] - s.places[0] for s in shifts]
+    if len(set(moved)) == 1:
+        return "every chapter ran at the same place in both builds: nothing to correlate"
+    found = stats.spearmanr(moved, [math.log(s.shift) for s in shifts])
+    return (
+        f"a later place against a slower chapter: Spearman's rho {found.statistic:+.2f} "
+        f"(p = {found.pvalue:.2g}, {len(shifts)} chapters)"
+    )
