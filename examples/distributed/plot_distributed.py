@@ -184,14 +184,14 @@ Collapsed(
 # two message latencies plus the bytes over the link's bandwidth. Fitted to the times above:
 
 # sphinx_gallery_start_ignore
+fitted_allreduce_s = ring_allreduce_s(gradient_bytes, TWO, link)
 print(
     f"latency {format_seconds(link.latency_s)} a message, bandwidth "
     f"{link.bandwidth / 1e9:.2f} GB/s; the {format_bytes(gradient_bytes)} of gradients: "
-    f"{format_seconds(ring_allreduce_s(gradient_bytes, TWO, link))} an all-reduce"
+    f"{format_seconds(fitted_allreduce_s)} an all-reduce"
 )
 one_core_step = pick(reference, f"{setups.ONE_CORE.name} (64)")[0]
 worker_step_s = one_core_step.median_s * PER_WORKER
-fitted_allreduce_s = ring_allreduce_s(gradient_bytes, TWO, link)
 # (w + a) / w over the one-core step's median and rerun interval (the fitted link as given).
 predicted_ratio = tuple(
     1 + fitted_allreduce_s / (step_s * PER_WORKER)
@@ -460,8 +460,8 @@ answer = ShortAnswer(
     f"workers reached {weak_claims['efficiency'].quoted}; with 512 examples a worker, "
     f"{scale_claims['large'].quoted}. A two-worker step is one worker's computation on one "
     f"core plus the all-reduce of {format_bytes(gradient_bytes)} of gradients, which the "
-    f"link fitted here puts at {format_seconds(ring_allreduce_s(gradient_bytes, TWO, link))} "
-    f"({anatomy.quoted}).",
+    f"link fitted here puts at {format_seconds(fitted_allreduce_s)}; the step as measured came "
+    f"to {anatomy.quoted}.",
     [
         Recommendation(
             f"On a machine with few cores ({env['usable_cores']} here), train in one process "

@@ -445,7 +445,7 @@ def predicts(
     >>> predicts("fits", (1.9, 1.85, 1.95), (2.0, 1.9, 2.1), "a ratio", within=1.25).verdict
     'HELD'
     >>> print(predicts("fits", (1.9, 1.8, 2.0), (2.0, 1.2, 3.3), "a ratio", within=1.25).quoted)
-    measured 1.05x the prediction (rerun interval: 0.633x to 1.75x; inconclusive, claimed: \
+    1.05x the prediction (rerun interval: 0.633x to 1.75x; inconclusive, claimed: \
 within 1.25x either way)
     >>> print(predicts("fits", (1.0, 0.95, 1.05), (2.0, 1.9, 2.1), "a ratio", 1.25).evidence)
     a ratio predicted 1.00 (rerun interval: 0.950 to 1.05), measured 2.00 (1.90 to 2.10)
@@ -470,7 +470,7 @@ within 1.25x either way)
         statement,
         held,
         evidence,
-        f"measured {three_figures(ratio)}x the prediction",
+        f"{three_figures(ratio)}x the prediction",
         f"within {three_figures(within)}x either way",
         f"{three_figures(ratio_low)}x to {three_figures(ratio_high)}x",
     )
