@@ -146,3 +146,15 @@ def test_no_chapter_or_module_judges_a_claim_by_hand():
     allowed = {ROOT / "perfguide" / "report" / name for name in ("claims.py", "memory_claims.py")}
     found = [hit for path in sources if path not in allowed for hit in _hand_built_claims(path)]
     assert found == []
+
+
+def test_a_way_tied_only_by_its_spread_is_said_to_be():
+    steady = timed("steady", (2.0e-6, 2.1e-6, 1.9e-6))
+    # Slower than steady by its median, yet not told apart from the fastest: its spread is wide.
+    noisy = timed("noisy", (1.0e-6, 3.0e-6, 30e-6))
+    ranking = rank([timed("fast", (1e-6, 1.05e-6, 0.95e-6)), steady, noisy])
+    assert ranking.tied == ("fast", "noisy") and ranking.spread_wide == ("noisy",)
+    assert ranking.sentence(evidence=False) == (
+        "fast and noisy are tied here; noisy is among them only because its times spread widely"
+    )
+    assert rank([steady, noisy]).spread_wide == ()

@@ -92,6 +92,14 @@ class Ranking:
         )
 
     @property
+    def spread_wide(self) -> tuple[str, ...]:
+        """Ways tied with the fastest though slower than a way that is not: their intervals are
+        too wide to separate them, not their medians too close."""
+        held = [claim.held is True for claim in self.versus]
+        first = held.index(True) + 1 if True in held else len(self.order)
+        return tuple(label for label in self.tied if self.order.index(label) > first)
+
+    @property
     def separated(self) -> bool:
         """Whether the fastest way is faster than every other, as claims judge it."""
         return len(self.tied) == 1
@@ -111,6 +119,12 @@ class Ranking:
             return f"{named} ({runner_up.words})" if evidence else named
         names = ", ".join(self.tied[:-1]) + f" and {self.tied[-1]}"
         named = f"{names} are tied{where or ' here'}"
+        if self.spread_wide:
+            many = len(self.spread_wide) > 1
+            named += (
+                f"; {' and '.join(self.spread_wide)} {'are' if many else 'is'} among them only "
+                f"because {'their' if many else 'its'} times spread widely"
+            )
         if not evidence:
             return named
         each = "; ".join(
