@@ -143,14 +143,18 @@ PROBED = {
 
 def record_build_state(gallery_conf, fname, when):
     """Before the first chapter and after each, what the build has alive (see
-    perfguide.processes.build_state), with the probe's times where PROBED says."""
+    perfguide.processes.build_state), with the probe's times where PROBED says; the build fails
+    where a chapter left a process or a port open."""
     if fname is None:  # entering a folder of examples, not running one
         return
     topic = Path(fname).stem.removeprefix("plot_")
     if when == "before" and topic != RUN_ORDER[0]:
         return  # the state before a chapter is the one after the chapter before it
     probed = build_state.probe() if (topic, when) in PROBED else None
-    build_state.record(build_state.state_file(), topic, when, probed=probed)
+    entry = build_state.record(build_state.state_file(), topic, when, probed=probed)
+    # Whatever a chapter leaves running runs beside every later chapter's measurements.
+    if left := build_state.left_behind(entry):
+        raise RuntimeError(f"{topic} left {left} alive after it ended")
 
 
 def chapter_order(path: str) -> int:

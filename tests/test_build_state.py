@@ -17,6 +17,9 @@ def test_alive_sees_a_child_process_and_a_port_this_process_holds():
         assert any(entry.endswith(f"({child.pid})") for entry in held["children"])
         assert server.getsockname()[1] in held["ports"]
         assert held["threads"] >= 2 and held["rss_bytes"] > 0 and held["busy_cores"] >= 0
+        # What the build fails on, after a chapter: both named.
+        left = build_state.left_behind({"alive": held})
+        assert f"({child.pid})" in left and str(server.getsockname()[1]) in left
     finally:
         server.close()
         child.kill()

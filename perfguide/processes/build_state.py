@@ -118,6 +118,22 @@ def record(
     return entry
 
 
+def left_behind(entry: dict[str, Any]) -> str:
+    """What a record found alive that no chapter should leave running for the next: child
+    processes and open TCP ports, in words ("" if none).
+
+    >>> left_behind({"alive": {"children": ["python3 (41)"], "ports": [5000]}})
+    'child processes python3 (41); TCP ports 5000'
+    """
+    held = entry["alive"]
+    found = [
+        f"{what} {', '.join(map(str, held[key]))}"
+        for what, key in (("child processes", "children"), ("TCP ports", "ports"))
+        if held[key]
+    ]
+    return "; ".join(found)
+
+
 def state_file() -> Path | None:
     """The build's state file, if this process runs in a build that records one."""
     value = os.environ.get(BUILD_STATE_ENV)
