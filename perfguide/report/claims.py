@@ -448,7 +448,8 @@ def predicts(
     1.05x the prediction (rerun interval: 0.633x to 1.75x; inconclusive, claimed: \
 within 1.25x either way)
     >>> print(predicts("fits", (1.0, 0.95, 1.05), (2.0, 1.9, 2.1), "a ratio", 1.25).evidence)
-    a ratio predicted 1.00 (rerun interval: 0.950 to 1.05), measured 2.00 (1.90 to 2.10)
+    a ratio predicted 1.00 (rerun interval: 0.950 to 1.05), measured 2.00 (1.90 to 2.10): 2.00x \
+the prediction (1.86x to 2.15x)
     """
     (guess, guess_low, guess_high), (value, low, high) = predicted, measured
     ratio = value / guess
@@ -462,17 +463,19 @@ within 1.25x either way)
         else None
     )
     shown = [three_figures(v) for v in (guess, guess_low, guess_high, value, low, high)]
+    effect = f"{three_figures(ratio)}x the prediction"
+    interval = f"{three_figures(ratio_low)}x to {three_figures(ratio_high)}x"
     evidence = (
         f"{what} predicted {shown[0]} ({RERUN}: {shown[1]} to {shown[2]}), "
-        f"measured {shown[3]} ({shown[4]} to {shown[5]})"
+        f"measured {shown[3]} ({shown[4]} to {shown[5]}): {effect} ({interval})"
     )
     return Claim(
         statement,
         held,
         evidence,
-        f"{three_figures(ratio)}x the prediction",
+        effect,
         f"within {three_figures(within)}x either way",
-        f"{three_figures(ratio_low)}x to {three_figures(ratio_high)}x",
+        interval,
     )
 
 
