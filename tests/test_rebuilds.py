@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from perfguide.measure.timer import Measurement
+from perfguide.report import results
 from perfguide.report.claims import Claim, ClaimReport
 from perfguide.report.rebuilds import (
     Rebuild,
@@ -57,8 +59,8 @@ def measured_site(root, order, medians):
     """A site whose chapters ran in ``order`` and measured one row each at ``medians[topic]``."""
     (root / "measurements").mkdir(parents=True)
     for topic, median in medians.items():
-        row = {"workload": topic, "variant": "v", "size": 1, "device": "cpu", "median_s": median}
-        (root / "measurements" / f"{topic}.json").write_text(json.dumps({"measurements": [row]}))
+        row = Measurement("v", "call", 1, 1, 0.0, (median,) * 5, workload=topic, size=1)
+        results.save(root / "measurements" / f"{topic}.json", {}, [row])
     records = [{"chapter": topic, "when": "after"} for topic in order]
     (root / "build-state.json").write_text(json.dumps(records))
     return root

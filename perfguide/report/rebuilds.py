@@ -31,6 +31,7 @@ from pathlib import Path
 
 from scipy import stats
 
+from perfguide.report import growth, results
 from perfguide.report.format import format_percent, format_speedup
 
 #: A claim's row as the claim report writes it: its verdict, then its statement.
@@ -142,14 +143,14 @@ def run_places(site: Path) -> dict[str, int]:
     return {topic: place for place, topic in enumerate(ran, 1)}
 
 
-def _medians(site: Path) -> dict[str, dict[tuple, float]]:
-    """Each chapter's medians in a built site, by (workload, variant, size, device)."""
+def _medians(site: Path) -> dict[str, dict[str, float]]:
+    """Each chapter's medians in a built site, by row (as a calibration names it); the memory
+    chapter's growth rates are no times and are left out."""
+    files = sorted((Path(site) / "measurements").glob("*.json"))
     return {
-        path.stem: {
-            (m["workload"], m["variant"], m["size"], m["device"]): m["median_s"]
-            for m in json.loads(path.read_text()).get("measurements") or []
-        }
-        for path in sorted((Path(site) / "measurements").glob("*.json"))
+        path.stem: {m.row_key: m.median_s for m in results.load_measurements(path)}
+        for path in files
+        if not growth.holds_growth(path)
     }
 
 
