@@ -25,7 +25,7 @@ import perfguide  # noqa: E402  (the installed package under documentation)
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
 from perfguide.processes import build_state  # noqa: E402
 from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
-from perfguide.report.chapters import CHAPTERS  # noqa: E402
+from perfguide.report.chapters import CHAPTERS, footer  # noqa: E402
 from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 
 # Chapters write their measurements here; html_extra_path copies them to <site>/measurements/.
@@ -245,6 +245,20 @@ def without_empty_code_blocks(app, docname, source):
         source[0] = _EMPTY_CODE_BLOCK.sub("", source[0])
 
 
+# -- Chapters end with links to the questions before and after them, from the table of chapters
+# (perfguide.report.chapters), placed before sphinx-gallery's download buttons. --------------------
+
+
+def chapter_footer(app, docname, source):
+    folder, topic, name = (docname.split("/") + ["", "", ""])[:3]
+    if folder != "auto_examples" or name != f"plot_{topic}":
+        return
+    label = f".. _sphx_glr_download_auto_examples_{topic}_plot_{topic}.py:"
+    if label not in source[0]:
+        raise RuntimeError(f"{docname}: no {label!r} to put the chapter's footer before")
+    source[0] = source[0].replace(label, f"{footer(topic)}\n\n{label}")
+
+
 # -- Recipes: each opens with whether this build advises it. A recipe's section holds
 # ``.. recipe-status::``, which includes the status line its chapter published for it
 # (``<topic>.recipe.<section id>.html``, see perfguide.report.answers). ---------------------------
@@ -265,3 +279,4 @@ def setup(app):
     app.add_directive("recipe-status", RecipeStatus)
     app.connect("source-read", offline_run_times)
     app.connect("source-read", without_empty_code_blocks)
+    app.connect("source-read", chapter_footer)

@@ -45,3 +45,20 @@ def test_the_table_of_chapters_has_every_chapter_under_its_own_title():
 
 def test_the_readme_lists_the_chapters_as_the_table_has_them():
     assert chapters.readme_table() in (ROOT / "README.md").read_text()
+
+
+def test_a_chapters_footer_links_its_neighbours_in_the_reading_order_and_the_checklist():
+    first, second, third = chapters.CHAPTERS[:3]
+    middle = chapters.footer(second.topic)
+    assert f"Previous question: :doc:`{first.title} </{first.page}>`" in middle
+    assert f"Next question: :doc:`{third.title} </{third.page}>`" in middle
+    assert ":doc:`the checklist </checklist>`" in middle
+    assert "Previous question" not in chapters.footer(first.topic)
+    assert "Next question" not in chapters.footer(chapters.CHAPTERS[-1].topic)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.parent.name)
+def test_no_chapter_types_its_own_previous_or_next_link(chapter):
+    # The build adds them from the table of chapters (docs/conf.py), so they cannot drift.
+    text = chapter.read_text()
+    assert "Previous question" not in text and "Next question" not in text

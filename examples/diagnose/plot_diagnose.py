@@ -281,8 +281,3 @@ x = tf.random.normal([64])
 np.testing.assert_allclose(
     log_magnitude(x), np.log1p(np.abs(x.numpy())).sum(), rtol=1e-5
 )
-
-# %%
-# Previous question: :doc:`Why does my TensorFlow process keep growing?
-# </auto_examples/memory/plot_memory>` All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.

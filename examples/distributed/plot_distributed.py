@@ -24,6 +24,8 @@ examples a second N workers train over N times what one worker trains alone on o
 
 Every setup's first step leaves the weights one process's step leaves on the same global batch;
 the guide's tests check it. :doc:`How to read these pages </reading>` defines the tables' terms.
+The same training on one machine is :doc:`Why is TF2 much slower than TF1?
+</auto_examples/training_loop/plot_training_loop>`.
 """
 
 # %%
@@ -680,9 +682,3 @@ first = float(train_step_reducing(next(iterator)))
 for _ in range(20):
     last = float(train_step_reducing(next(iterator)))
 assert last < first
-
-# %%
-# All recommendations of the guide, measured: :doc:`the checklist </checklist>`. The training
-# loop on one machine: :doc:`Why is TF2 much slower than TF1?
-# </auto_examples/training_loop/plot_training_loop>`. Next question: :doc:`Diagnose your own
-# code </auto_examples/diagnose/plot_diagnose>`.

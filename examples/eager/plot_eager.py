@@ -818,10 +818,3 @@ with tf.GradientTape() as tape:
     y = log1pexp(x)
 sigmoid = 1 / (1 + np.exp(-x.numpy().astype(np.float64)))
 np.testing.assert_allclose(tape.gradient(y, x), sigmoid, rtol=1e-6)
-
-# %%
-# Previous question: :doc:`Why is my tf.function fast, slow, or wrong?
-# </auto_examples/tf_function/plot_tf_function>` All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`. Next question: :doc:`How much do tensor operations buy over
-# loops, and how close do they get to the hardware?
-# </auto_examples/vectorization/plot_vectorization>`

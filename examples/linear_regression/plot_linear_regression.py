@@ -445,7 +445,3 @@ for _ in range(100):
     a, b = a - 0.1 * 2 * np.mean(residual * z), b - 0.1 * 2 * np.mean(residual)
 a, b = a / std, b - a * mean / std  # a and b for the raw x
 np.testing.assert_allclose([a, b], np.polyfit(x, y, 1), rtol=1e-6)
-
-# %%
-# All recommendations of the guide, measured: :doc:`the checklist </checklist>`. Next question:
-# :doc:`Why is my tf.function fast, slow, or wrong? </auto_examples/tf_function/plot_tf_function>`

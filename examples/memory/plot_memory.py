@@ -635,9 +635,3 @@ for rows in range(1, 101):
     x = np.random.default_rng(rows).standard_normal((rows, 32), "float32")
     np.testing.assert_allclose(padded_call(x), model(x), rtol=1e-5, atol=1e-6)
 assert call.experimental_get_tracing_count() == 1  # one graph, eight shapes
-
-# %%
-# Previous question: :doc:`How should I serve my model on a CPU?
-# </auto_examples/serving/plot_serving>` Next: :doc:`Diagnose your own code
-# </auto_examples/diagnose/plot_diagnose>`; all recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.

@@ -620,9 +620,3 @@ def loss_after(policy, steps=20):
 losses = {policy: loss_after(policy) for policy in ("float32", "mixed_bfloat16")}
 keras.mixed_precision.set_global_policy("float32")  # back to the default
 np.testing.assert_allclose(losses["mixed_bfloat16"], losses["float32"], rtol=0.02)
-
-# %%
-# Previous question: :doc:`Why do my TensorFlow timings disagree?
-# </auto_examples/timing/plot_timing>` Next question: :doc:`Why don't prefetch and cache speed up
-# my tf.data pipeline? </auto_examples/tf_data/plot_tf_data>` All recommendations of the guide,
-# measured: :doc:`the checklist </checklist>`.

@@ -793,9 +793,3 @@ for rows in (1, 3, 8):  # a request or a batch of any size
     x = np.random.default_rng(rows).standard_normal((rows, 32), dtype=np.float32)
     np.testing.assert_allclose(serve(x), model(x, training=False), rtol=1e-5, atol=1e-6)
 assert serve.experimental_get_tracing_count() == 1  # one graph for them all
-
-# %%
-# Previous question: :doc:`Why don't prefetch and cache speed up my tf.data pipeline?
-# </auto_examples/tf_data/plot_tf_data>` Next: :doc:`Why does my TensorFlow process keep
-# growing? </auto_examples/memory/plot_memory>`; all recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.

@@ -660,9 +660,3 @@ def decode(record):
 
 images = records.map(decode).batch(64)
 np.testing.assert_allclose(next(iter(images)), raw / 255.0, rtol=1e-6)
-
-# %%
-# Previous question: :doc:`Why did mixed precision make my model slower?
-# </auto_examples/mixed_precision/plot_mixed_precision>` All recommendations of these pages,
-# measured: :doc:`the checklist </checklist>`. Next question: :doc:`How should I serve my model
-# on a CPU? </auto_examples/serving/plot_serving>`

@@ -571,9 +571,3 @@ for i in range(3):
     step(tf.constant(i))
 assert log.read_text().splitlines() == ["step 0", "step 1", "step 2"]
 folder.cleanup()
-
-# %%
-# Previous question: :doc:`Why is my TensorFlow gradient descent slower than NumPy?
-# </auto_examples/linear_regression/plot_linear_regression>` All recommendations of the guide,
-# measured: :doc:`the checklist </checklist>`. Next question: :doc:`Why is eager TensorFlow slow
-# on small ops, and what do custom gradients cost? </auto_examples/eager/plot_eager>`

@@ -576,9 +576,3 @@ start = time.perf_counter()
 batches = sum(1 for _ in dataset)  # the work runs here
 print(f"{(time.perf_counter() - start) * 1e3:.1f} ms for one pass over the data")
 assert batches == 100
-
-# %%
-# Previous question: :doc:`Why is TF2 much slower than TF1?
-# </auto_examples/training_loop/plot_training_loop>` Next question: :doc:`Why did mixed
-# precision make my model slower? </auto_examples/mixed_precision/plot_mixed_precision>` All
-# recommendations of the guide, measured: :doc:`the checklist </checklist>`.

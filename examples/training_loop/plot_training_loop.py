@@ -27,7 +27,8 @@ function; ``tf1-session`` is the small model written as a TensorFlow 1 graph, ru
 
 Every path starts from the same weights and trains on the same data; the guide's tests check that
 one step of each gives the same loss and weights. :doc:`How to read these pages </reading>`
-defines the tables' terms.
+defines the tables' terms. The same training on several workers is :doc:`Why doesn't my
+distributed training scale? </auto_examples/distributed/plot_distributed>`.
 """
 
 # %%
@@ -782,10 +783,3 @@ x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
 expected = model.predict(x, verbose=0)  # the slow way, for the check
 np.testing.assert_allclose(model.predict_on_batch(x), expected, rtol=1e-6)
 np.testing.assert_allclose(model(x, training=False), expected, rtol=1e-6)
-
-# %%
-# Previous question: :doc:`How much do tensor operations buy over loops?
-# </auto_examples/vectorization/plot_vectorization>` All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`. The same training on several workers: :doc:`Why doesn't my
-# distributed training scale? </auto_examples/distributed/plot_distributed>` Next question:
-# :doc:`Why do my TensorFlow timings disagree? </auto_examples/timing/plot_timing>`

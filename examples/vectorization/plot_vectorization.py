@@ -848,9 +848,3 @@ for (x_batch, y_batch), (x_numpy, y_numpy) in zip(
 ):
     np.testing.assert_array_equal(x_batch, x_numpy)
     np.testing.assert_array_equal(y_batch, y_numpy)
-
-# %%
-# Previous question: :doc:`Why is eager TensorFlow slow on small ops, and what do custom gradients
-# cost? </auto_examples/eager/plot_eager>` Next question: :doc:`Why is TF2 much slower than TF1?
-# </auto_examples/training_loop/plot_training_loop>` All recommendations of the guide, measured:
-# :doc:`the checklist </checklist>`.

@@ -109,6 +109,19 @@ def neighbours(topic: str) -> tuple[Chapter | None, Chapter | None]:
     return (CHAPTERS[at - 1] if at else None, CHAPTERS[at + 1] if at + 1 < len(CHAPTERS) else None)
 
 
+def footer(topic: str) -> str:
+    """The links ``topic``'s page ends with, in reStructuredText: the questions before and after
+    it in the reading order, and the checklist."""
+    before, after = neighbours(topic)
+    links = [
+        f"- {where} question: :doc:`{c.title} </{c.page}>`"
+        for where, c in (("Previous", before), ("Next", after))
+        if c is not None
+    ]
+    checklist = "- All recommendations of the guide, measured: :doc:`the checklist </checklist>`"
+    return "\n".join([".. rubric:: Read on", "", *links, checklist, ""])
+
+
 def readme_table() -> str:
     """The README's table of chapters, as this table has them."""
     rows = [
