@@ -81,9 +81,16 @@ def run_tests(session: nox.Session, device: str) -> None:
 
 
 def build_docs(
-    session: nox.Session, device: str, extras: str = "", pins: list[str] | None = None
-) -> None:
+    session: nox.Session,
+    device: str,
+    extras: str = "",
+    pins: list[str] | None = None,
+    quick: bool = False,
+) -> Path:
+    """Build the site from nothing, every chapter run (``quick``: one process a workload and
+    short blocks, rough numbers labelled so); return where it is."""
     env = install(session, device, ",".join(filter(None, ["docs", "serving", extras])), pins)
+    env["PERFGUIDE_QUICK"] = "1" if quick else "0"
     for path in DOCS_OUTPUTS:
         if path.is_dir():
             shutil.rmtree(path)
@@ -92,6 +99,7 @@ def build_docs(
     html = DOCS / "_build" / "html"
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", str(DOCS), str(html), env=env)
     session.log(f"Site built: {html / 'index.html'}")
+    return html
 
 
 @nox.session
@@ -109,6 +117,14 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     build_docs(session, "cpu")
+
+
+@nox.session(name="docs-quick")
+def docs_quick(session: nox.Session) -> None:
+    """The site with rough numbers, then the site check: what to run after editing a page."""
+    html = build_docs(session, "cpu", quick=True)
+    session.install("selenium")
+    session.run("python", str(ROOT / "tools" / "site_check.py"), str(html))
 
 
 # PyTorch and JAX beside TensorFlow on the eager chapter's curves. torch is pinned to the CPU

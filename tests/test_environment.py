@@ -86,3 +86,15 @@ def test_every_vector_extension_of_the_cpu_is_reported_in_cpuinfo_order(
 def test_no_cpuinfo_means_no_vector_flags(tmp_path, monkeypatch):
     monkeypatch.setattr(environment, "_CPUINFO", tmp_path / "missing")
     assert environment.cpu_vector_flags() == []
+
+
+@pytest.mark.parametrize(("value", "quick"), [("", False), ("0", False), ("1", True)])
+def test_quick_runs_are_asked_for_with_1(monkeypatch, value, quick):
+    monkeypatch.setenv(environment.QUICK_ENV, value)
+    assert environment.quick_everywhere() is quick
+
+
+def test_a_quick_setting_other_than_0_or_1_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setenv(environment.QUICK_ENV, "yes")
+    with pytest.raises(ValueError, match="PERFGUIDE_QUICK='yes': set it to 1"):
+        environment.quick_everywhere()

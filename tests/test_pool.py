@@ -303,3 +303,13 @@ def test_workers_read_the_limits_a_build_shares_instead_of_measuring(tmp_path, m
 def test_the_peak_can_be_timed_in_turns_with_the_variants(two):
     numpy, peak = two.run("eager-add", ["numpy"], size=10, quick=True, peak=True)
     assert peak.label == limits.PEAK and peak.process_ids == numpy.process_ids
+
+
+@pytest.mark.processes
+def test_a_quick_run_takes_one_process_and_no_more_for_an_undecided_claim(monkeypatch):
+    monkeypatch.setenv(environment.QUICK_ENV, "1")
+    with pool.Workers(3) as workers:
+        never_settled = Faster("numpy", "numpy", tolerance=0)
+        (numpy,) = workers.run("eager-add", ["numpy"], size=10, blocks=9, settle=[never_settled])
+        assert workers.environment["quick"] is True
+    assert numpy.processes == 1 and numpy.blocks_per_process == (5,)  # quick blocks, not 9

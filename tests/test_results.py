@@ -102,3 +102,10 @@ def test_a_measurement_taken_twice_is_refused_and_nothing_written(tmp_path):
     with pytest.raises(ValueError, match="measured twice, so not saved: .*numpy"):
         results.save(path, {}, [MEASUREMENT, MEASUREMENT])
     assert not path.exists()
+
+
+def test_a_quick_runs_chapter_says_first_that_its_numbers_are_rough():
+    record = {"cpu_model": "CPU X", "usable_cores": 2, "tensorflow": "2.21.0",
+              "keras": "3.15.1", "numpy": "2.4.0"}  # fmt: skip
+    assert results.QUICK_LINE not in results.where_measured(record)
+    assert results.where_measured(record | {"quick": True}).endswith(results.QUICK_LINE)

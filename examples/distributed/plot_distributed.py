@@ -24,8 +24,8 @@ examples a second N workers train over N times what one worker trains alone on o
 
 Every setup's first step leaves the weights one process's step leaves on the same global batch;
 the guide's tests check it. :doc:`How to read these pages </reading>` defines the tables' terms.
-The same training on one machine is :doc:`Why is TF2 much slower than TF1?
-</auto_examples/training_loop/plot_training_loop>`.
+The same training on one machine: :doc:`Why is TF2 much slower than TF1?
+</auto_examples/training_loop/plot_training_loop>`
 """
 
 # %%
@@ -76,8 +76,7 @@ if env["usable_cores"] < 2:
 #    .. literalinclude:: /../perfguide/workloads/distributed.py
 #       :pyobject: Training
 #
-# A *setup* is a strategy and the processes it runs in, started fresh for it, in one to three
-# clusters one after another:
+# A *setup* is a strategy and the fresh processes it runs in, in one to three clusters in turn:
 #
 # * ``one process``: no strategy, one process on both cores;
 # * ``one process on one core``: the same, pinned to one core: what one worker of two has;
@@ -221,7 +220,7 @@ anatomy = predicts(
 # -------------------------------------
 #
 # Keras 3's optimizer all-reduces the gradients inside each replica with the strategy's default
-# options and cannot skip that sum (``experimental_aggregate_gradients`` is Keras 2's). To
+# options and cannot skip that sum (``experimental_aggregate_gradients`` is Keras 2's); to
 # all-reduce another way, sum them in the replica step and apply the sums outside
 # ``strategy.run`` (a recipe below). Each way ran between the same two pinned workers, in turn
 # with the optimizer's own: ``RING`` rather than ``AUTO``; packs of at most 1 MiB
@@ -325,7 +324,7 @@ ClaimReport(list(scale_claims.values()))
 # example (what ``AUTO`` falls back to, with a warning, for data in memory); ``from a function``
 # is ``distribute_datasets_from_function``, each worker sharding the file names before it
 # decodes anything. Each trains every example once an epoch (the tests count them); ``OFF``
-# would train each twice, and is not timed. Each ran in turn with the step on a batch in memory.
+# would train each twice. Each ran in turn with the step on a batch in memory.
 #
 # .. dropdown:: The pipeline, and the ways to share it
 #
@@ -363,9 +362,9 @@ ClaimReport(list(input_claims.values()))
 # On N workers, each on a machine of its own, the step is a projection, not a measurement: each
 # worker's computation as measured here on one core, plus a ring all-reduce of the 5.3 MB of
 # gradients, which sends each link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and Yuan,
-# 2009), at the networks' bandwidths as sold. Each message pays this machine's host cost, the
-# latency fitted above (over the loopback it is TensorFlow's and the system's work a message),
-# and a network's 250 µs (half the 500 µs datacenter round trip of Jeff Dean's "Numbers
+# 2009), at the networks' bandwidths as sold. Each message pays this machine's host cost (the
+# latency fitted above over the loopback: TensorFlow's and the system's work a message) and a
+# network's 250 µs (half the 500 µs datacenter round trip of Jeff Dean's "Numbers
 # everyone should know", 2009). The line without host cost bounds the projection from above.
 # Weak scaling, no overlap of computation and all-reduce. The dot is measured here.
 

@@ -158,6 +158,20 @@ def apply_thread_settings() -> None:
         getattr(tf.config.threading, THREAD_VARIABLES[name])(int(text))
 
 
+#: Set to 1, every run is a quick one: one fresh process a workload, short blocks, no extra
+#: processes for undecided comparisons; its numbers are rough, and say so (a quick docs build, a
+#: chapter's script run for a first look).
+QUICK_ENV = "PERFGUIDE_QUICK"
+
+
+def quick_everywhere() -> bool:
+    """Whether :data:`QUICK_ENV` asks for quick runs; ValueError for a value other than 0 or 1."""
+    value = os.environ.get(QUICK_ENV, "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"{QUICK_ENV}={value!r}: set it to 1 for quick, rough runs, or 0")
+    return value == "1"
+
+
 def process_settings() -> dict[str, str]:
     """The variables of the settings only a fresh process picks up, as this process saw them
     (``unset`` for those not set)."""
@@ -197,6 +211,7 @@ def collect() -> dict[str, Any]:
         "process_settings": process_settings(),
         "tf_env": tensorflow_variables(),
         "calibration": calibration.current().to_dict(),
+        "quick": quick_everywhere(),
     }
 
 
@@ -222,6 +237,7 @@ _LABELS = {
     "machine_limits": "Measured limits",
     "timer_floor_s": "Timer's own cost per call (a call that does nothing)",
     "calibration": "Intervals calibrated by reruns",
+    "quick": f"A quick run ({QUICK_ENV}=1): one process a workload, rough numbers",
 }
 
 

@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.memory import TENSOR_COUNTS, Experiment, Peaks, growth
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.workloads import memory
@@ -72,8 +73,10 @@ def measure(
     queue, so that both cores stay busy, each experiment's first process before any second one,
     the training steps and the experiments in the order given (the shortest last). An
     experiment's processes are forked from servers started apart (each its own ``start``), so
-    that they differ as separately started processes do."""
+    that they differ as separately started processes do. A quick run
+    (:data:`~perfguide.measure.environment.QUICK_ENV`) takes one process each."""
     specs = memory.experiments() if specs is None else specs
+    processes = 1 if quick_everywhere() else processes
     training = {
         policy: [
             Task(f"{memory.__name__}:training_peaks", {"policy": policy}, TENSOR_COUNTS, start)

@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from perfguide.measure import stats
+from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.timer import Measurement, no_progress
 from perfguide.processes.pool import Workers
 from perfguide.report.compare import html_table, text_table
@@ -107,9 +108,11 @@ class NoiseFloor:
         quick: bool = False,
         progress: Callable[[str], None] = no_progress,
     ) -> NoiseFloor:
-        """Time the :data:`PROBES` in two sets of ``per_set`` fresh processes each."""
-        with Workers(2 * per_set, progress=progress) as workers:
-            measured = time_probes(workers, quick)
+        """Time the :data:`PROBES` in two sets of ``per_set`` fresh processes each (``quick``,
+        or under :data:`~perfguide.measure.environment.QUICK_ENV`: in short blocks; as many
+        processes, since their spread is what is measured)."""
+        with Workers(2 * per_set, progress=progress, quick=False) as workers:
+            measured = time_probes(workers, quick or quick_everywhere())
         probes = [Probe(m, "") for m in measured]
         judged = verdicts([probe.sets for probe in probes])
         return cls([dataclasses.replace(p, verdict=v) for p, v in zip(probes, judged, strict=True)])

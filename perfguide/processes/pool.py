@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perfguide.measure.environment import usable_cores
+from perfguide.measure.environment import quick_everywhere, usable_cores
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
@@ -162,7 +162,9 @@ class Workers:
     workers also stop with the process that started them. ``progress`` is told each step ("process
     2 of 3: eager: block 4"). ``timeout_s`` bounds each job in each worker. What the workers
     print on stderr (TensorFlow's log lines) is shown only if one fails, or with
-    ``echo_stderr``.
+    ``echo_stderr``. With ``quick`` (unless told, as
+    :data:`~perfguide.measure.environment.QUICK_ENV` says), one worker times every run quickly,
+    and no comparison gets more processes.
     """
 
     def __init__(
@@ -175,9 +177,12 @@ class Workers:
         timeout_s: float | None = None,
         progress: Callable[[str], None] = no_progress,
         echo_stderr: bool = False,
+        quick: bool | None = None,
     ):
         if processes < 1:
             raise ValueError(f"need at least one process, got {processes}")
+        self.quick = quick_everywhere() if quick is None else quick
+        processes = 1 if self.quick else processes
         self._start = (device, child_environment(settings), echo_stderr)
         self.limits_wanted, self.timeout_s, self.progress = limits, timeout_s, progress
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
@@ -265,6 +270,8 @@ class Workers:
         times them (``quick``, ``blocks``, ``peak``), pooled process by process. While a claim
         in ``settle`` is undecided, and more processes could decide it, the variants it compares
         are timed in one more fresh process, up to :data:`SETTLE_PROCESSES` in all."""
+        if self.quick:
+            quick, blocks, settle = True, None, ()
         job = _job(workload, variants, size, quick, blocks, peak)
         count = len(self._workers)
         first = self._jobs % count

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.timer import Measurement
 from perfguide.processes.cluster import Task, time_in_clusters
 from perfguide.processes.fresh import ChildError
@@ -135,9 +136,11 @@ PLAN: dict[Setup, tuple[tuple[Timing, ...], int]] = {
 
 
 def measure(quick: bool = False) -> tuple[dict[Setup, list[Measurement]], dict[str, str]]:
-    """Every setup of :data:`PLAN` timed (``quick``: one cluster each), and the one-line
+    """Every setup of :data:`PLAN` timed (``quick``, or under
+    :data:`~perfguide.measure.environment.QUICK_ENV`: one cluster each), and the one-line
     reason of each setup whose cluster failed (it has no measurements)."""
     measured, failures = {}, {}
+    quick = quick or quick_everywhere()
     for setup, (timings, runs) in PLAN.items():
         try:
             measured[setup] = time_setup(setup, timings, 1 if quick else runs)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from perfguide.measure.environment import QUICK_ENV
 from perfguide.measure.timer import Measurement
 from perfguide.report.chapters import chapter
 
@@ -37,9 +38,11 @@ class ResultsError(Exception):
 
 
 def measurements_dir() -> Path:
-    """Where chapters publish their measurements: ``$PERFGUIDE_MEASUREMENTS_DIR`` or
-    ``./perfguide-measurements``."""
-    return Path(os.environ.get(MEASUREMENTS_DIR_ENV, "perfguide-measurements"))
+    """Where chapters publish their measurements: ``$PERFGUIDE_MEASUREMENTS_DIR``, or
+    ``perfguide-measurements`` in the system's folder for temporary files (a chapter run as a
+    script leaves nothing in the folder it was run from)."""
+    default = Path(tempfile.gettempdir()) / "perfguide-measurements"
+    return Path(os.environ.get(MEASUREMENTS_DIR_ENV) or default)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -97,24 +100,36 @@ def document(
 
 def publish(topic: str, environment: dict[str, Any], measurements: Sequence[Measurement]) -> str:
     """Save a chapter's measurements as its results file in :func:`measurements_dir` (named in
-    the table of chapters), and say so."""
-    save(measurements_dir() / chapter(topic).results, environment, measurements)
-    return f"published {len(measurements)} measurements"
+    the table of chapters), and say where."""
+    path = measurements_dir() / chapter(topic).results
+    save(path, environment, measurements)
+    # A build names its own folder and links the file; a reader's run needs to find it.
+    where = path.name if os.environ.get(MEASUREMENTS_DIR_ENV) else path
+    return f"published {len(measurements)} measurements to {where}"
+
+
+#: What a chapter measured in a quick run says first.
+QUICK_LINE = (
+    f"A QUICK RUN ({QUICK_ENV}=1): one fresh process a workload and short blocks; the numbers "
+    "and verdicts are rough, not the guide's"
+)
 
 
 def where_measured(environment: dict[str, Any], device: str = "cpu") -> str:
-    """The lines that open a chapter: the CPU, its usable cores, the libraries and the device.
+    """The lines that open a chapter: the CPU, its usable cores, the libraries and the device,
+    and whether the run was a quick one.
 
     >>> print(where_measured({"cpu_model": "CPU X", "usable_cores": 2, "tensorflow": "2.21.0",
     ...                       "keras": "3.15.1", "numpy": "2.4.0"}))
     CPU: CPU X, 2 usable cores
     TensorFlow 2.21.0, Keras 3.15.1, NumPy 2.4.0; ops placed on cpu
     """
-    return (
+    lines = (
         f"CPU: {environment['cpu_model']}, {environment['usable_cores']} usable cores\n"
         f"TensorFlow {environment['tensorflow']}, Keras {environment['keras']}, NumPy "
         f"{environment['numpy']}; ops placed on {device}"
     )
+    return lines + ("\n" + QUICK_LINE if environment.get("quick") else "")
 
 
 def load(path: Path) -> dict[str, Any]:
