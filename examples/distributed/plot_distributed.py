@@ -55,6 +55,7 @@ from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.plotting import projection_plot
 from perfguide.report.ratios import ratio_interval
+from perfguide.report.show import show
 from perfguide.workloads import distributed, distributed_input
 
 env = environment.collect()
@@ -119,7 +120,7 @@ def at(measurements, size, suffix=""):
 
 # sphinx_gallery_start_ignore
 weak = at(steps, GLOBAL)
-Comparison(weak, baseline="one process")
+show(Comparison(weak, baseline="one process"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -155,7 +156,7 @@ weak_claims = {
     mirrored: mirrored.check(weak),
     "efficiency": efficiency_claim(PER_WORKER, reference + two_weak),
 }
-ClaimReport(list(weak_claims.values()))
+show(ClaimReport(list(weak_claims.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -175,8 +176,10 @@ link = fit_link(
     [distributed.ALLREDUCE_BYTES[m.label] for m in allreduce],
     [m.median_s for m in allreduce],
 )
-Collapsed(
-    "The all-reduce's times", Comparison(alone, baseline=setups.ALLREDUCE_SIZES[0])
+show(
+    Collapsed(
+        "The all-reduce's times", Comparison(alone, baseline=setups.ALLREDUCE_SIZES[0])
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -242,9 +245,11 @@ anatomy = predicts(
 reductions = [
     m for m in everything if m.workload == distributed.DISTRIBUTED_REDUCTION.name
 ]
-Collapsed(
-    "Each way's time an example",
-    Comparison(reductions, baseline=distributed.OPTIMIZERS),
+show(
+    Collapsed(
+        "Each way's time an example",
+        Comparison(reductions, baseline=distributed.OPTIMIZERS),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -281,7 +286,7 @@ halving = predicts(
     "a float16 step over the optimizer's",
     within=1.1,
 )
-ClaimReport([anatomy, *reduction_claims.values(), halving])
+show(ClaimReport([anatomy, *reduction_claims.values(), halving]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -298,7 +303,7 @@ strong = at(measured[setups.ONE_PROCESS], PER_WORKER, " (64)") + at(
 large = at(measured[setups.ONE_CORE], LARGE, " (512)") + at(
     measured[setups.TWO_WORKERS_PINNED], 2 * LARGE, " (512 each)"
 )
-Collapsed("The times an example", Comparison(strong + large))
+show(Collapsed("The times an example", Comparison(strong + large)))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -310,7 +315,7 @@ scale_claims = {
     strong_claim: strong_claim.check(strong),
     "large": efficiency_claim(LARGE, large),
 }
-ClaimReport(list(scale_claims.values()))
+show(ClaimReport(list(scale_claims.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -338,7 +343,7 @@ ClaimReport(list(scale_claims.values()))
 inputs = [
     m for m in everything if m.workload == distributed_input.DISTRIBUTED_INPUT.name
 ]
-Collapsed("Each way's time an example", Comparison(inputs, baseline="FILE"))
+show(Collapsed("Each way's time an example", Comparison(inputs, baseline="FILE")))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -352,7 +357,7 @@ reading = Faster(distributed_input.IN_MEMORY, "FILE")
 input_claims = {
     claim: claim.check(inputs) for claim in (file_sharding, from_function, reading)
 }
-ClaimReport(list(input_claims.values()))
+show(ClaimReport(list(input_claims.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -435,11 +440,13 @@ fit_rows = [
     ]
     for outcome in setups.try_fit()
 ]
-Table(
-    f"fit, global batch {GLOBAL}: one call of {distributed.FIT_STEPS} steps, its time a step "
-    "(fit's own cost a call included)",
-    ["setup", "Keras", "fit", "a step"],
-    fit_rows,
+show(
+    Table(
+        f"fit, global batch {GLOBAL}: one call of {distributed.FIT_STEPS} steps, its time a step "
+        "(fit's own cost a call included)",
+        ["setup", "Keras", "fit", "a step"],
+        fit_rows,
+    )
 )
 # sphinx_gallery_end_ignore
 

@@ -41,6 +41,7 @@ from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import rate_plot, scaling_plot
+from perfguide.report.show import show
 from perfguide.workloads import eager as eg
 
 # Every variant is timed in three fresh Python processes, one after another, each taking the
@@ -189,7 +190,7 @@ if not peers:
     print(
         "no claims about them. Install torch and jax beside TensorFlow and rerun to see them."
     )
-ClaimReport(list(checked.values()))
+show(ClaimReport(list(checked.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -211,9 +212,11 @@ for m in (fresh, preallocated, eager_add):
     print(f"{m.label:19s} {format_seconds(m.median_s):>9s}  {share:6.1%} of bandwidth")
 fresh_memory = Faster("numpy-preallocated", "numpy", by=1.5)
 fresh_memory_checked = fresh_memory.check(largest_add)
-Collapsed(
-    "The check: does an output array made once close the gap?",
-    ClaimReport([fresh_memory_checked]),
+show(
+    Collapsed(
+        "The check: does an output array made once close the gap?",
+        ClaimReport([fresh_memory_checked]),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -247,14 +250,18 @@ for m in (numpy_mm, eager_mm):
 # sphinx_gallery_start_ignore
 chain = Faster("tf-function", "eager")
 small_ops = workers.run(eg.SMALL_OPS, settle=[chain])
-Collapsed("The chain's times, every variant", Comparison(small_ops, baseline="eager"))
+show(
+    Collapsed(
+        "The chain's times, every variant", Comparison(small_ops, baseline="eager")
+    )
+)
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
 chain_checked = chain.check(small_ops)
-ClaimReport([chain_checked])
+show(ClaimReport([chain_checked]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -269,7 +276,7 @@ ClaimReport([chain_checked])
 
 # sphinx_gallery_start_ignore
 calls = workers.run(eg.CALL_OVERHEAD)
-Collapsed("The four calls' times", Comparison(calls, baseline="python-function"))
+show(Collapsed("The four calls' times", Comparison(calls, baseline="python-function")))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -290,15 +297,19 @@ print(
     f"the eager op's fixed cost is {op.median_s / gap:.2%} of the gap between eager and NumPy "
     f"on the product of side {int(np.sqrt(eager_mm.size))}"
 )
-Collapsed(
-    "The check: a tf.function call against an eager op",
-    ClaimReport(
-        [
-            Faster("eager-identity", "tf-function")
-            .check(calls)
-            .restated("a trivial tf.function call costs more than a trivial eager op")
-        ]
-    ),
+show(
+    Collapsed(
+        "The check: a tf.function call against an eager op",
+        ClaimReport(
+            [
+                Faster("eager-identity", "tf-function")
+                .check(calls)
+                .restated(
+                    "a trivial tf.function call costs more than a trivial eager op"
+                )
+            ]
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -342,16 +353,22 @@ layer_calls = {
     "tf-function": anatomy.python_calls(traced, x),
     "concrete-function": anatomy.python_calls(traced.get_concrete_function(x), x),
 }
-Collapsed(
-    "Every layer of a tf.function call",
-    Comparison(function_layers, baseline="tf-function"),
+show(
+    Collapsed(
+        "Every layer of a tf.function call",
+        Comparison(function_layers, baseline="tf-function"),
+    )
 )
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-Collapsed("Every layer of an eager op", Comparison(op_layers, baseline="public-api"))
+show(
+    Collapsed(
+        "Every layer of an eager op", Comparison(op_layers, baseline="public-api")
+    )
+)
 # sphinx_gallery_end_ignore
 
 
@@ -414,17 +431,19 @@ print(
     "Python function calls per call"
 )
 concrete_checked = concrete.check(function_layers)
-ClaimReport(
-    [
-        concrete_checked,
-        # Under half the call in the runtime: the runtime's part at least twice as fast.
-        Faster("runtime-execute", "tf-function", by=2)
-        .check(function_layers)
-        .restated(
-            "most of a trivial tf.function call is spent in Python, not in the runtime",
-            f"{runtime_share:.0%} of the call in the runtime",
-        ),
-    ]
+show(
+    ClaimReport(
+        [
+            concrete_checked,
+            # Under half the call in the runtime: the runtime's part at least twice as fast.
+            Faster("runtime-execute", "tf-function", by=2)
+            .check(function_layers)
+            .restated(
+                "most of a trivial tf.function call is spent in Python, not in the runtime",
+                f"{runtime_share:.0%} of the call in the runtime",
+            ),
+        ]
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -447,14 +466,16 @@ ClaimReport(
 # sphinx_gallery_start_ignore
 graph_gradient = Faster("tf-function-tape", "eager-tape")
 gradients = workers.run(eg.GRADIENT, settle=[graph_gradient])
-Collapsed("The two gradients' times", Comparison(gradients, baseline="eager-tape"))
+show(
+    Collapsed("The two gradients' times", Comparison(gradients, baseline="eager-tape"))
+)
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
 gradient_checked = graph_gradient.check(gradients)
-ClaimReport([gradient_checked])
+show(ClaimReport([gradient_checked]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -527,29 +548,31 @@ stable_claim = exact(
     f"largest relative error {worst('stable-custom-gradient'):.1e}",
     effect=f"largest error {worst('stable-custom-gradient'):.1e}, no NaN",
 )
-ClaimReport(
-    [
-        exact(
-            "the naive gradient is NaN for large x",
-            bool(naive_nan.any()),
-            f"NaN at {int(naive_nan.sum())} of {x.shape[0]} points, "
-            f"from x = {x.numpy()[naive_nan].min():.1f}"
-            if naive_nan.any()
-            else "no NaN",
-        ),
-        exact(
-            "the article's custom-gradient is finite everywhere",
-            bool(np.isfinite(errors["custom-gradient"]).all()),
-            f"largest relative error {worst('custom-gradient'):.1e}",
-        ),
-        exact(
-            "the article's custom-gradient loses float32 precision for very negative x",
-            worst("custom-gradient") >= 1e-6 and worst_x("custom-gradient") < 0,
-            f"largest relative error {worst('custom-gradient'):.1e}, "
-            f"at x = {worst_x('custom-gradient'):.1f}",
-        ),
-        stable_claim,
-    ]
+show(
+    ClaimReport(
+        [
+            exact(
+                "the naive gradient is NaN for large x",
+                bool(naive_nan.any()),
+                f"NaN at {int(naive_nan.sum())} of {x.shape[0]} points, "
+                f"from x = {x.numpy()[naive_nan].min():.1f}"
+                if naive_nan.any()
+                else "no NaN",
+            ),
+            exact(
+                "the article's custom-gradient is finite everywhere",
+                bool(np.isfinite(errors["custom-gradient"]).all()),
+                f"largest relative error {worst('custom-gradient'):.1e}",
+            ),
+            exact(
+                "the article's custom-gradient loses float32 precision for very negative x",
+                worst("custom-gradient") >= 1e-6 and worst_x("custom-gradient") < 0,
+                f"largest relative error {worst('custom-gradient'):.1e}, "
+                f"at x = {worst_x('custom-gradient'):.1f}",
+            ),
+            stable_claim,
+        ]
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -561,13 +584,13 @@ ClaimReport(
 cheaper = Faster("custom-gradient", "naive")
 stable_cost = takes_at_most("stable-custom-gradient", "naive", 2)
 log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=[cheaper, stable_cost])
-Collapsed("The three versions' times", Comparison(log1pexp, baseline="naive"))
+show(Collapsed("The three versions' times", Comparison(log1pexp, baseline="naive")))
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)])
+show(ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -608,18 +631,20 @@ second_errors = {
     name: float(np.max(np.abs(eg.second_derivative(fn, x_small).numpy() - s * (1 - s))))
     for name, fn in eg.LOG1PEXP.items()
 }
-Collapsed(
-    "The checks of the three second derivatives",
-    ClaimReport(
-        [
-            exact(
-                f"nested tapes give {name}'s second derivative to 1e-6",
-                error < 1e-6,
-                f"largest absolute error {error:.1e}",
-            )
-            for name, error in second_errors.items()
-        ]
-    ),
+show(
+    Collapsed(
+        "The checks of the three second derivatives",
+        ClaimReport(
+            [
+                exact(
+                    f"nested tapes give {name}'s second derivative to 1e-6",
+                    error < 1e-6,
+                    f"largest absolute error {error:.1e}",
+                )
+                for name, error in second_errors.items()
+            ]
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 

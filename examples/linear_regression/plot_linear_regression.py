@@ -41,6 +41,7 @@ from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
 from perfguide.report.compare import Comparison, Table
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plotting import dot_plot, rate_plot
+from perfguide.report.show import show
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 
@@ -107,7 +108,7 @@ step_claims = [
     compiled_vs_session,
 ]
 measurements = workers.run(workload, settle=step_claims)
-Comparison(measurements, baseline=workload.baseline)
+show(Comparison(measurements, baseline=workload.baseline))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -144,7 +145,7 @@ scenario = Table(
         for m in measurements
     ],
 )
-ClaimReport(list(checked.values()))
+show(ClaimReport(list(checked.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -198,7 +199,7 @@ shares = {
 }
 for label, share in shares.items():
     print(f"{label:18s} {share:6.1%} of the memory bandwidth")
-ClaimReport([claim.check(sweep[largest]) for claim in large_claims])
+show(ClaimReport([claim.check(sweep[largest]) for claim in large_claims]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -268,15 +269,17 @@ scaling_claim = exact(
         else "did not converge"
     ),
 )
-ClaimReport(
-    [
-        scaling_claim,
-        exact(
-            "un-scaling the standardized fit recovers a and b to 1e-6",
-            recovery_error < 1e-6,
-            f"largest relative error {recovery_error:.1e}",
-        ),
-    ]
+show(
+    ClaimReport(
+        [
+            scaling_claim,
+            exact(
+                "un-scaling the standardized fit recovers a and b to 1e-6",
+                recovery_error < 1e-6,
+                f"largest relative error {recovery_error:.1e}",
+            ),
+        ]
+    )
 )
 # sphinx_gallery_end_ignore
 

@@ -62,6 +62,7 @@ from perfguide.report.memory_claims import (
     stays_flat,
 )
 from perfguide.report.plotting import peak_plot, resident_plot
+from perfguide.report.show import show
 from perfguide.workloads import memory
 
 env = collect()
@@ -110,14 +111,16 @@ measured, peaks = memory_runs.measure()
 # sphinx_gallery_start_ignore
 GROWS = 1e3  # bytes a call from which a way counts as growing the process
 one_shape = measured["one shape"]
-Collapsed(
-    "One shape: each way's growth, what it held and its code",
-    growth_table(
-        "One shape of batch: growth per call (median of 3 processes)",
-        one_shape.growth,
-        memory.WAYS,
-        one_shape.traces,
-    ),
+show(
+    Collapsed(
+        "One shape: each way's growth, what it held and its code",
+        growth_table(
+            "One shape of batch: growth per call (median of 3 processes)",
+            one_shape.growth,
+            memory.WAYS,
+            one_shape.traces,
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -138,7 +141,7 @@ flat_one_shape = {
     way: stays_flat(one_shape.growth[way], GROWS)
     for way in ("model-call", "predict-on-batch", "input-signature")
 }
-ClaimReport([predict_grows, *flat_one_shape.values()])
+show(ClaimReport([predict_grows, *flat_one_shape.values()]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -169,11 +172,13 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 # sphinx_gallery_start_ignore
 new_shapes = measured["new shapes"]
 print(f"oneDNN by default on this machine: {'on' if env['onednn_enabled'] else 'off'}")
-growth_table(
-    "A new shape every call: growth per call (median of 3 processes)",
-    new_shapes.growth,
-    memory.WAYS,
-    new_shapes.traces,
+show(
+    growth_table(
+        "A new shape every call: growth per call (median of 3 processes)",
+        new_shapes.growth,
+        memory.WAYS,
+        new_shapes.traces,
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -196,7 +201,7 @@ reduce_fixes, signature_fixes = (
     for way in ("reduce-retracing", "input-signature")
 )
 signature_grows = grows(new_shapes.growth["input-signature"], 10 * GROWS)
-ClaimReport([retrace_grows, reduce_fixes, signature_fixes, signature_grows])
+show(ClaimReport([retrace_grows, reduce_fixes, signature_fixes, signature_grows]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -232,7 +237,7 @@ for way, without in onednn_off.growth.items():
     )
 # Padded to a few sizes, the process should stop growing: under the page's own bound.
 buckets_fix = stays_flat(new_shapes.growth["buckets"], GROWS)
-ClaimReport([*onednn_claims, buckets_fix])
+show(ClaimReport([*onednn_claims, buckets_fix]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -255,16 +260,18 @@ ClaimReport([*onednn_claims, buckets_fix])
 # sphinx_gallery_start_ignore
 new_shapes_held = new_shapes.held()
 new_shapes_change = changes(new_shapes_held)
-Collapsed(
-    "Memory held after each step, in the order tried",
-    Table(
+show(
+    Collapsed(
         "Memory held after each step, in the order tried",
-        ["step", "held", "change"],
-        [
-            [step, format_bytes(held), format_bytes(new_shapes_change.get(step, 0))]
-            for step, held in new_shapes_held.items()
-        ],
-    ),
+        Table(
+            "Memory held after each step, in the order tried",
+            ["step", "held", "change"],
+            [
+                [step, format_bytes(held), format_bytes(new_shapes_change.get(step, 0))]
+                for step, held in new_shapes_held.items()
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -285,18 +292,20 @@ by_allocator = {"glibc malloc": one_shape} | {
     for name, experiment in measured.items()
     if name.startswith("predict, ")
 }
-Collapsed(
-    "predict's growth under each allocator",
-    growth_table(
-        "predict, one shape: growth per call by allocator (median of 3 processes)",
-        {
-            name: experiment.growth["predict"]
-            for name, experiment in by_allocator.items()
-        },
-        objects={
-            name: m.objects_per_call["predict"] for name, m in by_allocator.items()
-        },
-    ),
+show(
+    Collapsed(
+        "predict's growth under each allocator",
+        growth_table(
+            "predict, one shape: growth per call by allocator (median of 3 processes)",
+            {
+                name: experiment.growth["predict"]
+                for name, experiment in by_allocator.items()
+            },
+            objects={
+                name: m.objects_per_call["predict"] for name, m in by_allocator.items()
+            },
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -306,22 +315,24 @@ Collapsed(
 given_back = {
     name: changes(experiment.held()) for name, experiment in by_allocator.items()
 }
-Collapsed(
-    "What the calls added and the steps gave back, by allocator",
-    Table(
-        "What the processes held, by allocator: the change at each step (median of 3 "
-        "processes; the glibc row's processes had called the other three ways as well)",
-        ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
-        [
+show(
+    Collapsed(
+        "What the calls added and the steps gave back, by allocator",
+        Table(
+            "What the processes held, by allocator: the change at each step (median of 3 "
+            "processes; the glibc row's processes had called the other three ways as well)",
+            ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
             [
-                name,
-                format_bytes(change["after the calls"]),
-                format_bytes(sum(change[step] for step in list(change)[1:-1])),
-                format_bytes(change[list(change)[-1]]),
-            ]
-            for name, change in given_back.items()
-        ],
-    ),
+                [
+                    name,
+                    format_bytes(change["after the calls"]),
+                    format_bytes(sum(change[step] for step in list(change)[1:-1])),
+                    format_bytes(change[list(change)[-1]]),
+                ]
+                for name, change in given_back.items()
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -340,7 +351,7 @@ allocator_claims = {
     for name, experiment in by_allocator.items()
     if name != "glibc malloc"
 }
-ClaimReport(list(allocator_claims.values()))
+show(ClaimReport(list(allocator_claims.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -381,9 +392,11 @@ for way, objects in one_shape.objects_per_call.items():
 #       :pyobject: step_peak
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "Every batch size and policy: a step's peak, in full",
-    peak_table("A training step's peak memory (median of 3 processes)", peaks),
+show(
+    Collapsed(
+        "Every batch size and policy: a step's peak, in full",
+        peak_table("A training step's peak memory (median of 3 processes)", peaks),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -402,13 +415,15 @@ plt.show()
 
 # sphinx_gallery_start_ignore
 available = psutil.virtual_memory().available
-Collapsed(
-    "Memory per example of a batch, and the largest batch that fits",
-    per_example_table(
-        "Memory a training step needs per example of its batch (median of 3 processes)",
-        peaks,
-        available,
-    ),
+show(
+    Collapsed(
+        "Memory per example of a batch, and the largest batch that fits",
+        per_example_table(
+            "Memory a training step needs per example of its batch (median of 3 processes)",
+            peaks,
+            available,
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -417,7 +432,7 @@ Collapsed(
 # sphinx_gallery_start_ignore
 float32, bfloat16 = (peaks[policy] for policy in memory.TRAINING_POLICIES)
 peak_claims = [needs_less(bfloat16, float32, kind, by=1.5) for kind in PEAK_KINDS]
-ClaimReport(peak_claims)
+show(ClaimReport(peak_claims))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -426,9 +441,11 @@ ClaimReport(peak_claims)
 # largest batch; each layer's count includes its output):
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "What each layer keeps for the backward pass, per example",
-    layer_table("What each layer keeps for the backward pass, per example", peaks),
+show(
+    Collapsed(
+        "What each layer keeps for the backward pass, per example",
+        layer_table("What each layer keeps for the backward pass, per example", peaks),
+    )
 )
 # sphinx_gallery_end_ignore
 

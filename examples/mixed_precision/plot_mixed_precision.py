@@ -46,6 +46,7 @@ from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
+from perfguide.report.show import show
 from perfguide.workloads import mixed_precision as mp
 from perfguide.workloads.vectorization import conv_flops, matmul_flops
 
@@ -132,19 +133,24 @@ def peak_shares(measurements, flops):
     ]
 
 
-Collapsed(
-    "Each type's arithmetic per second, as a share of the float32 peak",
-    Table(
-        "Arithmetic per second, as a share of the measured float32 peak",
-        ["kernel", *mp.DTYPES],
-        [
+show(
+    Collapsed(
+        "Each type's arithmetic per second, as a share of the float32 peak",
+        Table(
+            "Arithmetic per second, as a share of the measured float32 peak",
+            ["kernel", *mp.DTYPES],
             [
-                f"product, side {largest}",
-                *peak_shares(products[largest], matmul_flops(largest)),
+                [
+                    f"product, side {largest}",
+                    *peak_shares(products[largest], matmul_flops(largest)),
+                ],
+                [
+                    f"convolution, side {side}",
+                    *peak_shares(convolutions, conv_flops(side)),
+                ],
             ],
-            [f"convolution, side {side}", *peak_shares(convolutions, conv_flops(side))],
-        ],
-    ),
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -157,7 +163,7 @@ kernel_checked = [
 kernel_checked += [
     c.check(convolutions).on(f"convolution, side {side}") for c in kernel_claims
 ]
-ClaimReport(kernel_checked)
+show(ClaimReport(kernel_checked))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -186,9 +192,11 @@ ClaimReport(kernel_checked)
 # sphinx_gallery_start_ignore
 inference_claims = [kind_claim("bfloat16", "mixed-bfloat16")]
 inference = workers.run(mp.INFERENCE, quick=True, settle=inference_claims)
-Collapsed(
-    "Inference under each policy, in full",
-    Comparison(inference, baseline="float32"),
+show(
+    Collapsed(
+        "Inference under each policy, in full",
+        Comparison(inference, baseline="float32"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -205,9 +213,11 @@ policy_claims = [
     Faster("mixed-bfloat16", "mixed-bfloat16-xla"),
 ]
 training = workers.run(mp.TRAINING, quick=True, settle=policy_claims)
-Collapsed(
-    "A training step under each policy, with and without XLA, in full",
-    Comparison(training, baseline="float32"),
+show(
+    Collapsed(
+        "A training step under each policy, with and without XLA, in full",
+        Comparison(training, baseline="float32"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -224,7 +234,7 @@ plt.show()
 # sphinx_gallery_start_ignore
 policy_checked = [c.check(training).on("training step") for c in policy_claims]
 inference_checked = [c.check(inference).on("inference") for c in inference_claims]
-ClaimReport(policy_checked + inference_checked)
+show(ClaimReport(policy_checked + inference_checked))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -269,12 +279,14 @@ def kernels(tables, caption):
     )
 
 
-Collapsed(
-    f"The product of side {largest} in each type: which kernels ran",
-    kernels(
-        traces(mp.PRODUCT, largest, mp.DTYPES),
-        f"The product of side {largest}: its slowest op, and shares of op time",
-    ),
+show(
+    Collapsed(
+        f"The product of side {largest} in each type: which kernels ran",
+        kernels(
+            traces(mp.PRODUCT, largest, mp.DTYPES),
+            f"The product of side {largest}: its slowest op, and shares of op time",
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -289,8 +301,11 @@ step_tables = traces(
     mp.BATCH,
     ["float32", "mixed-bfloat16", "mixed-float16", "mixed-bfloat16-xla"],
 )
-kernels(
-    step_tables, "One training step per policy: its slowest op, and shares of op time"
+show(
+    kernels(
+        step_tables,
+        "One training step per policy: its slowest op, and shares of op time",
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -318,25 +333,31 @@ print(
 # %%
 
 # sphinx_gallery_start_ignore
-Collapsed("The ops of the mixed_float16 step, in full", step_tables["mixed-float16"])
+show(
+    Collapsed(
+        "The ops of the mixed_float16 step, in full", step_tables["mixed-float16"]
+    )
+)
 # sphinx_gallery_end_ignore
 
 # %%
 # Whether the casts a mixed policy adds are what slows it:
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "The check on the casts' share of a step",
-    ClaimReport(
-        [
-            share_of_time(
-                "casts take under 10 % of a mixed-precision step's op time",
-                step_tables[v].share_per_call(is_cast),
-                at_most=0.10,
-            ).on(v)
-            for v in ("mixed-bfloat16", "mixed-float16")
-        ]
-    ),
+show(
+    Collapsed(
+        "The check on the casts' share of a step",
+        ClaimReport(
+            [
+                share_of_time(
+                    "casts take under 10 % of a mixed-precision step's op time",
+                    step_tables[v].share_per_call(is_cast),
+                    at_most=0.10,
+                ).on(v)
+                for v in ("mixed-bfloat16", "mixed-float16")
+            ]
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -353,16 +374,18 @@ POLICIES = mp.INFERENCE.variants  # float32, mixed-bfloat16, mixed-float16
 memory = {
     p: workers.call_in(0, f"{mp.__name__}:memory_bytes", variant=p) for p in POLICIES
 }
-Collapsed(
-    "Bytes of weights and activations under each policy",
-    Table(
-        f"Bytes of the model's weights and of one batch's activations ({mp.BATCH} images)",
-        ["policy", "weights", "activations"],
-        [
-            [p, format_bytes(b["weights"]), format_bytes(b["activations"])]
-            for p, b in memory.items()
-        ],
-    ),
+show(
+    Collapsed(
+        "Bytes of weights and activations under each policy",
+        Table(
+            f"Bytes of the model's weights and of one batch's activations ({mp.BATCH} images)",
+            ["policy", "weights", "activations"],
+            [
+                [p, format_bytes(b["weights"]), format_bytes(b["activations"])]
+                for p, b in memory.items()
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -381,7 +404,7 @@ memory_claim = exact(
     f"{format_bytes(memory['float32']['weights'])} under every policy",
     effect="activations halved",
 )
-ClaimReport([memory_claim])
+show(ClaimReport([memory_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -420,7 +443,7 @@ loss_claim = exact(
     + ", ".join(f"{p} {final[p]:.4f} ({gap:.2%} apart)" for p, gap in gaps.items()),
     effect=f"at most {max(gaps.values()):.2%} apart",
 )
-ClaimReport([loss_claim])
+show(ClaimReport([loss_claim]))
 # sphinx_gallery_end_ignore
 
 # %%

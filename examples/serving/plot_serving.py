@@ -50,6 +50,7 @@ from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
 from perfguide.report.ranking import rank
+from perfguide.report.show import show
 from perfguide.workloads import serving
 
 device = default_device()
@@ -91,16 +92,18 @@ for way, why in serving.UNAVAILABLE.items():
 
 # sphinx_gallery_start_ignore
 differences = workers.call_in(0, f"{serving.__name__}:output_differences")
-Collapsed(
-    "Every model and way: the largest difference from Keras's answers",
-    Table(
-        "Largest difference from Keras's answers, per model and way",
-        ["way", *differences],
-        [
-            [way, *(f"{differences[name][way]:.1e}" for name in differences)]
-            for way in differences["mlp"]
-        ],
-    ),
+show(
+    Collapsed(
+        "Every model and way: the largest difference from Keras's answers",
+        Table(
+            "Largest difference from Keras's answers, per model and way",
+            ["way", *differences],
+            [
+                [way, *(f"{differences[name][way]:.1e}" for name in differences)]
+                for way in differences["mlp"]
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -127,7 +130,7 @@ close = {
     for model, way in CONVERTED_ADVICE
     if way in differences[model]
 }
-ClaimReport(list(close.values()))
+show(ClaimReport(list(close.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -181,27 +184,33 @@ for workload in (MLP, CONV1D, MOBILENET):
     served[workload.name] = workers.run(
         workload, variants, quick=True, settle=model_claims[workload.name]
     )
-Collapsed(
-    "The tiny model: every way's time per request",
-    Comparison(served[MLP.name], baseline="predict"),
+show(
+    Collapsed(
+        "The tiny model: every way's time per request",
+        Comparison(served[MLP.name], baseline="predict"),
+    )
 )
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "The small model: every way's time per request",
-    Comparison(served[CONV1D.name], baseline="model-call"),
+show(
+    Collapsed(
+        "The small model: every way's time per request",
+        Comparison(served[CONV1D.name], baseline="model-call"),
+    )
 )
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "The MobileNet: every way's time per request",
-    Comparison(served[MOBILENET.name], baseline="tf-function"),
+show(
+    Collapsed(
+        "The MobileNet: every way's time per request",
+        Comparison(served[MOBILENET.name], baseline="tf-function"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -225,7 +234,7 @@ checked = {
     for name, claims in model_claims.items()
     for claim in claims
 }
-ClaimReport(list(checked.values()))
+show(ClaimReport(list(checked.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -239,9 +248,11 @@ ClaimReport(list(checked.values()))
 # sphinx_gallery_start_ignore
 calls = workers.run(IDENTITY, [w for w in ways if w != "predict"], quick=True)
 call_s = {m.label: m.median_s for m in calls}
-Collapsed(
-    "The call alone: every way's time on the identity model",
-    Comparison(calls, baseline="model-call"),
+show(
+    Collapsed(
+        "The call alone: every way's time on the identity model",
+        Comparison(calls, baseline="model-call"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -279,14 +290,23 @@ at_peak = ", ".join(
     f"{name.removeprefix('serving-')} {format_seconds(flops[name] / machine.peak_flops)}"
     for name in served
 )
-Table(
-    f"Where a request's time goes (its arithmetic at the peak: {at_peak})",
-    ["model", "way", "a request", "the call alone", "share of the peak", "left over"],
-    [
-        time_split(name, m)
-        for name, measurements in served.items()
-        for m in sorted(measurements, key=lambda m: m.median_s)
-    ],
+show(
+    Table(
+        f"Where a request's time goes (its arithmetic at the peak: {at_peak})",
+        [
+            "model",
+            "way",
+            "a request",
+            "the call alone",
+            "share of the peak",
+            "left over",
+        ],
+        [
+            time_split(name, m)
+            for name, measurements in served.items()
+            for m in sorted(measurements, key=lambda m: m.median_s)
+        ],
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -324,27 +344,29 @@ def across(way, key):
     return f"{format_seconds(low)} – {format_seconds(high)}"
 
 
-Table(
-    f"{REQUESTS} requests of the small model, one after another, per process",
-    [
-        "way",
-        "p50",
-        "p99",
-        "p99 / p50",
-        "slowest",
-        f"stalls (≥ {serving.STALL_FACTOR}x p50)",
-    ],
-    [
+show(
+    Table(
+        f"{REQUESTS} requests of the small model, one after another, per process",
         [
-            way,
-            across(way, "p50"),
-            across(way, "p99"),
-            f"{np.median([t['p99'] / t['p50'] for t in tails[way]]):.2f}x",
-            across(way, "slowest"),
-            f"{sum(t['stalls'] for t in tails[way])} of {REQUESTS * len(tails[way])}",
-        ]
-        for way in TAIL_WAYS
-    ],
+            "way",
+            "p50",
+            "p99",
+            "p99 / p50",
+            "slowest",
+            f"stalls (≥ {serving.STALL_FACTOR}x p50)",
+        ],
+        [
+            [
+                way,
+                across(way, "p50"),
+                across(way, "p99"),
+                f"{np.median([t['p99'] / t['p50'] for t in tails[way]]):.2f}x",
+                across(way, "slowest"),
+                f"{sum(t['stalls'] for t in tails[way])} of {REQUESTS * len(tails[way])}",
+            ]
+            for way in TAIL_WAYS
+        ],
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -397,23 +419,25 @@ plt.show()
 # Each batch is one call, so a request waits for the whole batch to be answered:
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "The small model: time to answer a whole batch, per way and batch size",
-    Table(
-        "The small model: time to answer a whole batch",
-        ["way", *(f"batch {b}" for b in BATCHES)],
-        [
+show(
+    Collapsed(
+        "The small model: time to answer a whole batch, per way and batch size",
+        Table(
+            "The small model: time to answer a whole batch",
+            ["way", *(f"batch {b}" for b in BATCHES)],
             [
-                way,
-                *(
-                    format_seconds(m.median_s * m.size)
-                    for m in batched
-                    if m.label == way
-                ),
-            ]
-            for way in BATCH_WAYS
-        ],
-    ),
+                [
+                    way,
+                    *(
+                        format_seconds(m.median_s * m.size)
+                        for m in batched
+                        if m.label == way
+                    ),
+                ]
+                for way in BATCH_WAYS
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -438,29 +462,33 @@ def median_of(way, key):
     return float(np.median([start[key] for start in starts[way]]))
 
 
-Table(
-    "The MobileNet's first answer in a fresh process (median of the page's processes)",
-    [
-        "runtime",
-        "import",
-        "load",
-        "first answer",
-        "in all",
-        "memory then",
-        "file",
-        "TensorFlow",
-    ],
-    [
+show(
+    Table(
+        "The MobileNet's first answer in a fresh process (median of the page's processes)",
         [
-            way,
-            *(format_seconds(median_of(way, key)) for key in serving.COLD_STEPS),
-            format_seconds(sum(median_of(way, key) for key in serving.COLD_STEPS)),
-            format_bytes(median_of(way, "memory_bytes")),
-            format_bytes(median_of(way, "file_bytes")),
-            "imported" if starts[way][0]["imported_tensorflow"] else "never imported",
-        ]
-        for way in COLD_WAYS
-    ],
+            "runtime",
+            "import",
+            "load",
+            "first answer",
+            "in all",
+            "memory then",
+            "file",
+            "TensorFlow",
+        ],
+        [
+            [
+                way,
+                *(format_seconds(median_of(way, key)) for key in serving.COLD_STEPS),
+                format_seconds(sum(median_of(way, key) for key in serving.COLD_STEPS)),
+                format_bytes(median_of(way, "memory_bytes")),
+                format_bytes(median_of(way, "file_bytes")),
+                "imported"
+                if starts[way][0]["imported_tensorflow"]
+                else "never imported",
+            ]
+            for way in COLD_WAYS
+        ],
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -520,7 +548,7 @@ if {"litert", "litert-int8", "onnxruntime"} <= set(ways):
 logdir = results.measurements_dir() / "serving.profile"
 trace = workers.trace(0, MOBILENET, "tf-function", 1, str(logdir))
 op_table = OpTable.from_trace(trace, top=6)
-Collapsed("The MobileNet in a tf.function: time by op type, most first", op_table)
+show(Collapsed("The MobileNet in a tf.function: time by op type, most first", op_table))
 # sphinx_gallery_end_ignore
 
 # %%

@@ -77,6 +77,7 @@ from perfguide.report.compare import Collapsed, Comparison, Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.overlap import Overlap, typical
 from perfguide.report.plotting import dot_plot, timeline_plot
+from perfguide.report.show import show
 from perfguide.workloads import tf_data
 
 device = default_device()
@@ -106,7 +107,7 @@ print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batch
 
 # sphinx_gallery_start_ignore
 overlap = workers.run(tf_data.OVERLAP, quick=True)
-Collapsed("The four variants, in full", Comparison(overlap, baseline="together"))
+show(Collapsed("The four variants, in full", Comparison(overlap, baseline="together")))
 # sphinx_gallery_end_ignore
 
 
@@ -119,7 +120,7 @@ Collapsed("The four variants, in full", Comparison(overlap, baseline="together")
 cores = env["usable_cores"]
 alone, step, together, prefetched = pick(overlap, *tf_data.OVERLAP_VARIANTS)
 both = Overlap(alone, step, prefetched, cores)
-both.table("Pipeline and step, apart and together, and what the cores allow")
+show(both.table("Pipeline and step, apart and together, and what the cores allow"))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -129,7 +130,7 @@ overlap_claims = [
     both.no_overlap_claim(f"{tf_data.FILTERS} filters"),
     Faster("together-prefetch", "together").check(overlap),
 ]
-ClaimReport(overlap_claims)
+show(ClaimReport(overlap_claims))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -191,7 +192,7 @@ setting_claims = [
 pipelines = workers.run(
     tf_data.PIPELINE, quick=True, settle=guide_claims + setting_claims
 )
-Collapsed("Every pipeline, in full", Comparison(pipelines, baseline="naive"))
+show(Collapsed("Every pipeline, in full", Comparison(pipelines, baseline="naive")))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -209,14 +210,16 @@ plt.show()
 # sphinx_gallery_start_ignore
 guide_checked = [c.check(pipelines) for c in guide_claims]
 setting_checked = [c.check(pipelines) for c in setting_claims]
-ClaimReport(guide_checked + setting_checked[:1])
+show(ClaimReport(guide_checked + setting_checked[:1]))
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "The other settings and placements, checked", ClaimReport(setting_checked[1:])
+show(
+    Collapsed(
+        "The other settings and placements, checked", ClaimReport(setting_checked[1:])
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -249,7 +252,11 @@ for m in (naive, unoptimized, untuned, prefetched):
 
 # sphinx_gallery_start_ignore
 inputs = workers.run(tf_data.INPUT_ALONE, quick=True)
-Collapsed("Pipelines drawn with no step, in full", Comparison(inputs, baseline="naive"))
+show(
+    Collapsed(
+        "Pipelines drawn with no step, in full", Comparison(inputs, baseline="naive")
+    )
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -291,22 +298,24 @@ epoch_costs = {
 steady = dict(zip(EPOCH_VARIANTS, pick(pipelines, *EPOCH_VARIANTS), strict=True))
 
 
-Collapsed(
-    "Starting and closing an epoch, against one steady batch",
-    Table(
-        "Starting an epoch (to its first batch) and closing it, fastest to slowest of five, "
-        "against one steady batch",
-        ["pipeline", "start", "close", "steady batch"],
-        [
+show(
+    Collapsed(
+        "Starting and closing an epoch, against one steady batch",
+        Table(
+            "Starting an epoch (to its first batch) and closing it, fastest to slowest of five, "
+            "against one steady batch",
+            ["pipeline", "start", "close", "steady batch"],
             [
-                v,
-                format_interval(min(costs["start"]), max(costs["start"])),
-                format_interval(min(costs["close"]), max(costs["close"])),
-                format_seconds(steady[v].median_s),
-            ]
-            for v, costs in epoch_costs.items()
-        ],
-    ),
+                [
+                    v,
+                    format_interval(min(costs["start"]), max(costs["start"])),
+                    format_interval(min(costs["close"]), max(costs["close"])),
+                    format_seconds(steady[v].median_s),
+                ]
+                for v, costs in epoch_costs.items()
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -324,8 +333,11 @@ remote = workers.run(tf_data.REMOTE, quick=True)
 reads = tf_data.IMAGES // tf_data.READ_RECORDS
 print(f"each read waits {latency_ms} ms; {reads} reads a pass of {PASS} batches")
 print(f"waiting a batch, one read after another: {reads * latency_ms / PASS:g} ms")
-Collapsed(
-    "Each pipeline from waiting storage, in full", Comparison(remote, baseline="naive")
+show(
+    Collapsed(
+        "Each pipeline from waiting storage, in full",
+        Comparison(remote, baseline="naive"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -340,7 +352,7 @@ remote_claims = [
 remote_checked = [
     c.check(remote).on(f"storage with {latency_ms} ms waits") for c in remote_claims
 ]
-ClaimReport(remote_checked)
+show(ClaimReport(remote_checked))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -379,14 +391,14 @@ python_claims = [
     takes_at_most("py-function", "py-function-parallel", 1.25),
 ]
 python = workers.run(tf_data.PYTHON, quick=True, settle=python_claims)
-Collapsed("Python in the map, in full", Comparison(python, baseline="naive"))
+show(Collapsed("Python in the map, in full", Comparison(python, baseline="naive")))
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
 python_checked = [c.check(python) for c in python_claims]
-ClaimReport(python_checked)
+show(ClaimReport(python_checked))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -417,7 +429,7 @@ wide = workers.run(
     quick=True,
     settle=[wide_saves],
 )
-Collapsed("The wide model, in full", Comparison(wide, baseline="together"))
+show(Collapsed("The wide model, in full", Comparison(wide, baseline="together")))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -429,9 +441,11 @@ wide_claim = wide_saves.check(wide).restated(
     "a faster pipeline could save at most a third of a wide model's epoch",
     f"the pipeline adds {pipeline_share:.0%} of the epoch",
 )
-Collapsed(
-    "What a faster pipeline could save the wide model, checked",
-    ClaimReport([wide_claim]),
+show(
+    Collapsed(
+        "What a faster pipeline could save the wide model, checked",
+        ClaimReport([wide_claim]),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -474,22 +488,24 @@ plt.show()
 # the step.
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    "Every pipeline's recorded passes: waiting for input, and the step in the loop",
-    Table(
-        f"Each recorded pass (the median of three), against the step alone "
-        f"({format_seconds(step.median_s)})",
-        ["pipeline", "pass", "waiting for input", "step in the loop"],
-        [
+show(
+    Collapsed(
+        "Every pipeline's recorded passes: waiting for input, and the step in the loop",
+        Table(
+            f"Each recorded pass (the median of three), against the step alone "
+            f"({format_seconds(step.median_s)})",
+            ["pipeline", "pass", "waiting for input", "step in the loop"],
             [
-                label,
-                format_seconds(r.length_s),
-                f"{r.waiting_share:.0%}",
-                format_seconds(r.median_step_s),
-            ]
-            for label, r in recorded.items()
-        ],
-    ),
+                [
+                    label,
+                    format_seconds(r.length_s),
+                    f"{r.waiting_share:.0%}",
+                    format_seconds(r.median_step_s),
+                ]
+                for label, r in recorded.items()
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 

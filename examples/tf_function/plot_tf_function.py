@@ -48,6 +48,7 @@ from perfguide.report.compare import (
 )
 from perfguide.report.format import format_seconds
 from perfguide.report.plotting import dot_plot, scaling_plot
+from perfguide.report.show import show
 from perfguide.workloads import tf_function as tfn
 
 # Every variant is timed in three fresh Python processes, one after another, each taking the
@@ -85,7 +86,7 @@ series_claims = [
     takes_at_most("eager", "run-eagerly", 1.5),
 ]
 series = workers.run(tfn.SERIES, settle=series_claims)
-Collapsed("The loop's times, every variant", Comparison(series, baseline="eager"))
+show(Collapsed("The loop's times, every variant", Comparison(series, baseline="eager")))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -119,7 +120,7 @@ scenario = Table(
         if m.label != "run-eagerly"
     ],
 )
-ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim])
+show(ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -215,28 +216,30 @@ expected_traces = dict(zip(calls, [4, 1, 4, 2, 1], strict=True))
 # the two demonstrations above:
 
 # sphinx_gallery_start_ignore
-ClaimReport(
-    [
-        exact(
-            "print runs once per trace, tf.print on every call",
-            (len(python_lines), len(tf_lines)) == (1, 3),
-            f"3 calls: print {len(python_lines)} line(s), tf.print {len(tf_lines)}",
-        ),
-        exact(
-            "a Python number is frozen at trace time; a tf.Variable is read every call",
-            frozen["Python number"][1] == 4.0 and frozen["tf.Variable"][1] == 8.0,
-            f"after the change: Python number gives {frozen['Python number'][1]:g}, "
-            f"tf.Variable {frozen['tf.Variable'][1]:g}",
-        ),
-        *(
+show(
+    ClaimReport(
+        [
             exact(
-                f"{case}: {expected} trace(s)",
-                traces[case] == expected,
-                f"{traces[case]} traced",
-            )
-            for case, expected in expected_traces.items()
-        ),
-    ]
+                "print runs once per trace, tf.print on every call",
+                (len(python_lines), len(tf_lines)) == (1, 3),
+                f"3 calls: print {len(python_lines)} line(s), tf.print {len(tf_lines)}",
+            ),
+            exact(
+                "a Python number is frozen at trace time; a tf.Variable is read every call",
+                frozen["Python number"][1] == 4.0 and frozen["tf.Variable"][1] == 8.0,
+                f"after the change: Python number gives {frozen['Python number'][1]:g}, "
+                f"tf.Variable {frozen['tf.Variable'][1]:g}",
+            ),
+            *(
+                exact(
+                    f"{case}: {expected} trace(s)",
+                    traces[case] == expected,
+                    f"{traces[case]} traced",
+                )
+                for case, expected in expected_traces.items()
+            ),
+        ]
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -257,7 +260,11 @@ ClaimReport(
 # sphinx_gallery_start_ignore
 tensor_argument = Faster("tensor-argument", "python-argument", by=5)
 retracing = workers.run(tfn.RETRACING, settle=[tensor_argument])
-Collapsed("The two variants' times", Comparison(retracing, baseline="python-argument"))
+show(
+    Collapsed(
+        "The two variants' times", Comparison(retracing, baseline="python-argument")
+    )
+)
 # sphinx_gallery_end_ignore
 
 # %%
@@ -265,15 +272,17 @@ Collapsed("The two variants' times", Comparison(retracing, baseline="python-argu
 # sphinx_gallery_start_ignore
 python_arg, tensor_arg = pick(retracing, "python-argument", "tensor-argument")
 retracing_checked = tensor_argument.check(retracing)
-ClaimReport(
-    [
-        retracing_checked,
-        exact(
-            "the harness saw the Python-argument variant retrace and the tensor variant not",
-            python_arg.retraced and not tensor_arg.retraced,
-            f"retraces while timed: {python_arg.retraces} and {tensor_arg.retraces}",
-        ),
-    ]
+show(
+    ClaimReport(
+        [
+            retracing_checked,
+            exact(
+                "the harness saw the Python-argument variant retrace and the tensor variant not",
+                python_arg.retraced and not tensor_arg.retraced,
+                f"retraces while timed: {python_arg.retraces} and {tensor_arg.retraces}",
+            ),
+        ]
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -330,17 +339,19 @@ plt.show()
 
 # sphinx_gallery_start_ignore
 graph_loop_checked = graph_loop.check(tracing_runs[loop_steps[-1]])
-ClaimReport(
-    [
-        exact(
-            "the unrolled graph grows with the loop; the tf.range graph does not",
-            op_counts["python-for"][-1] > 10 * op_counts["python-for"][0]
-            and len(set(op_counts["tf-range"])) == 1,
-            f"python-for {op_counts['python-for'][0]} → {op_counts['python-for'][-1]} ops, "
-            f"tf-range {op_counts['tf-range'][0]} → {op_counts['tf-range'][-1]} ops",
-        ),
-        graph_loop_checked,
-    ]
+show(
+    ClaimReport(
+        [
+            exact(
+                "the unrolled graph grows with the loop; the tf.range graph does not",
+                op_counts["python-for"][-1] > 10 * op_counts["python-for"][0]
+                and len(set(op_counts["tf-range"])) == 1,
+                f"python-for {op_counts['python-for'][0]} → {op_counts['python-for'][-1]} ops, "
+                f"tf-range {op_counts['tf-range'][0]} → {op_counts['tf-range'][-1]} ops",
+            ),
+            graph_loop_checked,
+        ]
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -364,13 +375,13 @@ ClaimReport(
 vectorize = Faster("vectorized", "row-loop")
 rows = workers.run(tfn.ROWS, settle=[vectorize])
 vectorize_checked = vectorize.check(rows)
-Collapsed("The two variants' times", Comparison(rows, baseline="row-loop"))
+show(Collapsed("The two variants' times", Comparison(rows, baseline="row-loop")))
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-ClaimReport([vectorize_checked])
+show(ClaimReport([vectorize_checked]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -393,18 +404,20 @@ print(
     f"run eagerly {format_seconds(run_eagerly.median_s)} per call, eager "
     f"{format_seconds(eager.median_s)}, tf.function {format_seconds(graph.median_s)}"
 )
-Collapsed(
-    "The checks of run-eagerly",
-    ClaimReport(
-        [
-            exact(
-                "run eagerly, a tf.function runs its Python every call",
-                len(python_lines_debug) == 3,
-                f"print wrote {len(python_lines_debug)} line(s) in 3 calls",
-            ),
-            checked[series_claims[2]],
-        ]
-    ),
+show(
+    Collapsed(
+        "The checks of run-eagerly",
+        ClaimReport(
+            [
+                exact(
+                    "run eagerly, a tf.function runs its Python every call",
+                    len(python_lines_debug) == 3,
+                    f"print wrote {len(python_lines_debug)} line(s) in 3 calls",
+                ),
+                checked[series_claims[2]],
+            ]
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 

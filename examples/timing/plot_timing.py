@@ -42,6 +42,7 @@ from perfguide.report import results
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, per_process
 from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.show import show
 from perfguide.workloads import eager
 from perfguide.workloads import timing as tm
 
@@ -97,7 +98,7 @@ first_call_claim = per_process(
     5,
     "a steady call's time",
 )
-ClaimReport([first_call_claim])
+show(ClaimReport([first_call_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -163,7 +164,7 @@ single_call_claim = per_process(
     1,
     "the blocks' spread",
 )
-ClaimReport([single_call_claim])
+show(ClaimReport([single_call_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -209,7 +210,7 @@ print(
     f"building the pipeline {format_seconds(built)}, iterating it {format_seconds(ran)} "
     f"(medians over the processes); iterating took {unrun_claim.quoted}, process by process"
 )
-ClaimReport([unrun_claim])
+show(ClaimReport([unrun_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -264,7 +265,7 @@ order_claim = per_process(
     1,
     "as far from 1 one after the other as in turns",
 )
-ClaimReport([order_claim])
+show(ClaimReport([order_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -338,7 +339,7 @@ print(
     f"x + x: {format_seconds(fresh_add.median_s)} in fresh processes, "
     f"{format_seconds(here.median_s)} in this page's process"
 )
-ClaimReport([process_claim, leftover_claim])
+show(ClaimReport([process_claim, leftover_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -393,7 +394,7 @@ sleep_claim = per_process(
     1,
     "slower than right after the product",
 )
-ClaimReport([pool_claim, sleep_claim])
+show(ClaimReport([pool_claim, sleep_claim]))
 # sphinx_gallery_end_ignore
 
 # %%

@@ -49,6 +49,7 @@ from perfguide.report.format import format_percent, format_seconds, format_speed
 from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
 from perfguide.report.ranking import rank
 from perfguide.report.ratios import fixed_price
+from perfguide.report.show import show
 from perfguide.workloads import training_loop as tl
 
 # Every path is timed in three fresh Python processes, one after another, each taking the
@@ -214,8 +215,11 @@ plt.show()
 
 # sphinx_gallery_start_ignore
 small = grid[SMALL]
-Collapsed(
-    "Every path on the small model and data, in full", Comparison(small, baseline="fit")
+show(
+    Collapsed(
+        "Every path on the small model and data, in full",
+        Comparison(small, baseline="fit"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -225,7 +229,7 @@ Collapsed(
 
 # sphinx_gallery_start_ignore
 small_checked = {claim: claim.check(small) for claim in small_claims}
-ClaimReport(list(small_checked.values()))
+show(ClaimReport(list(small_checked.values())))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -336,9 +340,11 @@ keras_claims = [
 with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as legacy:
     print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
     versions = legacy.run(tl.KERAS_VERSIONS, quick=True, settle=keras_claims)
-Collapsed(
-    "Both Keras, each path, in full",
-    Comparison(versions, baseline="keras-2-train-on-batch"),
+show(
+    Collapsed(
+        "Both Keras, each path, in full",
+        Comparison(versions, baseline="keras-2-train-on-batch"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -346,7 +352,7 @@ Collapsed(
 
 # sphinx_gallery_start_ignore
 keras_checked = [claim.check(versions) for claim in keras_claims]
-ClaimReport(keras_checked)
+show(ClaimReport(keras_checked))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -388,9 +394,11 @@ for version in ("3", "2"):
 # sphinx_gallery_start_ignore
 sizes = tl.KERAS_RETRACING.default_size
 retracing = workers.run(tl.KERAS_RETRACING, quick=True)
-Collapsed(
-    "Each path over batches of new sizes, in full",
-    Comparison(retracing, baseline="train-on-batch"),
+show(
+    Collapsed(
+        "Each path over batches of new sizes, in full",
+        Comparison(retracing, baseline="train-on-batch"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -415,7 +423,7 @@ retrace_claim = exact(
     f"{traces['input-signature']}, reduce_retracing {traces['reduce-retracing']}",
     f"{traces['tf-function-step']} traces instead of 1",
 )
-ClaimReport([retrace_claim])
+show(ClaimReport([retrace_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -454,16 +462,18 @@ inference_checked = [
     *(claim.check(one_sample) for claim in small_batch_claims),
     large_batch_claim.check(full_batch),
 ]
-Collapsed(
-    "Each way to predict one sample, in full",
-    Comparison(one_sample, baseline="predict"),
+show(
+    Collapsed(
+        "Each way to predict one sample, in full",
+        Comparison(one_sample, baseline="predict"),
+    )
 )
 # sphinx_gallery_end_ignore
 
 # %%
 
 # sphinx_gallery_start_ignore
-ClaimReport(inference_checked)
+show(ClaimReport(inference_checked))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -529,16 +539,18 @@ rule_rows += [
         "gone from TF 2.21",
     ],
 ]
-Table(
-    "The self-answer's DO and DON'T lists, checked in this build",
-    [
-        "",
-        "the self-answer's rule (TF 1.14 / 2.0, GPU)",
-        "path here",
-        "verdict here",
-        "evidence",
-    ],
-    rule_rows,
+show(
+    Table(
+        "The self-answer's DO and DON'T lists, checked in this build",
+        [
+            "",
+            "the self-answer's rule (TF 1.14 / 2.0, GPU)",
+            "path here",
+            "verdict here",
+            "evidence",
+        ],
+        rule_rows,
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -554,16 +566,22 @@ worst = {
     )
     for label in rows
 }
-Collapsed(
-    "This build's own DO and DON'T lists, by the same measure over every column",
-    Table(
-        "This build's DO and DON'T lists",
-        ["", "path", "slowest, against the hand-written step"],
-        [
-            ["DO" if factor < DOUBLE else "DON'T", label, format_speedup(1 / factor)]
-            for label, factor in sorted(worst.items(), key=lambda item: item[1])
-        ],
-    ),
+show(
+    Collapsed(
+        "This build's own DO and DON'T lists, by the same measure over every column",
+        Table(
+            "This build's DO and DON'T lists",
+            ["", "path", "slowest, against the hand-written step"],
+            [
+                [
+                    "DO" if factor < DOUBLE else "DON'T",
+                    label,
+                    format_speedup(1 / factor),
+                ]
+                for label, factor in sorted(worst.items(), key=lambda item: item[1])
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -584,7 +602,7 @@ scenario = Table(
         for m in sorted(small, key=lambda m: m.median_s)
     ],
 )
-Collapsed("200 steps per path, as in the short answer", scenario)
+show(Collapsed("200 steps per path, as in the short answer", scenario))
 # sphinx_gallery_end_ignore
 
 # %%

@@ -54,6 +54,7 @@ from perfguide.report.format import (
 )
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import rate_bars, rate_plot, scaling_plot
+from perfguide.report.show import show
 from perfguide.workloads import vectorization as vz
 from perfguide.workloads.eager import graph_op_counts
 
@@ -136,9 +137,11 @@ plt.show()
 # peak once a product is large enough to hide the cost of the call.
 
 # sphinx_gallery_start_ignore
-Collapsed(
-    f"Every BLAS variant at side {largest_side}, in full",
-    Comparison(products[largest_side], baseline="numpy"),
+show(
+    Collapsed(
+        f"Every BLAS variant at side {largest_side}, in full",
+        Comparison(products[largest_side], baseline="numpy"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -181,9 +184,11 @@ handbook = Table(
         ],
     ],
 )
-Collapsed(
-    "The handbook's product carried to this machine (the short answer's table)",
-    handbook,
+show(
+    Collapsed(
+        "The handbook's product carried to this machine (the short answer's table)",
+        handbook,
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -193,7 +198,7 @@ Collapsed(
 # sphinx_gallery_start_ignore
 loop_checked = loop_claim.check(products[LOOP_SIDES[-1]])
 large_checked = large_product.check(products[largest_side])
-ClaimReport([loop_checked, large_checked])
+show(ClaimReport([loop_checked, large_checked]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -284,7 +289,7 @@ plt.show()
 peak_share = Share(einsum_m.label, limits.PEAK, 0.75, batch_flops, limits.PEAK_FLOPS)
 peak_claim = peak_share.check(timed)
 batched_checked = {claim: claim.check(batched) for claim in batched_claims}
-ClaimReport([*batched_checked.values(), peak_claim])
+show(ClaimReport([*batched_checked.values(), peak_claim]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -379,7 +384,7 @@ fused_checked = {
     "tanh": fused_tanh.check(chains[vz.TANH.name, largest_chain]),
 }
 small_checked = small_chain.check(chains[vz.AFFINE.name, CHAIN_SIZES[0]])
-ClaimReport([*fused_checked.values(), small_checked])
+show(ClaimReport([*fused_checked.values(), small_checked]))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -441,9 +446,11 @@ feeding = {
     )
     for n in HIDDEN_SIZES
 }
-Collapsed(
-    f"Time per training step at {small_model} hidden units, each way of feeding",
-    Comparison(feeding[small_model], baseline="preloaded"),
+show(
+    Collapsed(
+        f"Time per training step at {small_model} hidden units, each way of feeding",
+        Comparison(feeding[small_model], baseline="preloaded"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -490,9 +497,11 @@ generator_report = Faster("tf-data", "from-generator", by=10)
 # The advice itself, apart from the report's figure: is the pipeline faster at all?
 generator_advice = Faster("tf-data", "from-generator")
 sources = workers.run(vz.INPUT_ONLY, settle=[generator_report, generator_advice])
-Collapsed(
-    "Time per batch with no training step, each way of feeding",
-    Comparison(sources, baseline="preloaded"),
+show(
+    Collapsed(
+        "Time per batch with no training step, each way of feeding",
+        Comparison(sources, baseline="preloaded"),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -516,8 +525,10 @@ feeding_checked = {
     compute_bound: compute_bound,
 }
 source_checked = generator_advice.check(sources)
-ClaimReport(
-    [*feeding_checked.values(), generator_report.check(sources), source_checked]
+show(
+    ClaimReport(
+        [*feeding_checked.values(), generator_report.check(sources), source_checked]
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -558,7 +569,7 @@ loop_in_function = "loop-stack" + vz.IN_FUNCTION
 batch = vz.BATCHED_MATMUL.default_size
 trace = Path(workers.trace(0, vz.BATCHED_MATMUL, loop_in_function, batch, str(logdir)))
 op_table = OpTable.from_trace(trace, top=5)
-Collapsed("The five op types that took the most time in the trace", op_table)
+show(Collapsed("The five op types that took the most time in the trace", op_table))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -574,7 +585,7 @@ profile_claim = share_of_time(
     op_table.share_per_call(lambda op: op == products_time.op),
     at_least=0.9,
 )
-Collapsed("The check on the products' share", ClaimReport([profile_claim]))
+show(Collapsed("The check on the products' share", ClaimReport([profile_claim])))
 # sphinx_gallery_end_ignore
 
 # %%
@@ -633,21 +644,23 @@ by_kernel = {
 for name, group in groups.items():
     print(f"{name:18s} oneDNN {'on' if group.environment['onednn_enabled'] else 'off'}")
     group.close()
-Collapsed(
-    "Each fresh process's time per call under each setting",
-    Table(
-        "Each fresh process's median time per call, and the cores the processes kept busy",
-        ["kernel", *SETTINGS],
-        [
-            [kernel]
-            + [
-                ", ".join(map(format_seconds, m.process_median_s))
-                + f" on {m.cores_busy:.1f} cores"
-                for m in measurements
-            ]
-            for kernel, measurements in by_kernel.items()
-        ],
-    ),
+show(
+    Collapsed(
+        "Each fresh process's time per call under each setting",
+        Table(
+            "Each fresh process's median time per call, and the cores the processes kept busy",
+            ["kernel", *SETTINGS],
+            [
+                [kernel]
+                + [
+                    ", ".join(map(format_seconds, m.process_median_s))
+                    + f" on {m.cores_busy:.1f} cores"
+                    for m in measurements
+                ]
+                for kernel, measurements in by_kernel.items()
+            ],
+        ),
+    )
 )
 # sphinx_gallery_end_ignore
 
@@ -664,7 +677,7 @@ settings_checked = {
         else Faster(ONEDNN, "default")
     ).check(by_kernel[vz.CONV2D.name]),
 }
-ClaimReport(list(settings_checked.values()))
+show(ClaimReport(list(settings_checked.values())))
 # sphinx_gallery_end_ignore
 
 # %%
