@@ -7,7 +7,8 @@ claim whose stated speed-up disagrees with the two medians printed beside it, a 
 or "worth most" named without a separation from its runner-up, advice given where its claim did
 not hold, two pieces of advice (across every chapter's published short answer) that turn one
 setting different ways under conditions that do not tell them apart, a recipe that does not open
-with whether this build advises it, and a search for "xla" that does not find the
+with whether this build advises it, a chapter that shows no TensorFlow code before its
+recipes, and a search for "xla" that does not find the
 gradient-descent chapter. It counts the
 words and tables each chapter puts in view (code, output and collapsed sections aside) against
 its budget.
@@ -141,6 +142,18 @@ const article = document.querySelector("article") || document.body;
 return [...article.querySelectorAll("code")]
   .filter((code) => !code.closest("pre, table, .perfguide-short-answer, .perfguide-recipe-status"))
   .map((code) => code.textContent.trim());
+"""
+
+# Blocks of Python source in view before the Recipes section (none inside a closed details, no
+# printed output) that use TensorFlow or Keras: the code a chapter compares, shown before its
+# numbers.
+TENSORFLOW_CODE_IN_VIEW = """
+const recipes = document.getElementById("recipes");
+return [...document.querySelectorAll("div[class*='highlight-'] pre")].filter((pre) =>
+  !pre.closest("details:not([open]), .sphx-glr-script-out")
+  && /highlight-(python|default)/i.test(pre.closest("div[class*='highlight-']").className)
+  && (!recipes || (pre.compareDocumentPosition(recipes) & Node.DOCUMENT_POSITION_FOLLOWING))
+  && /\\b(tf|keras)\\./.test(pre.textContent)).length;
 """
 
 BROKEN_IMAGES = """
@@ -279,8 +292,9 @@ def read_chapter(driver, site: Path, page: str) -> ChapterText:
 def check_chapter(
     driver, words: int, tables: int, answer: dict | None, chapter_text: ChapterText
 ) -> Iterator[str]:
-    """A chapter a reader finishes in ten minutes, ending with recipes to paste, each opening
-    with whether this build advises it, whose short answer quotes the page's own figures and
+    """A chapter a reader finishes in ten minutes, showing the TensorFlow code it compares
+    before its recipes, ending with recipes to paste, each opening with whether this build
+    advises it, whose short answer quotes the page's own figures and
     names only variants its prose defines (the page :func:`in_view` just loaded; ``answer``,
     the short answer the chapter published, if any)."""
     if words > WORD_BUDGET or tables > TABLE_BUDGET:
@@ -290,6 +304,8 @@ def check_chapter(
         )
     if not driver.execute_script("return document.getElementById('recipes') !== null;"):
         yield "no Recipes section"
+    if not driver.execute_script(TENSORFLOW_CODE_IN_VIEW):
+        yield "no TensorFlow code in view before the Recipes section"
     if answer is not None:
         yield from recipe_problems(answer, driver.execute_script(RECIPE_STATUSES))
     read = chapter_text

@@ -72,10 +72,10 @@ if env["usable_cores"] < 2:
 # (``tf.nn.compute_average_loss``), and the optimizer all-reduces the gradients (sums them over
 # the replicas) before it applies them: 5.3 MB of float32 gradients a step for this model.
 #
-# .. dropdown:: The training step, under any strategy
+# .. rubric:: The training step, under any strategy
 #
-#    .. literalinclude:: /../perfguide/workloads/distributed.py
-#       :pyobject: Training
+# .. literalinclude:: /../perfguide/workloads/distributed.py
+#    :pyobject: Training
 #
 # A *setup* is a strategy and the fresh processes it runs in, in one to three clusters in turn:
 #
@@ -331,13 +331,13 @@ show(ClaimReport(list(scale_claims.values())))
 # decodes anything. Each trains every example once an epoch (the tests count them); ``OFF``
 # would train each twice. Each ran in turn with the step on a batch in memory.
 #
-# .. dropdown:: The pipeline, and the ways to share it
+# .. rubric:: The pipeline, and the ways to share it
 #
-#    .. literalinclude:: /../perfguide/workloads/distributed_input.py
-#       :pyobject: decode
+# .. literalinclude:: /../perfguide/workloads/distributed_input.py
+#    :pyobject: decode
 #
-#    .. literalinclude:: /../perfguide/workloads/distributed_input.py
-#       :pyobject: distributed_batches
+# .. literalinclude:: /../perfguide/workloads/distributed_input.py
+#    :pyobject: distributed_batches
 
 # sphinx_gallery_start_ignore
 inputs = [

@@ -77,13 +77,13 @@ print(
 # result stays where the framework put it (TensorFlow on the CPU has finished the op when the
 # call returns): each variant is timed without a copy of its result.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: _add_call
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: _add_call
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: _matmul_call
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: _matmul_call
 
 # sphinx_gallery_start_ignore
 add_sizes = [10**k for k in range(8)]
@@ -242,10 +242,10 @@ for m in (numpy_mm, eager_mm):
 # three ops a round, run ``eager`` and as one ``tf.function`` (``tf-function``), with ``numpy``
 # for scale.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: small_ops
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: small_ops
 
 # sphinx_gallery_start_ignore
 chain = Faster("tf-function", "eager")
@@ -458,10 +458,10 @@ show(
 # run eagerly (``eager-tape``) or inside a ``tf.function`` (``tf-function-tape``); the tape
 # records every op in both, but only eagerly does each op cross from Python.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: network_gradient
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: network_gradient
 
 # sphinx_gallery_start_ignore
 graph_gradient = Faster("tf-function-tape", "eager-tape")
@@ -492,16 +492,16 @@ show(ClaimReport([gradient_checked]))
 # * ``stable-custom-gradient``: also reuses e^x, but writes the gradient as 1/(1 + e^−x) for
 #   positive x and e^x/(1 + e^x) otherwise, so it neither overflows nor cancels.
 #
-# .. dropdown:: The three versions
+# .. rubric:: The three versions
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: log1pexp_naive
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: log1pexp_naive
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: log1pexp_custom
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: log1pexp_custom
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: log1pexp_stable
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: log1pexp_stable
 #
 # Each is compared with the float64 derivative (computed stably) over x from −80 to 120; the
 # plot shows relative error, with NaN drawn at the top.

@@ -71,24 +71,24 @@ print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write
 # The whole-loop variants run many steps per call, as a real training run would; the others pay
 # their overhead on every step whatever the count. The code being timed:
 #
-# .. dropdown:: NumPy and TF1 ``Session.run``
+# .. rubric:: NumPy and TF1 ``Session.run``
 #
-#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
-#       :pyobject: numpy_descent
+# .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#    :pyobject: numpy_descent
 #
-#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
-#       :pyobject: _tf1_session
+# .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#    :pyobject: _tf1_session
 #
-# .. dropdown:: Eager and ``tf.function``: one step, called per step or looped in the graph
+# .. rubric:: Eager and ``tf.function``: one step, called per step or looped in the graph
 #
-#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
-#       :pyobject: _bound_step
+# .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#    :pyobject: _bound_step
 #
-#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
-#       :pyobject: _python_loop
+# .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#    :pyobject: _python_loop
 #
-#    .. literalinclude:: /../perfguide/workloads/linear_regression.py
-#       :pyobject: _graph_loop
+# .. literalinclude:: /../perfguide/workloads/linear_regression.py
+#    :pyobject: _graph_loop
 
 # sphinx_gallery_start_ignore
 workload = WORKLOADS["linear-regression"]

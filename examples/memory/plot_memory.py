@@ -100,13 +100,13 @@ measured, peaks = memory_runs.measure()
 # after another, in each of three fresh processes. The growth is the slope of the memory held
 # over the second half of the calls, once the first calls' caches have filled.
 #
-# .. dropdown:: The code being measured
+# .. rubric:: The code being measured
 #
-#    .. literalinclude:: /../perfguide/workloads/memory.py
-#       :pyobject: caller
+# .. literalinclude:: /../perfguide/workloads/memory.py
+#    :pyobject: caller
 #
-#    .. literalinclude:: /../perfguide/measure/memory.py
-#       :pyobject: resident_series
+# .. literalinclude:: /../perfguide/measure/memory.py
+#    :pyobject: resident_series
 
 # sphinx_gallery_start_ignore
 GROWS = 1e3  # bytes a call from which a way counts as growing the process

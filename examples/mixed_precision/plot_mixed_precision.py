@@ -81,13 +81,13 @@ for dtype, has in native.items():
 # (``float32``, ``bfloat16``, ``float16``) before timing, as floating-point operations per
 # second against the float32 peak this machine reached.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
-#       :pyobject: _product_call
+# .. literalinclude:: /../perfguide/workloads/mixed_precision.py
+#    :pyobject: _product_call
 #
-#    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
-#       :pyobject: _convolution_call
+# .. literalinclude:: /../perfguide/workloads/mixed_precision.py
+#    :pyobject: _convolution_call
 
 # sphinx_gallery_start_ignore
 SIDES = [128, 512, 2048]
@@ -181,13 +181,13 @@ show(ClaimReport(kernel_checked))
 # before the training, whose many compiled models would otherwise stay in the processes that
 # time it):
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
-#       :pyobject: build_model
+# .. literalinclude:: /../perfguide/workloads/mixed_precision.py
+#    :pyobject: build_model
 #
-#    .. literalinclude:: /../perfguide/workloads/mixed_precision.py
-#       :pyobject: compiled_model
+# .. literalinclude:: /../perfguide/workloads/mixed_precision.py
+#    :pyobject: compiled_model
 
 # sphinx_gallery_start_ignore
 inference_claims = [kind_claim("bfloat16", "mixed-bfloat16")]

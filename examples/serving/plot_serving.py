@@ -68,7 +68,7 @@ for way, why in serving.UNAVAILABLE.items():
 #
 # Every way answers the same request, a NumPy array, as a server has it.
 #
-# .. dropdown:: The models and the code being timed
+# .. dropdown:: The models
 #
 #    The models come from fixed seeds; the small model is the :doc:`training-loop chapter's
 #    </auto_examples/training_loop/plot_training_loop>`, the MobileNet has width 0.35 and takes
@@ -76,14 +76,16 @@ for way, why in serving.UNAVAILABLE.items():
 #    converter wrote, with XNNPACK, its default CPU delegate. The workloads are in
 #    :mod:`perfguide.workloads.serving`.
 #
-#    .. literalinclude:: /../perfguide/workloads/serving.py
-#       :pyobject: answerer
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/runtimes.py
-#       :pyobject: load_litert
+# .. literalinclude:: /../perfguide/workloads/serving.py
+#    :pyobject: answerer
 #
-#    .. literalinclude:: /../perfguide/workloads/runtimes.py
-#       :pyobject: load_onnxruntime
+# .. literalinclude:: /../perfguide/workloads/runtimes.py
+#    :pyobject: load_litert
+#
+# .. literalinclude:: /../perfguide/workloads/runtimes.py
+#    :pyobject: load_onnxruntime
 #
 # Each way's answers are set against Keras's (``model(x)``): the largest difference, as a share of
 # Keras's largest answer. A converted or quantized model is advised only where that stays within a

@@ -48,22 +48,22 @@ tables' terms.
 #    of these pages' do (each would fill its buffers on the cores of the others' blocks): each is
 #    timed alone, in the same three fresh processes, one after another.
 #
-# .. dropdown:: The map, the step and the loop being timed
+# .. rubric:: The map, the step and the loop being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: parse
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: parse
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: augment
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: augment
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: training_step
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: training_step
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: train_steps
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: train_steps
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: endless
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: endless
 
 # sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
@@ -97,13 +97,13 @@ print(f"{tf_data.IMAGES} images in {tf_data.FILES} files: a pass is {PASS} batch
 # perfectly, together would take as long as the longer of the two; if they cannot overlap, one
 # after the other.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: _overlap_call
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: _overlap_call
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: draw_batches
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: draw_batches
 
 # sphinx_gallery_start_ignore
 overlap = workers.run(tf_data.OVERLAP, quick=True)
@@ -160,14 +160,14 @@ print(f"the most any overlap could save: {1 - both.floor / both.one_after_other:
 # private pool of one thread. ``combined`` joins reads of four files at once, a map on whole
 # batches, a cache and a prefetch.
 #
-# .. dropdown:: The pipelines being timed
+# .. rubric:: The pipelines being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :start-after: # -- The pipelines
-#       :end-before: #: Variant name
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :start-after: # -- The pipelines
+#    :end-before: #: Variant name
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: Storage
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: Storage
 
 # sphinx_gallery_start_ignore
 # The guide's advice, then the settings and placements (a setting that should change little is
@@ -284,10 +284,10 @@ print(
 # batch, and closes the last one; a loop that rebuilds its dataset for every chunk of data pays
 # this each time. Five epochs of ``naive`` and ``autotune-off``, in one of this page's processes:
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: epoch_costs
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: epoch_costs
 
 # sphinx_gallery_start_ignore
 EPOCH_VARIANTS = ("naive", "autotune-off")
@@ -376,13 +376,13 @@ for m in (remote_naive, remote_interleave):
 # (``py-function``), as code that decodes with a Python library does, and the same with parallel
 # calls (``py-function-parallel``), on fewer images an epoch: Python is slow enough.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: parse_in_python
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: parse_in_python
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: parse_with_py_function
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: parse_with_py_function
 
 # sphinx_gallery_start_ignore
 python_claims = [
@@ -458,10 +458,10 @@ show(
 # this page's processes ran each pipeline for a pass (which fills its cache), then three
 # recorded passes. Five of them, drawn:
 #
-# .. dropdown:: The recording loop
+# .. rubric:: The recording loop
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_data.py
-#       :pyobject: _one_pass
+# .. literalinclude:: /../perfguide/workloads/tf_data.py
+#    :pyobject: _one_pass
 
 # sphinx_gallery_start_ignore
 remote_options = {"latency_ms": latency_ms}

@@ -70,13 +70,13 @@ print(results.where_measured(env, device))
 # ``tf.config.run_functions_eagerly(True)``, the debugging switch discussed at the end of this page.
 # The first call, which traces (and for XLA compiles), is timed apart from the others.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: series
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: series
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: _series_call
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: _series_call
 
 # sphinx_gallery_start_ignore
 graph_speedup = Faster("tf-function", "eager", by=2)
@@ -252,10 +252,10 @@ show(
 # as a tensor (``tensor-argument``) traces once. The harness counts traces in the timed blocks
 # and flags a variant that retraced while it was timed: its time then includes tracing.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: _retracing_call
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: _retracing_call
 
 # sphinx_gallery_start_ignore
 tensor_argument = Faster("tensor-argument", "python-argument", by=5)
@@ -296,16 +296,16 @@ show(
 # compute x ← x/2 + 1 for a given number of steps; here is the cost of *tracing* each (a fresh
 # function every time), and the size of the graph it produces.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: halve_and_add_python_for
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: halve_and_add_python_for
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: halve_and_add_tf_range
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: halve_and_add_tf_range
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: trace_loop
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: trace_loop
 
 # sphinx_gallery_start_ignore
 loop_steps = [10, 30, 100, 300, 1000]
@@ -363,13 +363,13 @@ show(
 # (``row-loop``: AutoGraph turns the ``for row in x`` into a graph loop) and once as one
 # reduction over the whole matrix (``vectorized``), both inside ``tf.function``.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: row_loop
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: row_loop
 #
-#    .. literalinclude:: /../perfguide/workloads/tf_function.py
-#       :pyobject: vectorized
+# .. literalinclude:: /../perfguide/workloads/tf_function.py
+#    :pyobject: vectorized
 
 # sphinx_gallery_start_ignore
 vectorize = Faster("vectorized", "row-loop")

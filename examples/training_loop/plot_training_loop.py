@@ -74,25 +74,25 @@ print(
 # steps); and its medium model with convolutions a quarter as wide. Its large model is not
 # trained here: the arithmetic of one step, counted from its layers, tells why.
 #
-# .. dropdown:: The models and how each path trains them
+# .. rubric:: The models and how each path trains them
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: small_model
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: small_model
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: medium_model
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: medium_model
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: compiled_model
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: compiled_model
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: Training
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: Training
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: custom_train_step
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: custom_train_step
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: tf1_session_step
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: tf1_session_step
 
 # sphinx_gallery_start_ignore
 SMALL, LONG, MEDIUM = (
@@ -383,13 +383,13 @@ for version in ("3", "2"):
 # an ``input_signature`` whose batch dimension is ``None`` (``input-signature``). The first pass
 # meets every size for the first time.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: each_batch
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: each_batch
 #
-#    .. literalinclude:: /../perfguide/workloads/training_loop.py
-#       :pyobject: _retracing_step
+# .. literalinclude:: /../perfguide/workloads/training_loop.py
+#    :pyobject: _retracing_step
 
 # sphinx_gallery_start_ignore
 sizes = tl.KERAS_RETRACING.default_size

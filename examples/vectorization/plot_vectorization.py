@@ -90,16 +90,16 @@ def gflops(flops: float, seconds: float) -> str:
 # rate is floating-point operations per second (2·n³ for side n), against the peak float32 rate
 # this machine measured (the quickest block of a large product, printed above).
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/vectorization.py
-#       :pyobject: python_matmul
+# .. literalinclude:: /../perfguide/workloads/vectorization.py
+#    :pyobject: python_matmul
 #
-#    .. literalinclude:: /../perfguide/workloads/vectorization.py
-#       :pyobject: _matmul_call
+# .. literalinclude:: /../perfguide/workloads/vectorization.py
+#    :pyobject: _matmul_call
 #
-#    .. literalinclude:: /../perfguide/workloads/vectorization.py
-#       :pyobject: product
+# .. literalinclude:: /../perfguide/workloads/vectorization.py
+#    :pyobject: product
 
 # sphinx_gallery_start_ignore
 SIDES = [16, 32, 64, 256, 1024, 2048]
@@ -332,16 +332,16 @@ for form, fn in vz.BATCHED_FORMS.items():
 # reads x once and writes the result once. The rate counts just that least traffic, 8 bytes an
 # element, against the memory bandwidth.
 #
-# .. dropdown:: The code being timed
+# .. rubric:: The code being timed
 #
-#    .. literalinclude:: /../perfguide/workloads/vectorization.py
-#       :pyobject: affine_chain
+# .. literalinclude:: /../perfguide/workloads/vectorization.py
+#    :pyobject: affine_chain
 #
-#    .. literalinclude:: /../perfguide/workloads/eager.py
-#       :pyobject: small_ops
+# .. literalinclude:: /../perfguide/workloads/eager.py
+#    :pyobject: small_ops
 #
-#    .. literalinclude:: /../perfguide/workloads/vectorization.py
-#       :pyobject: _chain_call
+# .. literalinclude:: /../perfguide/workloads/vectorization.py
+#    :pyobject: _chain_call
 
 # sphinx_gallery_start_ignore
 CHAIN_SIZES = [10**3, 10**5, 10**7]
