@@ -86,8 +86,8 @@ if env["usable_cores"] < 2:
 # * ``two workers, pinned`` and ``two workers``: ``MultiWorkerMirroredStrategy``, one process a
 #   worker, each pinned to its own core or left to the operating system;
 # * ``parameter server``: ``ParameterServerStrategy``: a coordinator, one parameter server and
-#   two pinned workers; each worker trains on its own share of the batch and updates the variables on
-#   the parameter server without waiting for the other (asynchronous training).
+#   two pinned workers, each updating the variables there without waiting for the other
+#   (asynchronous training).
 
 # sphinx_gallery_start_ignore
 PER_WORKER, GLOBAL, LARGE = setups.PER_WORKER, setups.GLOBAL, setups.LARGE
@@ -115,8 +115,8 @@ def at(measurements, size, suffix=""):
 # Weak scaling: two workers, twice the examples a step
 # -----------------------------------------------------
 #
-# The time an example takes, at a global batch of 128 (64 a worker for two workers), each setup
-# in its own processes:
+# The time an example takes at a global batch of 128 (64 a worker for two), each setup in its own
+# processes:
 
 # sphinx_gallery_start_ignore
 weak = at(steps, GLOBAL)
@@ -255,8 +255,7 @@ show(
 
 # %%
 # The checks: the fitted all-reduce against the two workers' step, each way against the
-# optimizer's own, and the gradients' all-reduce alone (float32 against float16) against what
-# float16 saves a step.
+# optimizer's own, and what float16 saves in the all-reduce alone against what it saves a step.
 
 # sphinx_gallery_start_ignore
 own = list(distributed.REDUCTIONS)[1:]
@@ -322,16 +321,16 @@ show(ClaimReport(list(scale_claims.values())))
 # How each worker reads its share of the data
 # -------------------------------------------
 #
-# The steps above train on a batch in memory; a reader's workers read files. Here eight TFRecord
-# files of 128 small JPEG images each, which the pipeline decodes, scales to 16x16 and flattens
-# into the MLP's 256 features. ``FILE`` sharding gives each worker its own files (what ``AUTO``,
+# The steps above train on a batch in memory; a reader's workers read files: here eight TFRecord
+# files of 128 small JPEGs each, decoded, scaled to 16x16 and flattened into the MLP's 256
+# features. ``FILE`` sharding gives each worker its own files (what ``AUTO``,
 # the default, picks for files); ``DATA`` has each worker decode every file and keep every other
 # example (what ``AUTO`` falls back to, with a warning, for data in memory); ``from a function``
 # is ``distribute_datasets_from_function``, each worker sharding the file names before it
 # decodes anything. Each trains every example once an epoch (the tests count them); ``OFF``
-# would train each twice. Each ran in turn with the step on a batch in memory.
+# would train each twice. Each ran in turn with the in-memory step.
 #
-# .. rubric:: The pipeline, and the ways to share it
+# .. rubric:: The input pipeline
 #
 # .. literalinclude:: /../perfguide/workloads/distributed_input.py
 #    :pyobject: decode
@@ -364,14 +363,13 @@ show(ClaimReport(list(input_claims.values())))
 # Past one machine, on paper
 # --------------------------
 #
-# On N workers, each on a machine of its own, the step is a projection, not a measurement: each
-# worker's computation as measured here on one core, plus a ring all-reduce of the 5.3 MB of
-# gradients, which sends each link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and Yuan,
-# 2009), at the networks' bandwidths as sold. Each message pays this machine's host cost (the
-# latency fitted above over the loopback: TensorFlow's and the system's work a message) and a
-# network's 250 µs (half the 500 µs datacenter round trip of Jeff Dean's "Numbers
-# everyone should know", 2009). The line without host cost bounds the projection from above.
-# Weak scaling, no overlap of computation and all-reduce. The dot is measured here.
+# On N workers, each on its own machine, the step is a projection: each worker's computation as
+# measured here on one core, plus a ring all-reduce of the 5.3 MB of gradients, which sends each
+# link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and Yuan, 2009), at the networks'
+# bandwidths as sold. Each message pays this machine's host cost (the latency fitted above over
+# the loopback) and a network's 250 µs (half the 500 µs datacenter round trip of Jeff Dean's
+# "Numbers everyone should know", 2009). The line without host cost bounds the projection from
+# above. Weak scaling, no overlap of computation and all-reduce. The dot is measured here.
 
 # sphinx_gallery_start_ignore
 counts = [1, 2, 4, 8, 16, 32, 64]
@@ -421,9 +419,9 @@ for n in counts[1:]:
 # sphinx_gallery_end_ignore
 
 # %%
-# For comparison, a published figure: Horovod's benchmarks page reports 90 % scaling efficiency
-# for ResNet-101 on 128 servers of four GPUs over 25 Gb/s RoCE (the library: Sergeev and Del
-# Balso, 2018); that model computes far more per byte of gradients than this MLP.
+# For comparison, Horovod's benchmarks page reports 90 % scaling efficiency for ResNet-101 on 128
+# servers of four GPUs over 25 Gb/s RoCE (Sergeev and Del Balso, 2018), a model that computes far
+# more per byte of gradients than this MLP.
 #
 # Keras's ``fit`` under each strategy
 # -----------------------------------

@@ -81,6 +81,9 @@ for way, why in serving.UNAVAILABLE.items():
 # .. literalinclude:: /../perfguide/workloads/serving.py
 #    :pyobject: answerer
 #
+# .. literalinclude:: /../perfguide/workloads/serving.py
+#    :pyobject: serving_function
+#
 # .. literalinclude:: /../perfguide/workloads/runtimes.py
 #    :pyobject: load_litert
 #
