@@ -98,3 +98,9 @@ def test_a_quick_setting_other_than_0_or_1_is_refused_in_one_line(monkeypatch):
     monkeypatch.setenv(environment.QUICK_ENV, "yes")
     with pytest.raises(ValueError, match="PERFGUIDE_QUICK='yes': set it to 1"):
         environment.quick_everywhere()
+
+
+def test_a_quick_run_takes_one_process_wherever_it_counts_them(monkeypatch):
+    assert environment.processes_for(3) == 3
+    monkeypatch.setenv(environment.QUICK_ENV, "1")
+    assert environment.processes_for(3) == 1

@@ -172,6 +172,11 @@ def quick_everywhere() -> bool:
     return value == "1"
 
 
+def processes_for(processes: int) -> int:
+    """``processes``, or one in a quick run (:data:`QUICK_ENV`)."""
+    return 1 if quick_everywhere() else processes
+
+
 def process_settings() -> dict[str, str]:
     """The variables of the settings only a fresh process picks up, as this process saw them
     (``unset`` for those not set)."""

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perfguide.measure.environment import quick_everywhere
+from perfguide.measure.environment import processes_for
 from perfguide.measure.memory import TENSOR_COUNTS, Experiment, Peaks, growth
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.workloads import memory
@@ -76,7 +76,7 @@ def measure(
     that they differ as separately started processes do. A quick run
     (:data:`~perfguide.measure.environment.QUICK_ENV`) takes one process each."""
     specs = memory.experiments() if specs is None else specs
-    processes = 1 if quick_everywhere() else processes
+    processes = processes_for(processes)
     training = {
         policy: [
             Task(f"{memory.__name__}:training_peaks", {"policy": policy}, TENSOR_COUNTS, start)

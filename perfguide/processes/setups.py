@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from perfguide.measure.environment import quick_everywhere
+from perfguide.measure.environment import processes_for
 from perfguide.measure.timer import Measurement
 from perfguide.processes.cluster import Task, time_in_clusters
 from perfguide.processes.fresh import ChildError
@@ -140,10 +140,9 @@ def measure(quick: bool = False) -> tuple[dict[Setup, list[Measurement]], dict[s
     :data:`~perfguide.measure.environment.QUICK_ENV`: one cluster each), and the one-line
     reason of each setup whose cluster failed (it has no measurements)."""
     measured, failures = {}, {}
-    quick = quick or quick_everywhere()
     for setup, (timings, runs) in PLAN.items():
         try:
-            measured[setup] = time_setup(setup, timings, 1 if quick else runs)
+            measured[setup] = time_setup(setup, timings, 1 if quick else processes_for(runs))
         except ChildError as error:
             measured[setup], failures[setup.name] = [], str(error)
     return measured, failures
