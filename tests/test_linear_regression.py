@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 
 from perfguide.measure import runner
+from perfguide.measure.timer import Measurement
+from perfguide.pages import linear_regression as page
+from perfguide.report.claims import ClaimReport
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
+from tests.recipes import run_recipe
 
 VARIANTS = list(lr.VARIANTS)
 
@@ -39,21 +43,19 @@ def test_variants_converge_to_least_squares(variant):
     assert fitted == pytest.approx(lr.least_squares(x, y), rel=1e-4)
 
 
-def test_standardizing_converges_far_sooner_and_unscales_exactly():
-    x, y = lr.make_data(1000, np.float64)
-    optimum_ab = lr.least_squares(x, y)
-    optimum = lr.mean_squared_error(x, y, *optimum_ab)
-    raw_losses, raw_ab = lr.loss_curve(x, y, lr.LEARNING_RATE, steps=100_000)
-    x_scaled, mean, std = lr.standardize(x)
-    scaled_losses, scaled_ab = lr.loss_curve(x_scaled, y, lr.SCALED_LEARNING_RATE, steps=1_000)
-    raw_iterations = lr.iterations_to_converge(raw_losses, optimum)
-    scaled_iterations = lr.iterations_to_converge(scaled_losses, optimum)
-    # The seed: ~1e5 iterations raw, ~1e2 scaled.
-    assert 10_000 < raw_iterations < 100_000
-    assert scaled_iterations < 100
-    assert lr.unscale(*scaled_ab, mean, std) == pytest.approx(optimum_ab, rel=1e-9)
-    assert raw_ab == pytest.approx(optimum_ab, rel=1e-2)
-    assert np.all(np.diff(raw_losses) <= 0), "fixed-step descent on a convex quadratic never rises"
+@pytest.fixture(scope="module")
+def convergence():
+    return page.convergence(1000)
+
+
+def test_standardizing_converges_far_sooner_and_unscales_exactly(convergence):
+    # The learner's question: ~1e5 iterations raw, ~1e2 scaled.
+    assert 10_000 < convergence.raw_iterations < 100_000
+    assert convergence.scaled_iterations < 100
+    assert convergence.recovery_error < 1e-9
+    assert np.all(np.diff(convergence.raw_losses) <= 0), "fixed-step descent never rises here"
+    assert [c.verdict for c in page.convergence_claims(convergence).claims] == ["HELD", "HELD"]
+    assert f"raw x {convergence.raw_iterations}, standardized x" in str(convergence)
 
 
 def test_never_converging_is_reported_as_none():
@@ -86,3 +88,76 @@ def test_workload_is_registered_with_its_variants():
 def test_graph_variants_trace_once_while_timed(variant):
     m = runner.run(WORKLOADS["linear-regression"], [variant], size=100, quick=True)[0]
     assert m.retraces == 0
+
+
+def measured(label, seconds, size=1000):
+    return Measurement(label, "iteration", 1, 1, 0.0, (seconds,) * 5, size=size)
+
+
+#: Per-step medians shaped like a build's: NumPy beats every per-step TensorFlow variant, and the
+#: compiled loop beats NumPy.
+STEP_MEDIANS = {
+    "numpy": 30e-6,
+    "tf1-session": 400e-6,
+    "eager": 3e-3,
+    "tf-function-step": 400e-6,
+    "tf-function-loop": 25e-6,
+    "xla-loop": 3e-6,
+}
+
+
+def steps_measured(**changed):
+    return [measured(label, changed.get(label, s)) for label, s in STEP_MEDIANS.items()]
+
+
+def test_the_pages_checks_name_the_workloads_variants():
+    for claim in page.STEP_CLAIMS + page.LARGE_CLAIMS:
+        assert set(claim.labels) <= set(lr.VARIANTS)
+    assert set(page.SWEEP_VARIANTS) <= set(lr.VARIANTS)
+
+
+def test_the_short_answer_advises_what_held_and_quotes_the_checks(convergence):
+    steps = ClaimReport.of(page.STEP_CLAIMS, steps_measured())
+    answer = page.short_answer(steps, convergence, page.learners_scenario(steps_measured()))
+    assert steps[page.NUMPY_VS_SESSION].quoted in answer.answer
+    assert [r.advised for r in answer.recommendations] == [True] * 4
+    slower = ClaimReport.of(page.STEP_CLAIMS, steps_measured(**{"xla-loop": 40e-6}))
+    compiled = page.short_answer(slower, convergence, None).recommendations[1]
+    assert compiled.advice.startswith("Compile the loop") and not compiled.advised
+
+
+def test_the_learners_scenario_sets_their_steps_at_each_median():
+    table = page.learners_scenario(steps_measured())
+    assert table.caption == "100,000 steps on 1,000 points"
+    assert table.rows[0] == ["numpy", "about 4 s", "3.00 s"]
+    assert table.rows[2] == ["eager", "not run", "300 s"]
+
+
+class FakeWorkers:
+    def __init__(self):
+        self.runs = []
+
+    def run(self, workload, variants, *, size, settle, quick):
+        self.runs.append((size, tuple(settle), quick))
+        return [measured(label, 1e-3, size) for label in variants]
+
+
+def test_the_sweep_times_every_size_but_the_default_fully_only_at_the_largest():
+    workers = FakeWorkers()
+    at_default = steps_measured()
+    by_size = page.sweep(workers, at_default)
+    assert list(by_size) == list(page.SIZES)
+    assert [m.label for m in by_size[1000]] == list(page.SWEEP_VARIANTS)
+    assert [size for size, _, _ in workers.runs] == [s for s in page.SIZES if s != 1000]
+    assert [(settle, quick) for size, settle, quick in workers.runs if size == page.SIZES[-1]] == [
+        (page.LARGE_CLAIMS, False)
+    ]
+    assert all(quick for size, _, quick in workers.runs if size != page.SIZES[-1])
+
+
+def test_the_loop_recipe_fits_what_the_timed_compiled_loop_fits():
+    recipe = run_recipe("linear_regression", "Loop inside one tf.function over tf.range")
+    x, y = lr.make_data(1000)
+    timed = lr.VARIANTS["xla-loop"](x, y, lr.LEARNING_RATE).advance(500)
+    fitted = recipe["fit"](x, y, 500)
+    assert [float(v) for v in fitted] == pytest.approx(timed, rel=1e-4)

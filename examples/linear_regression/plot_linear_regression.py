@@ -26,34 +26,29 @@ Every variant runs the same float32 gradient step from *a = b = 0*; the tests of
 # %%
 # Where this page was measured
 # ----------------------------
-
-# sphinx_gallery_start_ignore
-import dataclasses
+#
+# The guide's own calls take a line each: ``Workers`` starts three fresh Python processes, and
+# every comparison below is timed in each of them in turn, its variants interleaved; a time is
+# the median of the three processes' medians.
 
 import matplotlib.pyplot as plt
-import numpy as np
 
 from perfguide.measure.runner import default_device
+from perfguide.pages import linear_regression as page
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
-from perfguide.report.compare import Comparison, Table
-from perfguide.report.format import format_count, format_factor, format_seconds
-from perfguide.report.plotting import dot_plot, rate_plot
+from perfguide.report.claims import ClaimReport
+from perfguide.report.compare import Comparison
+from perfguide.report.format import format_count
+from perfguide.report.plotting import dot_plot
 from perfguide.report.show import show
-from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 
-# Every variant is timed in three fresh Python processes, one after another, each running the
-# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
 workers = Workers(device=device, limits=True)
-env = workers.environment
-machine = workers.machine_limits
+env, machine = workers.environment, workers.machine_limits
 print(results.where_measured(env, device))
 print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write)")
-# sphinx_gallery_end_ignore
 
 # %%
 # Six ways to take the same step
@@ -89,37 +84,20 @@ print(f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s (read + write
 #
 # .. literalinclude:: /../perfguide/workloads/linear_regression.py
 #    :pyobject: _graph_loop
+#
+# All six, timed together; ``settle`` names the checks that get more fresh processes while the
+# processes so far cannot decide them.
 
-# sphinx_gallery_start_ignore
-workload = WORKLOADS["linear-regression"]
-whole_loop = Faster("tf-function-loop", "tf-function-step", by=5)
-compiled = Faster("xla-loop", "tf-function-loop")
-compiled_vs_session = Faster("xla-loop", "tf1-session", by=10)
-numpy_vs_session = Faster("numpy", "tf1-session")
-numpy_vs_eager = Faster("numpy", "eager")
-compiled_vs_numpy = Faster("xla-loop", "numpy", by=5)
-step_claims = [
-    numpy_vs_session,
-    numpy_vs_eager,
-    Faster("tf-function-step", "eager"),
-    whole_loop,
-    compiled,
-    compiled_vs_numpy,
-    compiled_vs_session,
-]
-measurements = workers.run(workload, settle=step_claims)
-show(Comparison(measurements, baseline=workload.baseline))
-# sphinx_gallery_end_ignore
+measurements = workers.run(lr.WORKLOAD, settle=page.STEP_CLAIMS)
+show(Comparison(measurements, baseline=lr.WORKLOAD.baseline))
 
 # %%
 # The same medians on a log axis. Each variant's first call (tracing, and for XLA compiling) is
 # the table's *first-call overhead* and is not part of these times.
 
-# sphinx_gallery_start_ignore
 ax = dot_plot(measurements)
-ax.set_title(f"Gradient descent on {format_count(workload.default_size)} points")
+ax.set_title(f"Gradient descent on {format_count(lr.WORKLOAD.default_size)} points")
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # What each variant pays for, besides the arithmetic: ``Session.run`` enters the TF1 runtime and
@@ -129,24 +107,8 @@ plt.show()
 # element-wise ops into one kernel. The checks (the short answer's table sets the learner's
 # 100 000 steps at these medians beside their own figures):
 
-# sphinx_gallery_start_ignore
-checked = {claim: claim.check(measurements) for claim in step_claims}
-LEARNER_STEPS = 100_000
-QUOTED = {"numpy": "about 4 s", "tf1-session": "about 40 s (CPU), 80 s (GPU)"}
-scenario = Table(
-    f"{format_count(LEARNER_STEPS)} steps on {format_count(workload.default_size)} points",
-    ["variant", "learner's machine (quoted)", "this machine (measured)"],
-    [
-        [
-            m.label,
-            QUOTED.get(m.label, "not run"),
-            format_seconds(LEARNER_STEPS * m.median_s),
-        ]
-        for m in measurements
-    ],
-)
-show(ClaimReport(list(checked.values())))
-# sphinx_gallery_end_ignore
+steps = ClaimReport.of(page.STEP_CLAIMS, measurements)
+show(steps)
 
 # %%
 # When does overhead stop dominating?
@@ -158,49 +120,18 @@ show(ClaimReport(list(checked.values())))
 # is the rate at which it consumes the data. The dashed line is this machine's measured memory
 # bandwidth: no step can consume data faster than memory delivers it.
 
-# sphinx_gallery_start_ignore
-sizes = [10**k for k in range(2, 8)]
-sweep_variants = ["numpy", "tf-function-step", "tf-function-loop", "xla-loop"]
-largest = sizes[-1]
-large_claims = [
-    takes_at_most("tf-function-step", "numpy", 1.5),
-    Faster("xla-loop", "numpy"),
-]
-sweep = {workload.default_size: [m for m in measurements if m.label in sweep_variants]}
-for n in sizes:
-    if n != workload.default_size:
-        # Full where the checks read; quick where only the curve's shape matters.
-        settle = large_claims if n == largest else ()
-        sweep[n] = workers.run(
-            workload, sweep_variants, size=n, settle=settle, quick=not settle
-        )
-every_size = [m for n in sizes for m in sweep[n]]
-ax = rate_plot(
-    every_size,
-    workload.size_name,
-    lambda m: lr.bytes_per_step(m.size),
-    limit=machine.memory_bandwidth,
-    limit_label="memory bandwidth (measured)",
-    rate_unit="B/s",
-)
-ax.set_title("Data consumed per second: x and y once per step")
+by_size = page.sweep(workers, measurements)
+page.bandwidth_plot(by_size, machine)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # At small sizes every line climbs in step with the size: a step's fixed cost is the time, so
 # more points per step come for free. The lines flatten where the arithmetic and the memory
 # traffic take over. At the largest size each variant's share of the bandwidth:
 
-# sphinx_gallery_start_ignore
-shares = {
-    m.label: machine.bandwidth_share(lr.bytes_per_step(m.size), m.median_s)
-    for m in sweep[largest]
-}
-for label, share in shares.items():
-    print(f"{label:18s} {share:6.1%} of the memory bandwidth")
-show(ClaimReport([claim.check(sweep[largest]) for claim in large_claims]))
-# sphinx_gallery_end_ignore
+largest = by_size[page.SIZES[-1]]
+print(page.bandwidth_shares(largest, machine))
+show(ClaimReport.of(page.LARGE_CLAIMS, largest))
 
 # %%
 # Reading x and y once is the least a step can do; every variant here makes several passes over
@@ -218,70 +149,15 @@ show(ClaimReport([claim.check(sweep[largest]) for claim in large_claims]))
 # iterations, and *a* and *b* for the raw x follow by undoing the scaling. (This part counts
 # iterations, not seconds, in float64 NumPy.)
 
-# sphinx_gallery_start_ignore
-x, y = lr.make_data(workload.default_size, np.float64)
-optimum_ab = lr.least_squares(x, y)
-optimum = lr.mean_squared_error(x, y, *optimum_ab)
-raw_losses, _ = lr.loss_curve(x, y, lr.LEARNING_RATE, steps=100_000)
-x_scaled, mean, std = lr.standardize(x)
-scaled_losses, scaled_ab = lr.loss_curve(
-    x_scaled, y, lr.SCALED_LEARNING_RATE, steps=1_000
-)
-recovered_ab = lr.unscale(*scaled_ab, mean, std)
-raw_iterations = lr.iterations_to_converge(raw_losses, optimum)
-scaled_iterations = lr.iterations_to_converge(scaled_losses, optimum)
-print(f"iterations to a loss within {lr.CONVERGED:.1%} of the least-squares loss:")
-print(f"  raw x {raw_iterations}, standardized x {scaled_iterations}")
-print(f"least squares:          a = {optimum_ab[0]:.6f}, b = {optimum_ab[1]:.6f}")
-print(f"scaled fit, un-scaled:  a = {recovered_ab[0]:.6f}, b = {recovered_ab[1]:.6f}")
-
-fig, ax = plt.subplots(layout="constrained")
-for losses, label in [
-    (raw_losses, f"raw x, learning rate {lr.LEARNING_RATE:g}"),
-    (scaled_losses, f"standardized x, learning rate {lr.SCALED_LEARNING_RATE:g}"),
-]:
-    ax.loglog(np.arange(1, losses.size + 1), losses / optimum - 1, label=label)
-ax.axhline(lr.CONVERGED, color="gray", linestyle="--", label="converged")
-# Below this the curves only show float64 round-off.
-ax.set_ylim(bottom=1e-10)
-ax.set_xlabel("iteration (log scale)")
-ax.set_ylabel("loss / least-squares loss − 1 (log scale)")
-ax.set_title("Convergence with and without feature scaling")
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
+run = page.convergence(lr.WORKLOAD.default_size)
+print(run)
+page.convergence_plot(run)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # The checks.
 
-# sphinx_gallery_start_ignore
-recovery_error = max(
-    abs(r - o) / abs(o) for r, o in zip(recovered_ab, optimum_ab, strict=True)
-)
-converged = raw_iterations is not None and scaled_iterations is not None
-scaling_claim = exact(
-    "standardizing x cuts the iterations to converge at least 100-fold",
-    converged and raw_iterations >= 100 * scaled_iterations,
-    f"raw x {raw_iterations}, standardized x {scaled_iterations} iterations",
-    effect=(
-        f"{format_factor(raw_iterations / scaled_iterations)} fewer iterations"
-        if converged
-        else "did not converge"
-    ),
-)
-show(
-    ClaimReport(
-        [
-            scaling_claim,
-            exact(
-                "un-scaling the standardized fit recovers a and b to 1e-6",
-                recovery_error < 1e-6,
-                f"largest relative error {recovery_error:.1e}",
-            ),
-        ]
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.convergence_claims(run))
 
 # %%
 # The learner's GPU
@@ -291,26 +167,12 @@ show(
 # this small has more overhead to pay; the learner's GPU run took twice as long as their CPU run.
 # This part measures that, and runs only when TensorFlow sees a GPU.
 
-# sphinx_gallery_start_ignore
-gpus = env["gpus"]
-per_device = []
-if gpus:
-    gpu_claims = [Faster("tf1-session on cpu", "tf1-session on gpu")]
-    per_device = []
-    for d in ("cpu", "gpu"):
-        with Workers(device=d) as on_device:
-            per_device += [
-                dataclasses.replace(m, label=f"{m.label} on {d}")
-                for m in on_device.run(workload, ["tf1-session", "xla-loop"])
-            ]
+per_device = page.cpu_against_gpu() if env["gpus"] else []
+if per_device:
     print(Comparison(per_device, baseline="tf1-session on cpu"))
-    print(ClaimReport([claim.check(per_device) for claim in gpu_claims]))
+    print(ClaimReport.of(page.GPU_CLAIMS, per_device))
 else:
-    print(
-        "SKIPPED: TensorFlow sees no GPU on the machine that built this page, so there is no"
-    )
-    print("CPU/GPU comparison here. Run this script on a machine with a GPU to see it.")
-# sphinx_gallery_end_ignore
+    print(page.NO_GPU)
 
 # %%
 # The short answer
@@ -318,57 +180,11 @@ else:
 #
 # The box at the top of this page, built from the checks above.
 
+answer = page.short_answer(steps, run, page.learners_scenario(measurements))
 # sphinx_gallery_start_ignore
-scaling = (
-    f"Standardizing x cuts the steps needed from {format_count(raw_iterations)} to "
-    f"{format_count(scaled_iterations)}."
-    if converged
-    else "Gradient descent did not reach the least-squares loss within its steps."
-)
-answer = ShortAnswer(
-    f"On {format_count(workload.default_size)} points a step is a few microseconds of "
-    "arithmetic, and entering TensorFlow once per step is what costs: NumPy's whole step "
-    f"against a Session.run step, {checked[numpy_vs_session].quoted}; against an eager step, "
-    f"{checked[numpy_vs_eager].quoted}. Run the loop itself inside the runtime and compile it "
-    f"with XLA, and it is NumPy that pays: the compiled loop against NumPy, "
-    f"{checked[compiled_vs_numpy].quoted}. " + scaling,
-    [
-        Recommendation(
-            "Run the whole training loop inside one tf.function, not one call per step",
-            checked[whole_loop],
-            Change(
-                "the training loop", "inside one tf.function", work="many small steps"
-            ),
-            recipe="loop-inside-one-tf-function-over-tf-range",
-        ),
-        Recommendation(
-            "Compile the loop with XLA (jit_compile=True)",
-            checked[compiled],
-            Change(
-                "jit_compile",
-                "True",
-                work="a whole training loop of small element-wise steps",
-            ),
-            recipe="loop-inside-one-tf-function-over-tf-range",
-        ),
-        Recommendation(
-            "Replace a Session.run per small step with a compiled loop",
-            checked[compiled_vs_session],
-            Change("a Session.run per step", "avoided", work="many small steps"),
-            recipe="loop-inside-one-tf-function-over-tf-range",
-        ),
-        Recommendation(
-            "Standardize the features before gradient descent",
-            scaling_claim,
-            Change("the features", "standardized", work="gradient descent"),
-            recipe="standardize-x-before-gradient-descent",
-        ),
-    ],
-    scenario,
-)
 answer.publish("linear_regression")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -382,13 +198,14 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below. The measuring
 # machine is described on the :doc:`build machine </environment>` page.
 
-# sphinx_gallery_start_ignore
-published = measurements + [
-    m for n in sizes if n != workload.default_size for m in sweep[n]
+swept = [
+    m
+    for size, measured in by_size.items()
+    if size != lr.WORKLOAD.default_size
+    for m in measured
 ]
-print(results.publish("linear_regression", env, published + per_device))
+print(results.publish("linear_regression", env, measurements + swept + per_device))
 workers.close()
-# sphinx_gallery_end_ignore
 
 
 # %%

@@ -33,6 +33,7 @@ import math
 import re
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 from perfguide.measure import calibration, stats
 from perfguide.measure.memory import next_process
@@ -513,6 +514,18 @@ class ClaimReport:
 
     def __init__(self, claims: Sequence[Claim]):
         self.claims = list(claims)
+        self._by_check: dict[Any, Claim] = {}
+
+    @classmethod
+    def of(cls, checks: Sequence[Any], measurements: Sequence[Measurement]) -> ClaimReport:
+        """Each of ``checks`` (a :class:`Faster`, a :class:`Share`…) checked against
+        ``measurements``; ``report[check]`` is the claim it came to."""
+        report = cls([check.check(measurements) for check in checks])
+        report._by_check = dict(zip(checks, report.claims, strict=True))
+        return report
+
+    def __getitem__(self, check: Any) -> Claim:
+        return self._by_check[check]
 
     @property
     def all_held(self) -> bool:
