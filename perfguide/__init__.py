@@ -1,7 +1,7 @@
 """perfguide: TensorFlow performance questions answered with numbers measured on your machine.
 
 Its layers, lowest first; a module imports only from its own layer and those below it:
-``measure`` → ``report`` → ``workloads`` → ``processes`` → ``pages`` → ``diagnose`` →
+``measure`` → ``report`` → ``workloads`` → ``processes`` → ``diagnose`` → ``pages`` →
 ``cli``.
 
 - :mod:`perfguide.measure`: the timer, the runner, the memory probe, the environment record, the
@@ -12,9 +12,9 @@ Its layers, lowest first; a module imports only from its own layer and those bel
   compute the same thing;
 - :mod:`perfguide.processes`: fresh worker processes that time the workloads, and the servers
   memory is measured in;
+- :mod:`perfguide.diagnose`: the guide turned on the reader's own function or model;
 - :mod:`perfguide.pages`: one module per chapter: its checks, its tables and plots and its short
   answer, built from its measurements;
-- :mod:`perfguide.diagnose`: the guide turned on the reader's own function or model;
 - :mod:`perfguide.cli`: the command line.
 """
 

@@ -7,7 +7,7 @@ import perfguide
 
 PACKAGE = Path(perfguide.__file__).parent
 #: The layers, lowest first, as perfguide/__init__.py states them.
-LAYERS = ("measure", "report", "workloads", "processes", "pages", "diagnose", "cli")
+LAYERS = ("measure", "report", "workloads", "processes", "diagnose", "pages", "cli")
 
 
 def module_name(path: Path) -> str:

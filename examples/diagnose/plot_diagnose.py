@@ -64,40 +64,22 @@ inside the graph), while this page is built; what it prints is what you would se
 # %%
 # Where this page was measured
 # ----------------------------
+#
+# The command's own functions, called in view: the page's diagnoses share three fresh processes
+# (the command starts its own).
 
-# sphinx_gallery_start_ignore
 import shutil
+import tempfile
 from pathlib import Path
 
-import matplotlib.pyplot as plt
-
-from perfguide.diagnose import report
-from perfguide.diagnose.examine import assessment_of
-from perfguide.diagnose.target import InputSpec, Target
+from perfguide.pages import diagnose as page
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 
+workers = Workers(limits=True)
+print(results.where_measured(workers.environment))
 # The page runs in its own folder, beside the file of functions it diagnoses.
 FUNCTIONS = Path("slow_functions.py").resolve()
-
-# The three diagnoses share three fresh processes; the command starts its own.
-workers = Workers(limits=True)
-env = workers.environment
-print(results.where_measured(env))
-
-
-def diagnose(reference: str, *inputs: str):
-    """What ``perfguide diagnose reference --input … --quick`` prints, and its plot; a name
-    alone is a function of FUNCTIONS."""
-    reference = reference if "/" in reference else f"{FUNCTIONS}:{reference}"
-    target = Target(reference, tuple(map(InputSpec.parse, inputs)))
-    found, evidence = assessment_of(target, workers, quick=True, settle=False)
-    print(report.text(found, evidence))
-    report.dot_plot_of(evidence)
-    plt.show()
-
-
-# sphinx_gallery_end_ignore
 
 
 # %%
@@ -110,9 +92,7 @@ def diagnose(reference: str, *inputs: str):
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:scale --input float32[64,256]
 # --input 0.5 --quick``
 
-# sphinx_gallery_start_ignore
-diagnose("scale", "float32[64,256]", "0.5")
-# sphinx_gallery_end_ignore
+page.diagnose(workers, f"{FUNCTIONS}:scale", "float32[64,256]", "0.5")
 
 # %%
 # A Python loop of small ops
@@ -124,9 +104,7 @@ diagnose("scale", "float32[64,256]", "0.5")
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:row_norms
 # --input float32[32,16] --quick``
 
-# sphinx_gallery_start_ignore
-diagnose("row_norms", "float32[32,16]")
-# sphinx_gallery_end_ignore
+page.diagnose(workers, f"{FUNCTIONS}:row_norms", "float32[32,16]")
 
 # %%
 # One large product
@@ -138,9 +116,9 @@ diagnose("row_norms", "float32[32,16]")
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:product
 # --input float32[1024,1024] --input float32[1024,1024] --quick``
 
-# sphinx_gallery_start_ignore
-diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
-# sphinx_gallery_end_ignore
+page.diagnose(
+    workers, f"{FUNCTIONS}:product", "float32[1024,1024]", "float32[1024,1024]"
+)
 
 # %%
 # A function that cannot be a graph
@@ -157,9 +135,7 @@ diagnose("product", "float32[1024,1024]", "float32[1024,1024]")
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:clipped_mean
 # --input float32[256,64] --quick``
 
-# sphinx_gallery_start_ignore
-diagnose("clipped_mean", "float32[256,64]")
-# sphinx_gallery_end_ignore
+page.diagnose(workers, f"{FUNCTIONS}:clipped_mean", "float32[256,64]")
 
 # %%
 # A graph that waits for Python
@@ -177,9 +153,7 @@ diagnose("clipped_mean", "float32[256,64]")
 # ``python -m perfguide diagnose examples/diagnose/slow_functions.py:log_magnitude
 # --input float32[64] --quick``
 
-# sphinx_gallery_start_ignore
-diagnose("log_magnitude", "float32[64]")
-# sphinx_gallery_end_ignore
+page.diagnose(workers, f"{FUNCTIONS}:log_magnitude", "float32[64]")
 
 # %%
 # A SavedModel of two inputs
@@ -188,12 +162,10 @@ diagnose("log_magnitude", "float32[64]")
 # A model of the shape recommenders and tabular models have, numeric features beside token ids,
 # exported as TensorFlow Serving loads it:
 
-# sphinx_gallery_start_ignore
-import tempfile
-
-exported = f"{tempfile.mkdtemp(prefix='perfguide-exported-')}/exported"
-# sphinx_gallery_end_ignore
 import keras
+
+folder = Path(tempfile.mkdtemp(prefix="perfguide-exported-"))
+exported = str(folder / "exported")
 
 numbers = keras.Input((8,), name="numbers")
 tokens = keras.Input((4,), dtype="int32", name="tokens")
@@ -207,11 +179,9 @@ model.export(exported, verbose=False)
 # ``python -m perfguide diagnose exported --input numbers=float32[32,8] --input
 # tokens=int32[32,4] --quick``
 
-# sphinx_gallery_start_ignore
-diagnose(exported, "numbers=float32[32,8]", "tokens=int32[32,4]")
+page.diagnose(workers, exported, "numbers=float32[32,8]", "tokens=int32[32,4]")
 workers.close()
-shutil.rmtree(Path(exported).parent)
-# sphinx_gallery_end_ignore
+shutil.rmtree(folder)
 
 # %%
 # Recipes
