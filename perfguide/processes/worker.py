@@ -132,8 +132,16 @@ def _prepare(request: dict[str, Any], held: dict[str, Prepared]) -> dict[str, An
 
 
 def _workload(name: str, chapters: Mapping[str, Runnable], held: dict[str, Prepared]) -> Runnable:
-    """The chapters' workload ``name``, else the one of that name a prepare call left held
-    (which never hides a chapter's); KeyError if there is none."""
+    """The workload a ``module:NAME`` reference names (a module this process can import: one in
+    the folder it was started in, say; ValueError if it cannot); else the chapters' workload
+    ``name``, else the one of that name a prepare call left held (which never hides a
+    chapter's); KeyError if there is none."""
+    module_name, colon, attribute = name.partition(":")
+    if colon:
+        try:
+            return getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise ValueError(f"cannot load workload {name}: {error}") from None
     return collections.ChainMap(chapters, *(prepared.workloads for prepared in held.values()))[name]
 
 
