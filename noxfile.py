@@ -127,6 +127,15 @@ def docs_quick(session: nox.Session) -> None:
     session.run("python", str(ROOT / "tools" / "site_check.py"), str(html))
 
 
+@nox.session
+def downloads(session: nox.Session) -> None:
+    """Every chapter's downloadable script and notebook from the last docs build, run quick in
+    an empty folder each, as a reader runs them (about twice a quick build's chapter time)."""
+    env = install(session, "cpu", "serving")
+    session.install("nbclient", "ipykernel")
+    session.run("python", str(ROOT / "tools" / "run_downloads.py"), *session.posargs, env=env)
+
+
 # PyTorch and JAX beside TensorFlow on the eager chapter's curves. torch is pinned to the CPU
 # wheel these build machines keep on disk, which pip finds through the machine's pip config (uv
 # ignores it, hence pip here); from PyPI, Linux torch is a CUDA build of several GB.

@@ -66,7 +66,9 @@ inside the graph), while this page is built; what it prints is what you would se
 # ----------------------------
 #
 # The command's own functions, called in view: the page's diagnoses share three fresh processes
-# (the command starts its own).
+# (the command starts its own). To run this page yourself, download
+# :download:`slow_functions.py </../examples/diagnose/slow_functions.py>`, the functions it
+# diagnoses, beside its script.
 
 import shutil
 import tempfile
