@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 
 from perfguide.measure import memory as probe
+from perfguide.pages import memory as page
 from perfguide.processes import forkserver, memory_runs
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.processes.fresh import ChildError, child_environment, run_command
+from perfguide.report.claims import ClaimReport
 from perfguide.workloads import memory
+from tests.recipes import run_recipe
 
 MEGABYTE = 2**20
 #: Larger than glibc's largest mmap threshold (32 MiB): each allocation gets pages of its own
@@ -297,3 +300,168 @@ def test_a_training_steps_peaks_are_tabled_and_published(tmp_path):
     path = tmp_path / "memory.json"
     report.save(path, {}, {}, peaks)
     assert json.loads(path.read_text())["peaks"]["bf16"]["tensors"][0] == [3, 8, 18]
+
+
+def experiment(rates, released=()):
+    """An experiment whose ways grew by ``rates`` (bytes a call, the same in three processes)
+    and whose processes held ``released`` after each step."""
+    return probe.Experiment(
+        growth={way: probe.Growth(way, (rate,) * 3, (1e6,) * 3) for way, rate in rates.items()},
+        traces=dict.fromkeys(rates),
+        objects_per_call=dict.fromkeys(rates, 0.0),
+        released=list(released),
+        series={},
+    )
+
+
+#: What the processes held after each step (the same in each), as resident_growth reports it.
+HELD = {
+    "before the model": 100e6,
+    "after the calls": 150e6,
+    "gc.collect()": 149e6,
+    "keras.backend.clear_session()": 148e6,
+    "del the functions and the model": 147e6,
+    "glibc's malloc_trim(0)": 120e6,
+}
+#: Growth shaped like a build's: predict and retracing grow, model(x) stays flat, one graph for
+#: any batch size grows a tenth as fast as retracing, and padded batches stop the growth.
+ONE_SHAPE = {"predict": 20e3, "model-call": 10.0, "predict-on-batch": 50.0, "input-signature": 5.0}
+NEW_SHAPES = {
+    "model-call": 30e3,
+    "input-signature": 20e3,
+    "reduce-retracing": 20e3,
+    "buckets": 100.0,
+    "tf-function": 400e3,
+}
+
+
+def measured_experiments(new_shapes=NEW_SHAPES, jemalloc=1e3):
+    return {
+        "one shape": experiment(ONE_SHAPE, [HELD] * 3),
+        "predict, jemalloc": experiment({"predict": jemalloc}, [HELD] * 3),
+        "new shapes": experiment(new_shapes, [HELD] * 3),
+        "oneDNN off": experiment({"input-signature": 500.0, "reduce-retracing": 600.0}),
+    }
+
+
+def peaks_measured():
+    layers = {
+        "1 Conv2D": {"output": 64e3, "kept": 70e3},
+        "2 Conv2D": {"output": 64e3, "kept": 200e3},
+        "3 Dense": {"output": 20.0, "kept": 20.0},
+    }
+
+    def peaks(label, per_example):
+        tensors = tuple(tuple(per_example * b + d for b in (1, 2, 4)) for d in (0, 1, 2))
+        return probe.Peaks(label, (1, 2, 4), tensors, tensors, 1e3, tensors, layers, (1e6,) * 3)
+
+    return {"float32": peaks("float32", 400e3), "mixed_bfloat16": peaks("mixed_bfloat16", 200e3)}
+
+
+def test_the_pages_checks_name_the_ways_each_experiment_calls():
+    specs = memory.experiments()
+    assert {"one shape", "new shapes", "oneDNN off"} <= set(specs)
+    new_shape_ways = {way for group in memory.NEW_SHAPE_GROUPS for way in group}
+    assert {check.way for check in page.ONE_SHAPE_CLAIMS} <= set(memory.FIXED_WAYS)
+    checks = (*page.NEW_SHAPE_CLAIMS, page.BUCKETS_FIX)
+    assert {check.way for check in checks} <= new_shape_ways
+    assert {page.REDUCE_RETRACING_FIXES.reference, page.SIGNATURE_FIXES.reference} == {
+        "tf-function"
+    }
+
+
+def test_the_short_answer_advises_what_held_and_not_what_did_not():
+    answer = page.short_answer(measured_experiments(), peaks_measured())
+    advised = {r.advice: r.advised for r in answer.recommendations}
+    assert advised == {
+        "Don't call predict in a loop: it grows the process": True,
+        "Call model(x) per batch in a loop instead": True,
+        "Where shapes vary, give the tf.function reduce_retracing=True or an input signature "
+        "with a None dimension: it grows a tenth as fast as retracing": True,
+        "Where shapes vary, pad batches to a few sizes as well, so that the process stops "
+        "growing: oneDNN keeps a kernel per shape": True,
+        "Start the process with jemalloc to stop predict's growth": True,
+        "Train under mixed_bfloat16 to fit a larger batch in memory": True,
+    }
+    assert len(answer.recommendations) == 7  # one a kind of peak
+    assert "predict grew the process by 20.0 kB a call" in answer.answer
+    assert "changed what it held by -3.00 MB, glibc's malloc_trim by -27.0 MB" in answer.answer
+    assert "400 kB of tensors an example of its batch under float32, 200 kB" in answer.answer
+
+
+def test_the_short_answer_does_not_advise_a_fix_that_did_not_hold():
+    still_growing = {**NEW_SHAPES, "buckets": 20e3, "input-signature": 300e3}
+    answer = page.short_answer(measured_experiments(still_growing, jemalloc=20e3), peaks_measured())
+    not_advised = [r.deciding.statement for r in answer.findings]
+    assert not_advised == [
+        "input-signature grows the process by under a tenth of tf-function's growth",
+        "buckets grows the process by under 1.00 kB a call",
+        "under jemalloc, predict grows the process by under a tenth of its growth under "
+        "glibc malloc",
+    ]
+
+
+def test_the_claims_on_new_shapes_and_on_onednn_are_stated_as_the_page_prints_them():
+    measured = measured_experiments()
+    new_shapes, onednn_off = measured["new shapes"], measured["oneDNN off"]
+    report = ClaimReport.of(page.NEW_SHAPE_CLAIMS, new_shapes)
+    assert [c.statement for c in report.claims] == [
+        "tf-function grows the process by at least 10.0 kB a call",
+        "reduce-retracing grows the process by under a tenth of tf-function's growth",
+        "input-signature grows the process by under a tenth of tf-function's growth",
+        "input-signature grows the process by at least 10.0 kB a call",
+    ]
+    assert [c.statement for c in page.kernel_cache_claims(new_shapes, onednn_off)] == [
+        "with oneDNN off, input-signature grows the process by under a tenth of its growth "
+        "with oneDNN on",
+        "with oneDNN off, reduce-retracing grows the process by under a tenth of its growth "
+        "with oneDNN on",
+        "buckets grows the process by under 1.00 kB a call",
+    ]
+    assert page.onednn_growth(new_shapes, onednn_off).splitlines() == [
+        "input-signature: 20.0 kB a call with oneDNN, 500 B without",
+        "reduce-retracing: 20.0 kB a call with oneDNN, 600 B without",
+    ]
+
+
+def test_what_each_step_gave_back_is_tabled_per_step_and_per_allocator():
+    measured = measured_experiments()
+    held = page.held_table(measured["new shapes"]).shown
+    assert held.rows[0] == ["before the model", "100 MB", "0 B"]
+    assert held.rows[-1] == ["glibc's malloc_trim(0)", "120 MB", "-27.0 MB"]
+    allocators = page.by_allocator(measured)
+    assert list(allocators) == ["glibc malloc", "jemalloc"]
+    assert page.given_back_table(allocators).shown.rows[1] == [
+        "jemalloc", "50.0 MB", "-3.00 MB", "-27.0 MB"
+    ]  # fmt: skip
+    growth = page.allocator_growth_table(allocators).shown
+    assert [row[:2] for row in growth.rows] == [
+        ["glibc malloc", "20.0 kB"],
+        ["jemalloc", "1.00 kB"],
+    ]
+
+
+def test_the_layer_that_keeps_the_most_is_named_with_what_it_keeps_an_input_element():
+    # 200 kB kept for a 64 kB input of 2-byte elements: 6.25 bytes an element.
+    assert page.heaviest_layer(peaks_measured()) == (
+        "2 Conv2D: keeps 200 kB an example for an output of 64.0 kB, 6.25 bytes for each element "
+        "of its input"
+    )
+    claims = page.peak_claims(peaks_measured())
+    assert [c.verdict for c in claims] == ["HELD", "HELD"]
+
+
+def test_the_padding_recipe_answers_as_the_timed_buckets_way():
+    recipe = run_recipe("memory", "Pad batches to a few sizes")
+    timed = memory.caller("buckets", recipe["model"])
+    for rows in (1, 3, 5, 17):
+        x = memory.batch(rows)
+        np.testing.assert_allclose(recipe["padded_call"](x), timed(x), rtol=1e-6)
+
+
+def test_the_one_graph_recipe_answers_as_the_timed_reduce_retracing_way():
+    recipe = run_recipe("memory", "Let one graph take any batch size")
+    timed = memory.caller("reduce-retracing", recipe["model"])
+    for rows in (1, 7):
+        x = memory.batch(rows)
+        np.testing.assert_allclose(recipe["call"](x), timed(x), rtol=1e-6)

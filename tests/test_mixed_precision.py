@@ -5,8 +5,15 @@ import numpy as np
 import pytest
 
 from perfguide.measure import profile
+from perfguide.measure.limits import MachineLimits
+from perfguide.measure.profile import OpTime
+from perfguide.measure.timer import Measurement
+from perfguide.pages import mixed_precision as page
 from perfguide.processes.worker import trace_variant
+from perfguide.report.claims import ClaimReport, Faster
+from perfguide.report.ops import OpTable
 from perfguide.workloads import mixed_precision as mp
+from tests.recipes import run_recipe
 
 #: How far a result may stray from float32's, as a share of the result's largest magnitude:
 #: bfloat16 keeps 8 significant bits, float16 11.
@@ -103,3 +110,166 @@ def test_a_traced_variant_records_its_kernel(tmp_path):
     path = trace_variant("mixed-precision-matmul", "float32", 64, str(tmp_path))
     ops = {t.op for t in profile.op_times(profile.op_events(path))}
     assert any("MatMul" in op for op in ops), ops
+
+
+#: A CPU of each kind: no 16-bit arithmetic, bfloat16 only, both types.
+WITHOUT = page.Cpu(("avx2", "fma"))
+BFLOAT16 = page.Cpu(("avx512f", "avx512_bf16"))
+BOTH = page.Cpu(("avx512_bf16", "amx_bf16", "amx_fp16"))
+
+
+def measured(label, seconds, size=None):
+    return Measurement(label, "step", 1, 1, 0.0, (seconds,) * 5, size=size)
+
+
+#: Medians per training step shaped like a build's on a CPU without 16-bit arithmetic: both
+#: mixed policies slower than float32, XLA under mixed_bfloat16 faster than without.
+STEP_MEDIANS = {
+    "float32": 0.08,
+    "mixed-bfloat16": 0.8,
+    "mixed-float16": 0.3,
+    "float32-xla": 0.13,
+    "mixed-bfloat16-xla": 0.12,
+    "mixed-float16-xla": 0.12,
+}
+
+
+def training_measured(**changed):
+    return [measured(label, changed.get(label, s)) for label, s in STEP_MEDIANS.items()]
+
+
+def op_table(*ops, calls=()):
+    """A profile of ``ops`` (name, share of op time), ``calls`` its traced calls likewise."""
+
+    def times(shares):
+        return [OpTime(op, 1, share, share, share) for op, share in shares]
+
+    table = OpTable(times(ops))
+    table.calls = [times(call) for call in calls]
+    return table
+
+
+FLOAT16_OPS = op_table(("Conv2DBackpropFilter", 0.5), ("Conv2DBackpropInput", 0.4), ("Cast", 0.1))
+CURVES = {"float32": [2.3, 1.26], "mixed-bfloat16": [2.3, 1.27], "mixed-float16": [2.3, 1.261]}
+
+
+@pytest.mark.parametrize("cpu", [WITHOUT, BFLOAT16, BOTH])
+def test_the_pages_checks_name_the_workloads_variants(cpu):
+    for kernel, workload in [(page.PRODUCT, mp.PRODUCT), (page.CONVOLUTION, mp.CONVOLUTION)]:
+        for check in cpu.kernels(kernel):
+            assert set(check.labels) <= set(workload.variants)
+    for check in cpu.training:
+        assert set(check.labels) <= set(mp.TRAINING.variants)
+    (inference,) = cpu.inference
+    assert set(inference.labels) <= set(mp.INFERENCE.variants)
+    assert set(page.PROFILED_STEPS) <= set(mp.TRAINING.variants)
+    assert page.LARGEST in page.SIDES
+
+
+def test_the_claims_favour_a_16_bit_type_only_where_the_cpu_has_its_instructions():
+    assert WITHOUT.faster("bfloat16") == Faster("float32", "bfloat16")
+    assert BFLOAT16.faster("bfloat16", "mixed-bfloat16") == Faster("mixed-bfloat16", "float32")
+    assert BFLOAT16.faster("float16") == Faster("float32", "float16")
+    assert BOTH.own_flags("bfloat16") == "avx512_bf16 and amx_bf16"
+    assert (BFLOAT16.has("bfloat16"), BFLOAT16.has("float16")) == ("has", "lacks")
+    assert str(BFLOAT16).splitlines() == [
+        "bfloat16  arithmetic in hardware: yes (avx512_bf16 or amx_bf16)",
+        "float16   arithmetic in hardware: no (avx512_fp16 or amx_fp16)",
+    ]
+    claim = BFLOAT16.training[0].check(training_measured())
+    assert claim.statement == "mixed-bfloat16 is faster than float32 (training step)"
+
+
+def short_answer(cpu, training, curves=CURVES):
+    steps = ClaimReport.of(cpu.training, training)
+    return page.short_answer(cpu, steps, FLOAT16_OPS, page.loss_claim(curves), training)
+
+
+def test_the_short_answer_advises_what_held_for_the_cpu_and_quotes_the_steps():
+    answer = short_answer(WITHOUT, training_measured())
+    assert [r.advised for r in answer.recommendations] == [True, True, False, True]
+    assert answer.recommendations[0].advice.startswith("Keep float32 on a CPU without bfloat16")
+    assert "This one lacks bfloat16 instructions and lacks float16 ones." in answer.answer
+    assert "float32 against mixed-bfloat16, 10.0x faster" in answer.answer
+    assert "TensorFlow's generic Conv2DBackpropFilter took the most (50%)" in answer.answer
+    assert answer.scenario.rows[1] == ["this build's CPU", "80.0 ms", "300 ms (3.75x slower)"]
+
+
+def test_the_short_answer_does_not_advise_what_did_not_hold():
+    answer = short_answer(BFLOAT16, training_measured(), {**CURVES, "mixed-float16": [2.3, 1.4]})
+    bfloat16, _, _, loss = answer.recommendations
+    assert bfloat16.advice.startswith("Use mixed_bfloat16 on a CPU with avx512_bf16, as this one")
+    assert not bfloat16.advised and not loss.advised
+    assert "Use mixed_bfloat16" not in str(answer)
+    assert "Compare the loss curve" not in str(answer)
+
+
+def test_the_tables_and_lines_read_the_measurements():
+    machine = MachineLimits(memory_bandwidth=1e10, peak_flops=1e11, how={})
+    products = {
+        side: [measured(dtype, 0.1, size=side) for dtype in mp.DTYPES] for side in page.SIDES
+    }
+    convolutions = [measured(dtype, 1e-3, size=64) for dtype in mp.DTYPES]
+    table = page.peak_shares(products, convolutions, machine)
+    assert table.rows[0] == ["product, side 2048", "172%", "172%", "172%"]
+    assert table.rows[1][0] == "convolution, side 64"
+    steps = {"mixed-float16": FLOAT16_OPS, "mixed-bfloat16-xla": op_table(("cluster", 0.7))}
+    assert page.kernels_in_numbers(steps, training_measured()).splitlines()[0] == (
+        "mixed_float16: oneDNN kernels ran 0% of op time; "
+        "Conv2DBackpropFilter and Conv2DBackpropInput took 90%"
+    )
+    kernels = page.which_kernels("One step", {"mixed-float16": FLOAT16_OPS})
+    assert kernels.rows == [["mixed-float16", "Conv2DBackpropFilter (50%)", "0%", "10%"]]
+
+
+def test_the_casts_check_reads_each_traced_call():
+    cheap = op_table(("Conv2D", 0.98), ("Cast", 0.02), calls=[[("Cast", 0.02)]] * 5)
+    dear = op_table(("Conv2D", 0.7), ("Cast", 0.3), calls=[[("Cast", 0.3)]] * 5)
+    report = page.cast_checks({"mixed-bfloat16": cheap, "mixed-float16": dear})
+    assert [c.verdict for c in report.claims] == ["HELD", "DID NOT HOLD"]
+    assert report.claims[1].statement.endswith("(mixed-float16)")
+
+
+def test_the_memory_and_loss_claims_read_their_numbers():
+    memory = {
+        "float32": {"weights": 1000, "activations": 2000},
+        "mixed-bfloat16": {"weights": 1000, "activations": 1004},
+        "mixed-float16": {"weights": 1000, "activations": 1004},
+    }
+    assert page.memory_table(memory).rows[1] == ["mixed-bfloat16", "1.00 kB", "1.00 kB"]
+    assert page.memory_claim(memory).verdict == "HELD"
+    memory["mixed-float16"] = {"weights": 500, "activations": 1004}
+    assert page.memory_claim(memory).verdict == "DID NOT HOLD"
+    held = page.loss_claim(CURVES)
+    assert held.verdict == "HELD" and held.effect == "at most 0.79% apart"
+    assert page.loss_claim({**CURVES, "mixed-float16": [2.3, 1.3]}).verdict == "DID NOT HOLD"
+
+
+class FakeWorkers:
+    def __init__(self):
+        self.runs = []
+
+    def run(self, workload, *, size, quick, settle):
+        self.runs.append((size, tuple(settle)))
+        return [measured(dtype, 0.1, size) for dtype in workload.variants]
+
+
+def test_the_products_settle_the_claims_only_at_the_largest_side():
+    workers = FakeWorkers()
+    products = page.time_products(workers, WITHOUT)
+    assert list(products) == list(page.SIDES)
+    assert workers.runs == [
+        (side, WITHOUT.kernels(page.PRODUCT) if side == page.LARGEST else ()) for side in page.SIDES
+    ]
+
+
+def test_the_recipe_picks_bfloat16_where_the_page_finds_its_instructions():
+    recipe = run_recipe("mixed_precision", "Choose the policy from the CPU's flags")
+    native = mp.native_types(sorted(recipe["flags"]))
+    assert recipe["has_bfloat16"] == native["bfloat16"]
+
+
+def test_the_loss_recipe_holds_the_pages_loss_claim():
+    recipe = run_recipe("mixed_precision", "Compare the loss with float32's after switching policy")
+    curves = {policy: [loss] for policy, loss in recipe["losses"].items()}
+    assert page.loss_claim(curves).verdict == "HELD"

@@ -32,29 +32,14 @@ The same training on one machine: :doc:`Why is TF2 much slower than TF1?
 # Where this page was measured
 # ----------------------------
 
-# sphinx_gallery_start_ignore
-import dataclasses
-import math
-
 import matplotlib.pyplot as plt
 
 from perfguide.measure import environment
+from perfguide.pages import distributed as page
 from perfguide.processes import setups
 from perfguide.report import results
-from perfguide.report.allreduce import (
-    DATACENTER_LATENCY_S,
-    Link,
-    fit_link,
-    project,
-    ring_allreduce_s,
-    terms,
-)
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster, Share, predicts
-from perfguide.report.compare import Collapsed, Comparison, Table, pick
-from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.plotting import projection_plot
-from perfguide.report.ratios import ratio_interval
+from perfguide.report.claims import ClaimReport
+from perfguide.report.compare import Collapsed, Comparison
 from perfguide.report.show import show
 from perfguide.workloads import distributed, distributed_input
 
@@ -62,7 +47,6 @@ env = environment.collect()
 print(results.where_measured(env))
 if env["usable_cores"] < 2:
     print("This machine lets this process use one core: two pinned workers share it.")
-# sphinx_gallery_end_ignore
 
 # %%
 # The step every setup trains
@@ -89,27 +73,9 @@ if env["usable_cores"] < 2:
 #   two pinned workers, each updating the variables there without waiting for the other
 #   (asynchronous training).
 
-# sphinx_gallery_start_ignore
-PER_WORKER, GLOBAL, LARGE = setups.PER_WORKER, setups.GLOBAL, setups.LARGE
-TWO = setups.TWO_WORKERS_PINNED.workers
-gradient_bytes = distributed.gradient_bytes(distributed.make_model())
 measured, failures = setups.measure()
-everything = [m for ms in measured.values() for m in ms]
-steps = [m for m in everything if m.workload == distributed.DISTRIBUTED_STEP.name]
 for name, reason in failures.items():
     print(f"{name}: did not run here: {reason}")
-
-
-def at(measurements, size, suffix=""):
-    """The measurements at ``size``, labelled by setup (and ``suffix``)."""
-    return [
-        dataclasses.replace(m, label=m.label + suffix)
-        for m in measurements
-        if m.size == size
-    ]
-
-
-# sphinx_gallery_end_ignore
 
 # %%
 # Weak scaling: two workers, twice the examples a step
@@ -118,46 +84,16 @@ def at(measurements, size, suffix=""):
 # The time an example takes at a global batch of 128 (64 a worker for two), each setup in its own
 # processes:
 
-# sphinx_gallery_start_ignore
-weak = at(steps, GLOBAL)
+weak = page.weak_scaling(measured)
 show(Comparison(weak, baseline="one process"))
-# sphinx_gallery_end_ignore
 
 # %%
 # The checks: what #60245 and #48374 saw, and whether pinning each worker to its own core
 # matters.
 
-# sphinx_gallery_start_ignore
-one_process = setups.ONE_PROCESS.name
-pinned, unpinned = setups.TWO_WORKERS_PINNED.name, setups.TWO_WORKERS.name
-reference = at(measured[setups.ONE_CORE], PER_WORKER, " (64)")
-two_weak = at(measured[setups.TWO_WORKERS_PINNED], GLOBAL, " (64 each)")
-slower_than_one = Faster(one_process, pinned)
-pinning = Faster(pinned, unpinned)
-mirrored = Faster(one_process, setups.MIRRORED.name)
-# Two workers train examples at twice the rate of one alone on one core at 100 % efficiency;
-# 90 % is what Horovod's benchmarks report for large models (cited below).
-EFFICIENT = 0.9
-
-
-def efficiency_claim(each, measurements):
-    """Two pinned workers' examples a second as a share of twice one worker's on one core."""
-    two, one = f"{pinned} ({each} each)", f"{setups.ONE_CORE.name} ({each})"
-    claim = Share(two, one, EFFICIENT, work=1, reference_work=2).check(measurements)
-    return claim.restated(
-        f"two pinned workers reach at least {EFFICIENT:.0%} scaling efficiency ({each} each)",
-        claim.effect.split(" of ")[0] + " scaling efficiency",
-    )
-
-
-weak_claims = {
-    slower_than_one: slower_than_one.check(weak),
-    pinning: pinning.check(weak),
-    mirrored: mirrored.check(weak),
-    "efficiency": efficiency_claim(PER_WORKER, reference + two_weak),
-}
-show(ClaimReport(list(weak_claims.values())))
-# sphinx_gallery_end_ignore
+per_worker = page.one_worker_against_two(measured, setups.PER_WORKER)
+weak_checks = ClaimReport.of(page.WEAK_CLAIMS, weak + per_worker)
+show(weak_checks)
 
 # %%
 # Where does a two-worker step go?
@@ -169,54 +105,20 @@ show(ClaimReport(list(weak_claims.values())))
 # the gradients, in which each waits for the other. The all-reduce alone, between the same two
 # workers, of float32 tensors and of the gradients in float32 and in float16:
 
-# sphinx_gallery_start_ignore
-alone = [m for m in measured[setups.TWO_WORKERS_PINNED] if m.unit == "all-reduce"]
-allreduce = [m for m in alone if m.label in distributed.ALLREDUCE_BYTES]
-link = fit_link(
-    [distributed.ALLREDUCE_BYTES[m.label] for m in allreduce],
-    [m.median_s for m in allreduce],
-)
+alone = page.allreduce_alone(measured)
+link = page.fitted_link(alone)
 show(
     Collapsed(
         "The all-reduce's times", Comparison(alone, baseline=setups.ALLREDUCE_SIZES[0])
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 # A ring all-reduce over two workers sends each worker's bytes once each way, so it takes about
 # two message latencies plus the bytes over the link's bandwidth. Fitted to the times above:
 
-# sphinx_gallery_start_ignore
-fitted_allreduce_s = ring_allreduce_s(gradient_bytes, TWO, link)
-print(
-    f"latency {format_seconds(link.latency_s)} a message, bandwidth "
-    f"{link.bandwidth / 1e9:.2f} GB/s; the {format_bytes(gradient_bytes)} of gradients: "
-    f"{format_seconds(fitted_allreduce_s)} an all-reduce"
-)
-one_core_step = pick(reference, f"{setups.ONE_CORE.name} (64)")[0]
-worker_step_s = one_core_step.median_s * PER_WORKER
-# (w + a) / w over the one-core step's median and rerun interval (the fitted link as given).
-predicted_ratio = tuple(
-    1 + fitted_allreduce_s / (step_s * PER_WORKER)
-    for step_s in (one_core_step.median_s, *reversed(one_core_step.interval_s))
-)
-two_step, one_step = pick(
-    two_weak + reference, f"{pinned} (64 each)", f"{setups.ONE_CORE.name} (64)"
-)
-ratio, low, high = ratio_interval(two_step, one_step)
-# Per example, two workers train twice the examples a step: a step's ratio is twice as large.
-# Within 1.25x either way: computation alone (a ratio of 1) lies beyond it, so the check can
-# tell the all-reduce's share from none.
-anatomy = predicts(
-    "computation on one core plus the fitted all-reduce predicts the two workers' step "
-    "within 1.25x",
-    predicted_ratio,
-    (2 * ratio, 2 * low, 2 * high),
-    "a two-worker step over a one-core step",
-    within=1.25,
-)
-# sphinx_gallery_end_ignore
+anatomy = page.anatomy(link, per_worker)
+print(anatomy)
 
 # %%
 # What you can change in the all-reduce
@@ -241,52 +143,21 @@ anatomy = predicts(
 #    .. literalinclude:: /../perfguide/workloads/distributed.py
 #       :pyobject: Training._step
 
-# sphinx_gallery_start_ignore
-reductions = [
-    m for m in everything if m.workload == distributed.DISTRIBUTED_REDUCTION.name
-]
+reductions = page.of_workload(measured, distributed.DISTRIBUTED_REDUCTION)
 show(
     Collapsed(
         "Each way's time an example",
         Comparison(reductions, baseline=distributed.OPTIMIZERS),
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 # The checks: the fitted all-reduce against the two workers' step, each way against the
 # optimizer's own, and what float16 saves in the all-reduce alone against what it saves a step.
 
-# sphinx_gallery_start_ignore
-own = list(distributed.REDUCTIONS)[1:]
-reduction_claims = {
-    name: Faster(name, distributed.OPTIMIZERS).check(reductions) for name in own
-}
-optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16")
-as_float32, as_float16 = pick(alone, *distributed.GRADIENT_ALLREDUCES)
-# What float16 saves in the all-reduce alone, with its rerun interval's half-width (the two
-# all-reduces' half-widths added as independent errors).
-saved_s = as_float32.median_s - as_float16.median_s
-saved_spread_s = (
-    math.hypot(*(m.interval_s[1] - m.interval_s[0] for m in (as_float32, as_float16)))
-    / 2
-)
-step_s = optimizers_step.median_s * GLOBAL
-# Within 1.1x either way: a float16 step no faster than the optimizer's (a ratio of 1) lies
-# beyond it, so the check can tell the saving from none.
-halving = predicts(
-    "the all-reduce alone, float16 against float32, predicts what float16 gradients save a "
-    "step within 1.1x",
-    tuple(
-        1 - saved / step_s
-        for saved in (saved_s, saved_s + saved_spread_s, saved_s - saved_spread_s)
-    ),
-    ratio_interval(float16_step, optimizers_step),
-    "a float16 step over the optimizer's",
-    within=1.1,
-)
-show(ClaimReport([anatomy, *reduction_claims.values(), halving]))
-# sphinx_gallery_end_ignore
+reduction_checks = ClaimReport.of(page.REDUCTION_CLAIMS, reductions)
+halving = page.halving_claim(alone, reductions)
+show(ClaimReport([anatomy.claim, *reduction_checks.claims, halving]))
 
 # %%
 # Strong scaling, and a larger batch
@@ -295,27 +166,15 @@ show(ClaimReport([anatomy, *reduction_claims.values(), halving]))
 # Strong scaling splits a global batch of 64 between the two workers, each still all-reducing
 # all the gradients. With 512 a worker, the computation grows and the all-reduce stays the same.
 
-# sphinx_gallery_start_ignore
-strong = at(measured[setups.ONE_PROCESS], PER_WORKER, " (64)") + at(
-    measured[setups.TWO_WORKERS_PINNED], PER_WORKER, " (32 each)"
-)
-large = at(measured[setups.ONE_CORE], LARGE, " (512)") + at(
-    measured[setups.TWO_WORKERS_PINNED], 2 * LARGE, " (512 each)"
-)
+strong = page.strong_scaling(measured)
+large = page.one_worker_against_two(measured, setups.LARGE)
 show(Collapsed("The times an example", Comparison(strong + large)))
-# sphinx_gallery_end_ignore
 
 # %%
 # The checks: whether splitting the batch pays, and the scaling efficiency at 512 a worker.
 
-# sphinx_gallery_start_ignore
-strong_claim = Faster(f"{pinned} (32 each)", f"{one_process} (64)")
-scale_claims = {
-    strong_claim: strong_claim.check(strong),
-    "large": efficiency_claim(LARGE, large),
-}
-show(ClaimReport(list(scale_claims.values())))
-# sphinx_gallery_end_ignore
+scale_checks = ClaimReport.of(page.SCALE_CLAIMS, strong + large)
+show(scale_checks)
 
 # %%
 # How each worker reads its share of the data
@@ -338,26 +197,15 @@ show(ClaimReport(list(scale_claims.values())))
 # .. literalinclude:: /../perfguide/workloads/distributed_input.py
 #    :pyobject: distributed_batches
 
-# sphinx_gallery_start_ignore
-inputs = [
-    m for m in everything if m.workload == distributed_input.DISTRIBUTED_INPUT.name
-]
+inputs = page.of_workload(measured, distributed_input.DISTRIBUTED_INPUT)
 show(Collapsed("Each way's time an example", Comparison(inputs, baseline="FILE")))
-# sphinx_gallery_end_ignore
 
 # %%
 # The checks: whether reading every file costs the workers, whether building the pipeline in a
 # function does, and what reading the files costs a step at all.
 
-# sphinx_gallery_start_ignore
-file_sharding = Faster("FILE", "DATA")
-from_function = Faster(distributed_input.FROM_FUNCTION, "DATA")
-reading = Faster(distributed_input.IN_MEMORY, "FILE")
-input_claims = {
-    claim: claim.check(inputs) for claim in (file_sharding, from_function, reading)
-}
-show(ClaimReport(list(input_claims.values())))
-# sphinx_gallery_end_ignore
+input_checks = ClaimReport.of(page.INPUT_CLAIMS, inputs)
+show(input_checks)
 
 # %%
 # Past one machine, on paper
@@ -371,52 +219,11 @@ show(ClaimReport(list(input_claims.values())))
 # "Numbers everyone should know", 2009). The line without host cost bounds the projection from
 # above. Weak scaling, no overlap of computation and all-reduce. The dot is measured here.
 
-# sphinx_gallery_start_ignore
-counts = [1, 2, 4, 8, 16, 32, 64]
-host_s = link.latency_s
-projected = {
-    f"{gbps:g} Gb/s (projected)": [
-        project(
-            worker_step_s,
-            gradient_bytes,
-            n,
-            Link.network(gbps, host_s + DATACENTER_LATENCY_S),
-            "weak",
-        )
-        for n in counts
-    ]
-    for gbps in (1, 10, 25, 100)
-}
-projected["25 Gb/s, no host cost (projected)"] = [
-    project(
-        worker_step_s, gradient_bytes, n, Link.network(25, DATACENTER_LATENCY_S), "weak"
-    )
-    for n in counts
-]
-# Two workers' speed-up: examples a second against one worker on one core.
-ax = projection_plot(projected, measured={TWO: (1 / ratio, 1 / high, 1 / low)})
-ax.set_title("Speed-up of the MLP's training, weak scaling")
+projected = page.projections(anatomy)
+page.speedup_plot(projected, anatomy)
 plt.show()
-at_64 = {label: series[-1] for label, series in projected.items()}
-for label, p in at_64.items():
-    print(f"{label}: 64 workers, {p.efficiency:.0%} efficiency")
-# Which term takes the most of a step, at 25 Gb/s.
-for n in counts[1:]:
-    t = terms(
-        worker_step_s,
-        gradient_bytes,
-        n,
-        host_s,
-        DATACENTER_LATENCY_S,
-        Link.network(25, 0).bandwidth,
-        "weak",
-    )
-    print(
-        f"{n:2d} workers at 25 Gb/s: computation {format_seconds(t.compute_s)}, hosts "
-        f"{format_seconds(t.host_s)}, network latency {format_seconds(t.network_s)}, "
-        f"bandwidth {format_seconds(t.bandwidth_s)}: {t.dominant} takes the most"
-    )
-# sphinx_gallery_end_ignore
+print(page.efficiencies(projected))
+print(page.where_a_step_goes(anatomy))
 
 # %%
 # For comparison, Horovod's benchmarks page reports 90 % scaling efficiency for ResNet-101 on 128
@@ -428,25 +235,7 @@ for n in counts[1:]:
 #
 # A reader who trains with ``model.fit`` rather than a custom loop:
 
-# sphinx_gallery_start_ignore
-fit_rows = [
-    [
-        outcome.setup.name,
-        outcome.keras,
-        f"fails: {outcome.reason}" if outcome.failure else "runs",
-        format_seconds(outcome.measured.median_s * GLOBAL) if outcome.measured else "",
-    ]
-    for outcome in setups.try_fit()
-]
-show(
-    Table(
-        f"fit, global batch {GLOBAL}: one call of {distributed.FIT_STEPS} steps, its time a step "
-        "(fit's own cost a call included)",
-        ["setup", "Keras", "fit", "a step"],
-        fit_rows,
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.fit_table(setups.try_fit()))
 
 # %%
 # Keras 3's failure under ``MultiWorkerMirroredStrategy`` is keras-team/keras#20585 (open at
@@ -457,57 +246,18 @@ show(
 # The short answer
 # ----------------
 
-# sphinx_gallery_start_ignore
-slower, pinned_faster = weak_claims[slower_than_one], weak_claims[pinning]
-answer = ShortAnswer(
-    "Because workers on one machine share what one process had, and every step waits for the "
-    f"all-reduce of the gradients. On this {env['usable_cores']}-core machine, one process "
-    f"against two pinned workers at the same global batch: {slower.quoted}. Two pinned "
-    f"workers reached {weak_claims['efficiency'].quoted}; with 512 examples a worker, "
-    f"{scale_claims['large'].quoted}. A two-worker step is one worker's computation on one "
-    f"core plus the all-reduce of {format_bytes(gradient_bytes)} of gradients, which the "
-    f"link fitted here puts at {format_seconds(fitted_allreduce_s)}; the step as measured came "
-    f"to {anatomy.quoted}.",
-    [
-        Recommendation(
-            f"On a machine with few cores ({env['usable_cores']} here), train in one process "
-            "rather than a worker per core",
-            slower,
-            Change("workers on one machine", "one", cpu=f"{env['usable_cores']} cores"),
-        ),
-        Recommendation(
-            "Pin each worker to its own cores",
-            pinned_faster,
-            Change("each worker's cores", "pinned", workers="several on one machine"),
-            recipe="pin-each-worker-to-its-own-core",
-        ),
-        Recommendation(
-            "Give each worker a larger batch before adding workers",
-            scale_claims["large"],
-            Change("the batch of each worker", "larger", workers="several"),
-            recipe="gradient-bytes-and-the-all-reduce-they-cost",
-        ),
-        Recommendation(
-            "Let each worker read its own files (FILE sharding, the default for files), not "
-            "every file (DATA)",
-            input_claims[file_sharding],
-            Change("auto_shard_policy", "FILE", data="several files"),
-        ),
-        Recommendation(
-            "Where the all-reduce is slow (loopback here), all-reduce the gradients in float16",
-            reduction_claims["float16"],
-            Change(
-                "the dtype of the all-reduced gradients",
-                "float16",
-                link="slow (loopback here)",
-            ),
-            recipe="all-reduce-the-gradients-yourself",
-        ),
-    ],
+answer = page.short_answer(
+    env["usable_cores"],
+    weak_checks,
+    scale_checks,
+    anatomy,
+    input_checks,
+    reduction_checks,
 )
+# sphinx_gallery_start_ignore
 answer.publish("distributed")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -517,9 +267,7 @@ print(answer)
 # `distributed.json <../../measurements/distributed.json>`_, in the shape
 # ``python -m perfguide run distributed --json PATH`` writes.
 
-# sphinx_gallery_start_ignore
-print(results.publish("distributed", env, everything))
-# sphinx_gallery_end_ignore
+print(results.publish("distributed", env, page.every_measurement(measured)))
 
 # %%
 # Recipes

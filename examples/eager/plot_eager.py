@@ -24,46 +24,33 @@ and :doc:`How to read these pages </reading>` defines the terms of its tables an
 # %%
 # Where this page was measured
 # ----------------------------
-
-# sphinx_gallery_start_ignore
-import functools
+#
+# The guide's own calls take a line each: ``Workers`` starts three fresh Python processes, and
+# every comparison below is timed in each of them in turn, its variants interleaved; a time is
+# the median of the three processes' medians.
 
 import matplotlib.pyplot as plt
-import numpy as np
-import tensorflow as tf
 
-from perfguide.measure import anatomy
 from perfguide.measure.runner import default_device
+from perfguide.pages import eager as page
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import ClaimReport, Faster, exact, takes_at_most
-from perfguide.report.compare import Collapsed, Comparison, pick
-from perfguide.report.format import format_count, format_factor, format_seconds
-from perfguide.report.plotting import rate_plot, scaling_plot
+from perfguide.report.answers import ShortAnswer
+from perfguide.report.claims import ClaimReport
+from perfguide.report.compare import Collapsed, Comparison
 from perfguide.report.show import show
 from perfguide.workloads import eager as eg
 
-# Every variant is timed in three fresh Python processes, one after another, each taking the
-# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
 workers = Workers(device=device, limits=True)
-env = workers.environment
-machine = workers.machine_limits
+env, machine = workers.environment, workers.machine_limits
 print(results.where_measured(env, device))
 print(
     f"memory bandwidth {machine.memory_bandwidth / 1e9:.1f} GB/s, "
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s"
 )
-peers = eg.peer_versions()
-print(
-    "Other frameworks measured alongside: "
-    + (
-        ", ".join(f"{name} {version}" for name, version in peers.items())
-        or "none installed"
-    )
-)
-# sphinx_gallery_end_ignore
+peers = ", ".join(f"{name} {version}" for name, version in eg.peer_versions().items())
+print(f"Other frameworks measured alongside: {peers or 'none installed'}")
 
 # %%
 # One op, from one element to ten million
@@ -84,114 +71,35 @@ print(
 #
 # .. literalinclude:: /../perfguide/workloads/eager.py
 #    :pyobject: _matmul_call
+#
+# Each sweep is timed in full at the sizes its checks read, and quickly at the others, where
+# only the curve's shape matters.
 
-# sphinx_gallery_start_ignore
-add_sizes = [10**k for k in range(8)]
-matmul_sizes = [4**k for k in range(0, 12, 2)]  # square matrices of side 1 to 1024
-small_add = Faster("numpy", "eager", by=10)
-large_add = takes_at_most("eager", "numpy", 2)
-large_matmul = takes_at_most("eager", "numpy", 1.5)
-peer_small = [takes_at_most("eager", peer, 5) for peer in peers]
-peer_large = [takes_at_most("eager", peer, 1.5) for peer in peers]
-add_checks = {add_sizes[0]: [small_add, *peer_small], add_sizes[-1]: [large_add]}
-matmul_checks = {matmul_sizes[-1]: [large_matmul, *peer_large]}
-# Full runs where a check reads; quick ones where only the curve's shape matters.
-add_runs = {
-    n: workers.run(
-        eg.ADD,
-        size=n,
-        settle=add_checks.get(n, ()),
-        quick=n not in add_checks,
-    )
-    for n in add_sizes
-}
-matmul_runs = {
-    n: workers.run(
-        eg.MATMUL,
-        size=n,
-        settle=matmul_checks.get(n, ()),
-        quick=n not in matmul_checks,
-    )
-    for n in matmul_sizes
-}
-add = [m for runs in add_runs.values() for m in runs]
-matmul = [m for runs in matmul_runs.values() for m in runs]
-
-fig, (add_ax, matmul_ax) = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
-scaling_plot(add, eg.ADD.size_name, ax=add_ax)
-add_ax.set_title("x + x")
-scaling_plot(matmul, eg.MATMUL.size_name, ax=matmul_ax)
-matmul_ax.set_title("x @ x (square)")
+add = page.ADD_SWEEP.run(workers)
+matmul = page.MATMUL_SWEEP.run(workers)
+page.time_plots(add, matmul)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # The same measurements as work done per second, against this machine's measured limits: x + x
 # reads n floats and writes n (8 bytes an element), against the memory bandwidth; a product of
 # side s does 2·s³ floating-point operations, against the peak of a large matrix product.
 
-# sphinx_gallery_start_ignore
-fig, (add_ax, matmul_ax) = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
-rate_plot(
-    add,
-    eg.ADD.size_name,
-    lambda m: 8 * m.size,
-    limit=machine.memory_bandwidth,
-    limit_label="memory bandwidth",
-    rate_unit="B/s",
-    ax=add_ax,
-)
-add_ax.set_title("x + x: bytes per second")
-rate_plot(
-    matmul,
-    eg.MATMUL.size_name,
-    lambda m: eg.matmul_flops(m.size),
-    limit=machine.peak_flops,
-    limit_label="peak (large matmul)",
-    rate_unit="FLOP/s",
-    ax=matmul_ax,
-)
-matmul_ax.set_title("x @ x: operations per second")
+page.rate_plots(add, matmul, machine)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # At the largest sizes, each variant's share of the limit that bounds it:
 
-# sphinx_gallery_start_ignore
-for m in add_runs[add_sizes[-1]]:
-    share = machine.bandwidth_share(8 * m.size, m.median_s)
-    print(
-        f"x + x,  {m.label:6s} {format_seconds(m.median_s):>9s}: {share:6.1%} of bandwidth"
-    )
-for m in matmul_runs[matmul_sizes[-1]]:
-    share = machine.compute_share(eg.matmul_flops(m.size), m.median_s)
-    print(
-        f"x @ x,  {m.label:6s} {format_seconds(m.median_s):>9s}: {share:6.1%} of peak"
-    )
-# sphinx_gallery_end_ignore
+print(page.largest_shares(add, matmul, machine))
 
 # %%
 # The checks compare eager TensorFlow with NumPy at the smallest and the largest size, and with
 # each installed peer.
 
-# sphinx_gallery_start_ignore
-checked = {
-    claim: claim.check(add_runs[add_sizes[0]]) for claim in [small_add, *peer_small]
-} | {large_add: large_add.check(add_runs[add_sizes[-1]])}
-checked |= {
-    claim: claim.check(matmul_runs[matmul_sizes[-1]])
-    for claim in [large_matmul, *peer_large]
-}
-if not peers:
-    print(
-        "SKIPPED: PyTorch and JAX are not installed where this page was built, so there are"
-    )
-    print(
-        "no claims about them. Install torch and jax beside TensorFlow and rerun to see them."
-    )
-show(ClaimReport(list(checked.values())))
-# sphinx_gallery_end_ignore
+if not eg.PEERS:
+    print(page.NO_PEERS)
+show(ClaimReport(page.ADD_SWEEP.claims(add) + page.MATMUL_SWEEP.claims(matmul)))
 
 # %%
 # Two things these checks show at the largest sizes have causes the page can measure.
@@ -202,23 +110,14 @@ show(ClaimReport(list(checked.values())))
 # hands them out again. The ``numpy-preallocated`` row adds into one output array made once
 # (``np.add(x, x, out)``), in the same run: if fresh memory is the cost, that closes the gap.
 
-# sphinx_gallery_start_ignore
-largest_add = add_runs[add_sizes[-1]]
-fresh, preallocated, eager_add = pick(
-    largest_add, "numpy", "numpy-preallocated", "eager"
-)
-for m in (fresh, preallocated, eager_add):
-    share = machine.bandwidth_share(8 * m.size, m.median_s)
-    print(f"{m.label:19s} {format_seconds(m.median_s):>9s}  {share:6.1%} of bandwidth")
-fresh_memory = Faster("numpy-preallocated", "numpy", by=1.5)
-fresh_memory_checked = fresh_memory.check(largest_add)
+largest_add = add[page.ADD_SIZES[-1]]
+print(page.fresh_memory(largest_add, machine))
 show(
     Collapsed(
         "The check: does an output array made once close the gap?",
-        ClaimReport([fresh_memory_checked]),
+        ClaimReport.of([page.FRESH_MEMORY], largest_add),
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 # **x @ x: the gap is the kernel, not eager dispatch.** The fixed cost of one eager op (measured
@@ -226,13 +125,8 @@ show(
 # milliseconds. The difference between the two libraries is how close their matrix-multiply
 # kernels come to the peak:
 
-# sphinx_gallery_start_ignore
-numpy_mm, eager_mm = pick(matmul_runs[matmul_sizes[-1]], "numpy", "eager")
-flops = eg.matmul_flops(numpy_mm.size)
-for m in (numpy_mm, eager_mm):
-    share = machine.compute_share(flops, m.median_s)
-    print(f"{m.label:6s} {format_seconds(m.median_s):>9s}  {share:6.1%} of the peak")
-# sphinx_gallery_end_ignore
+largest_matmul = matmul[page.MATMUL_SIZES[-1]]
+print(page.product_kernels(largest_matmul, machine))
 
 # %%
 # A chain of small ops
@@ -247,22 +141,17 @@ for m in (numpy_mm, eager_mm):
 # .. literalinclude:: /../perfguide/workloads/eager.py
 #    :pyobject: small_ops
 
-# sphinx_gallery_start_ignore
-chain = Faster("tf-function", "eager")
-small_ops = workers.run(eg.SMALL_OPS, settle=[chain])
+small_ops = workers.run(eg.SMALL_OPS, settle=[page.CHAIN])
 show(
     Collapsed(
         "The chain's times, every variant", Comparison(small_ops, baseline="eager")
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-chain_checked = chain.check(small_ops)
-show(ClaimReport([chain_checked]))
-# sphinx_gallery_end_ignore
+chain_check = ClaimReport.of([page.CHAIN], small_ops)
+show(chain_check)
 
 # %%
 # What a call costs when it does nothing
@@ -274,44 +163,18 @@ show(ClaimReport([chain_checked]))
 # what ``.numpy()`` costs: a copy of the tensor into a new NumPy array, paid whenever a result is
 # fetched to Python.
 
-# sphinx_gallery_start_ignore
 calls = workers.run(eg.CALL_OVERHEAD)
 show(Collapsed("The four calls' times", Comparison(calls, baseline="python-function")))
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-python_call, op, function = pick(
-    calls, "python-function", "eager-identity", "tf-function"
-)
-print(
-    f"one eager op costs {format_factor(op.median_s / python_call.median_s)} a Python call, "
-    f"one tf.function call {format_factor(function.median_s / python_call.median_s)}"
-)
-print(
-    f"timer's own cost per call (a call doing nothing): {format_seconds(env['timer_floor_s'])}"
-)
-gap = eager_mm.median_s - numpy_mm.median_s
-print(
-    f"the eager op's fixed cost is {op.median_s / gap:.2%} of the gap between eager and NumPy "
-    f"on the product of side {int(np.sqrt(eager_mm.size))}"
-)
+print(page.call_costs(calls, largest_matmul, env["timer_floor_s"]))
 show(
     Collapsed(
         "The check: a tf.function call against an eager op",
-        ClaimReport(
-            [
-                Faster("eager-identity", "tf-function")
-                .check(calls)
-                .restated(
-                    "a trivial tf.function call costs more than a trivial eager op"
-                )
-            ]
-        ),
+        ClaimReport.of([page.FUNCTION_COSTS_MORE], calls),
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 # Where the time of one call goes
@@ -342,110 +205,35 @@ show(
 #    .. literalinclude:: /../perfguide/measure/anatomy.py
 #       :pyobject: function_layers
 
-# sphinx_gallery_start_ignore
 op_layers = workers.run(eg.OP_LAYERS)
-concrete = Faster("concrete-function", "tf-function")
-function_layers = workers.run(eg.FUNCTION_LAYERS, settle=[concrete])
-x = tf.constant(eg.make_vector(eg.OP_LAYERS.default_size))
-traced = tf.function(eg.tf_identity)
-layer_calls = {
-    "public-api": anatomy.python_calls(tf.identity, x),
-    "tf-function": anatomy.python_calls(traced, x),
-    "concrete-function": anatomy.python_calls(traced.get_concrete_function(x), x),
-}
+function_layers = workers.run(eg.FUNCTION_LAYERS, settle=[page.CONCRETE])
 show(
     Collapsed(
         "Every layer of a tf.function call",
         Comparison(function_layers, baseline="tf-function"),
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
 show(
     Collapsed(
         "Every layer of an eager op", Comparison(op_layers, baseline="public-api")
     )
 )
-# sphinx_gallery_end_ignore
-
 
 # %%
 # The split as bars on a linear axis: each segment is what one layer adds.
 
-
-# sphinx_gallery_start_ignore
-def layer_times(layers, order):
-    """Each layer's own time (its median minus the next inner layer's), outermost first."""
-    medians = [m.median_s for m in pick(layers, *order)]
-    return [
-        outer - inner for outer, inner in zip(medians, medians[1:], strict=False)
-    ] + [medians[-1]]
-
-
-fig, axes = plt.subplots(2, 1, figsize=(8, 3.2), layout="constrained")
-for ax, (name, layers, order) in zip(
-    axes,
-    [
-        ("one tf.function call", function_layers, anatomy.FUNCTION_LAYERS),
-        ("one eager op", op_layers, anatomy.OP_LAYERS),
-    ],
-    strict=True,
-):
-    left = 0.0
-    for color, (layer, seconds) in enumerate(
-        zip(order, layer_times(layers, order), strict=True)
-    ):
-        ax.barh(0, seconds * 1e6, left=left * 1e6, color=f"C{color}")
-        ax.text(
-            (left + seconds / 2) * 1e6, 0, layer, ha="center", va="center", fontsize=8
-        )
-        left += seconds
-    ax.set_yticks([])
-    ax.set_title(name, fontsize=10)
-    ax.set_xlabel("µs per call (median), split by layer")
+page.layer_bars(function_layers, op_layers)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-function_total, function_runtime = pick(
-    function_layers, "tf-function", "runtime-execute"
-)
-op_total, op_fast_path = pick(op_layers, "public-api", "fast-path")
-runtime_share = function_runtime.median_s / function_total.median_s
-print(
-    f"tf.function call: {runtime_share:.0%} in the runtime's execute, "
-    f"{1 - runtime_share:.0%} in Python layers "
-    f"({layer_calls['tf-function']:.0f} Python function calls per call)"
-)
-print(
-    f"eager op: {op_fast_path.median_s / op_total.median_s:.0%} from the C fast path on "
-    f"({layer_calls['public-api']:.0f} Python function calls per tf.identity)"
-)
-print(
-    f"calling the concrete function directly: {layer_calls['concrete-function']:.0f} "
-    "Python function calls per call"
-)
-concrete_checked = concrete.check(function_layers)
-show(
-    ClaimReport(
-        [
-            concrete_checked,
-            # Under half the call in the runtime: the runtime's part at least twice as fast.
-            Faster("runtime-execute", "tf-function", by=2)
-            .check(function_layers)
-            .restated(
-                "most of a trivial tf.function call is spent in Python, not in the runtime",
-                f"{runtime_share:.0%} of the call in the runtime",
-            ),
-        ]
-    )
-)
-# sphinx_gallery_end_ignore
+python_calls = page.python_calls_per_layer()
+print(page.layer_split(function_layers, op_layers, python_calls))
+layer_checks = ClaimReport.of(page.LAYER_CHECKS, function_layers)
+show(layer_checks)
 
 # %%
 # So ``tf.function`` pays off when it replaces enough eager ops to cover its own call; the claims
@@ -463,20 +251,15 @@ show(
 # .. literalinclude:: /../perfguide/workloads/eager.py
 #    :pyobject: network_gradient
 
-# sphinx_gallery_start_ignore
-graph_gradient = Faster("tf-function-tape", "eager-tape")
-gradients = workers.run(eg.GRADIENT, settle=[graph_gradient])
+gradients = workers.run(eg.GRADIENT, settle=[page.GRAPH_GRADIENT])
 show(
     Collapsed("The two gradients' times", Comparison(gradients, baseline="eager-tape"))
 )
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-gradient_checked = graph_gradient.check(gradients)
-show(ClaimReport([gradient_checked]))
-# sphinx_gallery_end_ignore
+gradient_check = ClaimReport.of([page.GRAPH_GRADIENT], gradients)
+show(gradient_check)
 
 # %%
 # log(1 + e^x) and its custom gradients
@@ -506,92 +289,25 @@ show(ClaimReport([gradient_checked]))
 # Each is compared with the float64 derivative (computed stably) over x from −80 to 120; the
 # plot shows relative error, with NaN drawn at the top.
 
-# sphinx_gallery_start_ignore
-x = tf.constant(np.linspace(-80, 120, 801).astype(np.float32))
-reference = eg.sigmoid_float64(x.numpy())
-errors = {
-    name: np.abs(eg.value_and_gradient(fn, x)[1].numpy() / reference - 1)
-    for name, fn in eg.LOG1PEXP.items()
-}
-fig, ax = plt.subplots(layout="constrained")
-for name, error in errors.items():
-    ax.semilogy(
-        x.numpy(), np.where(np.isnan(error), 10.0, np.maximum(error, 1e-9)), label=name
-    )
-ax.axhline(1e-6, color="gray", linestyle="--", label="float32 precision (1e-6)")
-ax.set_ylim(1e-9, 30)
-ax.set_xlabel("x")
-ax.set_ylabel("relative error of the gradient\n(log scale; NaN drawn at 10)")
-ax.set_title("d/dx log(1 + e^x) in float32 against float64")
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2, frameon=False)
+errors = page.gradient_errors()
+page.gradient_error_plot(errors)
 plt.show()
-# sphinx_gallery_end_ignore
-
 
 # %%
 # The checks. "Float32 precision" means a relative error below 1e-6 everywhere in the range.
 
-
-# sphinx_gallery_start_ignore
-def worst(name):
-    return float(np.max(errors[name]))  # NaN if any NaN
-
-
-def worst_x(name):
-    return float(x.numpy()[np.nanargmax(errors[name])])
-
-
-naive_nan = np.isnan(errors["naive"])
-stable_claim = exact(
-    "stable-custom-gradient is finite and float32-precise everywhere",
-    worst("stable-custom-gradient") < 1e-6,
-    f"largest relative error {worst('stable-custom-gradient'):.1e}",
-    effect=f"largest error {worst('stable-custom-gradient'):.1e}, no NaN",
-)
-show(
-    ClaimReport(
-        [
-            exact(
-                "the naive gradient is NaN for large x",
-                bool(naive_nan.any()),
-                f"NaN at {int(naive_nan.sum())} of {x.shape[0]} points, "
-                f"from x = {x.numpy()[naive_nan].min():.1f}"
-                if naive_nan.any()
-                else "no NaN",
-            ),
-            exact(
-                "the article's custom-gradient is finite everywhere",
-                bool(np.isfinite(errors["custom-gradient"]).all()),
-                f"largest relative error {worst('custom-gradient'):.1e}",
-            ),
-            exact(
-                "the article's custom-gradient loses float32 precision for very negative x",
-                worst("custom-gradient") >= 1e-6 and worst_x("custom-gradient") < 0,
-                f"largest relative error {worst('custom-gradient'):.1e}, "
-                f"at x = {worst_x('custom-gradient'):.1f}",
-            ),
-            stable_claim,
-        ]
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.accuracy_claims(errors))
 
 # %%
 # Do the custom gradients cost speed? Value and gradient of 1000 points in [−10, 10], where all
 # three agree, eagerly. The article says reusing e^x makes the gradient cheaper.
 
-# sphinx_gallery_start_ignore
-cheaper = Faster("custom-gradient", "naive")
-stable_cost = takes_at_most("stable-custom-gradient", "naive", 2)
-log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=[cheaper, stable_cost])
+log1pexp = workers.run(eg.LOG1PEXP_WORKLOAD, settle=page.LOG1PEXP_CHECKS)
 show(Collapsed("The three versions' times", Comparison(log1pexp, baseline="naive")))
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-show(ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)]))
-# sphinx_gallery_end_ignore
+show(ClaimReport.of(page.LOG1PEXP_CHECKS, log1pexp))
 
 # %%
 # Why: reusing e^x saves one exponential, but the custom gradient runs more ops, and on this
@@ -600,22 +316,8 @@ show(ClaimReport([cheaper.check(log1pexp), stable_cost.check(log1pexp)]))
 # how ``tf.custom_gradient`` attaches the gradient), and what the extra ops should cost at the
 # median eager op measured above:
 
-# sphinx_gallery_start_ignore
-x_timed = tf.constant(10 * eg.make_vector(eg.LOG1PEXP_WORKLOAD.default_size))
-op_counts = {
-    name: eg.graph_op_counts(functools.partial(eg.value_and_gradient, fn), x_timed)
-    for name, fn in eg.LOG1PEXP.items()
-}
-naive_time = pick(log1pexp, "naive")[0].median_s
-for name, counts in op_counts.items():
-    extra = sum(counts.values()) - sum(op_counts["naive"].values())
-    measured = pick(log1pexp, name)[0].median_s - naive_time
-    print(
-        f"{name:23s} {sum(counts.values()):3d} ops; vs naive {extra:+d} ops ≈ "
-        f"{extra * op.median_s * 1e6:+6.0f} µs predicted, {measured * 1e6:+6.0f} µs measured"
-    )
-    print(f"{'':23s} {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}")
-# sphinx_gallery_end_ignore
+op_counts = page.op_counts()
+print(page.predicted_costs(op_counts, log1pexp, calls))
 
 # %%
 # Higher-order gradients
@@ -624,29 +326,11 @@ for name, counts in op_counts.items():
 # Nesting two tapes gives the second derivative, e^x/(1 + e^x)², through each version, custom
 # gradients included; here compared with its float64 value at 41 points in [−10, 10].
 
-# sphinx_gallery_start_ignore
-x_small = tf.constant(np.linspace(-10, 10, 41).astype(np.float32))
-s = eg.sigmoid_float64(x_small.numpy())
-second_errors = {
-    name: float(np.max(np.abs(eg.second_derivative(fn, x_small).numpy() - s * (1 - s))))
-    for name, fn in eg.LOG1PEXP.items()
-}
 show(
     Collapsed(
-        "The checks of the three second derivatives",
-        ClaimReport(
-            [
-                exact(
-                    f"nested tapes give {name}'s second derivative to 1e-6",
-                    error < 1e-6,
-                    f"largest absolute error {error:.1e}",
-                )
-                for name, error in second_errors.items()
-            ]
-        ),
+        "The checks of the three second derivatives", page.second_derivative_claims()
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
@@ -654,66 +338,14 @@ show(
 #
 # The box at the top of this page, built from the checks above.
 
-# sphinx_gallery_start_ignore
-within_two = {n: large_add.check(add_runs[n]) for n in add_sizes}
-# The sizes from which on every larger one held too.
-held_from = [
-    n for n in add_sizes if all(within_two[m].held for m in add_sizes if m >= n)
-]
-fades = (
-    f"from {format_count(held_from[0])} elements up eager x + x took at most twice NumPy's "
-    f"time (at {format_count(held_from[0])}, {measured_here(within_two[held_from[0]])})"
-    if held_from
-    else "eager x + x taking at most twice NumPy's time held at no size here (at "
-    f"{format_count(add_sizes[-1])} elements, {measured_here(within_two[add_sizes[-1]])})"
-)
-(eager_one,) = pick(add_runs[add_sizes[0]], "eager")
 answer = ShortAnswer(
-    f"Each eager op has a fixed cost before it computes anything: x + x on one element took "
-    f"{format_seconds(eager_one.median_s)} eagerly here (NumPy against eager: "
-    f"{checked[small_add].quoted}), so on small arrays the fixed cost is the time; {fades}. "
-    "A tf.function call costs "
-    f"{format_seconds(function.median_s)} to enter, "
-    f"{1 - runtime_share:.0%} of it in Python before the runtime starts, so it pays off only "
-    f"when it replaces several eager ops. The article's custom gradient runs "
-    f"{sum(op_counts['custom-gradient'].values())} ops to the naive version's "
-    f"{sum(op_counts['naive'].values())}: its value is stability, not speed.",
-    [
-        Recommendation(
-            "Put chains of small ops in one tf.function",
-            chain_checked,
-            Change("tf.function", "on", work="a chain of small ops"),
-            recipe="wrap-a-chain-of-small-ops-in-tf-function",
-        ),
-        Recommendation(
-            "Compute gradients inside tf.function",
-            gradient_checked,
-            Change(
-                "the GradientTape", "inside the tf.function", work="a gradient step"
-            ),
-            recipe="compute-a-gradient-inside-tf-function",
-        ),
-        Recommendation(
-            "On a hot path, call the concrete function of a tf.function",
-            concrete_checked,
-            Change(
-                "how a tf.function is called",
-                "its concrete function",
-                work="a hot path",
-            ),
-            recipe="call-the-concrete-function-on-a-hot-path",
-        ),
-        Recommendation(
-            "Give log(1 + e^x) a stable custom gradient",
-            stable_claim,
-            Change("log(1 + e^x)'s gradient", "a stable custom gradient"),
-            recipe="a-stable-custom-gradient-for-log-1-e-x",
-        ),
-    ],
+    page.answer_sentences(add, calls, function_layers, op_counts),
+    page.recommendations(chain_check, gradient_check, layer_checks, errors),
 )
+# sphinx_gallery_start_ignore
 answer.publish("eager")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -727,20 +359,10 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below; install PyTorch
 # and JAX beside it to see them on the same curves.
 
-# sphinx_gallery_start_ignore
-published = (
-    add
-    + matmul
-    + small_ops
-    + calls
-    + op_layers
-    + function_layers
-    + gradients
-    + log1pexp
-)
-print(results.publish("eager", env, published))
+swept = page.every_size(add) + page.every_size(matmul)
+timed = small_ops + calls + op_layers + function_layers + gradients + log1pexp
+print(results.publish("eager", env, swept + timed))
 workers.close()
-# sphinx_gallery_end_ignore
 
 
 # %%

@@ -32,35 +32,16 @@ precision policy. Every number is measured by this page on the machine that buil
 # Where this page was measured
 # ----------------------------
 
-# sphinx_gallery_start_ignore
-import statistics
-
 import matplotlib.pyplot as plt
 import psutil
 
 from perfguide.measure.environment import collect
-from perfguide.measure.memory import changes
+from perfguide.pages import memory as page
 from perfguide.processes import memory_runs
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Table
 from perfguide.report.format import format_bytes
-from perfguide.report.growth import (
-    calls_to_fill,
-    growth_table,
-    layer_table,
-    peak_table,
-    per_example_table,
-    save,
-)
-from perfguide.report.memory_claims import (
-    PEAK_KINDS,
-    grows,
-    grows_less,
-    needs_less,
-    stays_flat,
-)
+from perfguide.report.growth import calls_to_fill, save
 from perfguide.report.plotting import peak_plot, resident_plot
 from perfguide.report.show import show
 from perfguide.workloads import memory
@@ -70,7 +51,6 @@ print(results.where_measured(env))
 print(f"memory: {format_bytes(psutil.virtual_memory().total)} in all")
 for name, why in memory.allocators()[1].items():
     print(f"not measured here: {name} ({why})")
-# sphinx_gallery_end_ignore
 
 # %%
 # .. dropdown:: How the page's processes are started
@@ -86,9 +66,7 @@ for name, why in memory.allocators()[1].items():
 #    :mod:`perfguide.workloads.memory`; rates also move between runs, by as much as :doc:`the
 #    machine's calibration </environment>` says.
 
-# sphinx_gallery_start_ignore
 measured, peaks = memory_runs.measure()
-# sphinx_gallery_end_ignore
 
 # %%
 # One shape, call after call
@@ -108,51 +86,27 @@ measured, peaks = memory_runs.measure()
 # .. literalinclude:: /../perfguide/measure/memory.py
 #    :pyobject: resident_series
 
-# sphinx_gallery_start_ignore
-GROWS = 1e3  # bytes a call from which a way counts as growing the process
 one_shape = measured["one shape"]
-show(
-    Collapsed(
-        "One shape: each way's growth, what it held and its code",
-        growth_table(
-            "One shape of batch: growth per call (median of 3 processes)",
-            one_shape.growth,
-            memory.WAYS,
-            one_shape.traces,
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.one_shape_table(one_shape))
 
 # %%
 
-# sphinx_gallery_start_ignore
 ax = resident_plot(one_shape.series)
 ax.set_title("One shape: memory held, first process")
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # Whether each way grows the process or stays flat:
 
-# sphinx_gallery_start_ignore
-predict_grows = grows(one_shape.growth["predict"], GROWS)
-flat_one_shape = {
-    way: stays_flat(one_shape.growth[way], GROWS)
-    for way in ("model-call", "predict-on-batch", "input-signature")
-}
-show(ClaimReport([predict_grows, *flat_one_shape.values()]))
-# sphinx_gallery_end_ignore
+show(ClaimReport.of(page.ONE_SHAPE_CLAIMS, one_shape))
 
 # %%
 # What a growth rate means for a server that answers every request the same way: how many calls
 # until it has used this machine's memory (the process and the system need some of it first).
 
-# sphinx_gallery_start_ignore
 total = psutil.virtual_memory().total
-for line in calls_to_fill(one_shape.growth, total, GROWS):
+for line in calls_to_fill(one_shape.growth, total, page.GROWS):
     print(line)
-# sphinx_gallery_end_ignore
 
 
 # %%
@@ -169,48 +123,26 @@ for line in calls_to_fill(one_shape.growth, total, GROWS):
 # (``reduce-retracing``, ``input-signature``), or to pad each batch to the next power of two and
 # cut the answer back (``buckets``). ``traces`` counts the graphs each traced.
 
-# sphinx_gallery_start_ignore
 new_shapes = measured["new shapes"]
 print(f"oneDNN by default on this machine: {'on' if env['onednn_enabled'] else 'off'}")
-show(
-    growth_table(
-        "A new shape every call: growth per call (median of 3 processes)",
-        new_shapes.growth,
-        memory.WAYS,
-        new_shapes.traces,
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.new_shapes_table(new_shapes))
 
 # %%
 
-# sphinx_gallery_start_ignore
 ax = resident_plot(new_shapes.series)
 ax.set_title("A new shape every call: memory held, first process")
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # Whether retracing grows the process, and whether one graph for any batch size fixes it:
 
-# sphinx_gallery_start_ignore
-retracing = new_shapes.growth["tf-function"]
-retrace_grows = grows(retracing, 10 * GROWS)
-reduce_fixes, signature_fixes = (
-    grows_less(new_shapes.growth[way], retracing, 1 / 10, "a tenth")
-    for way in ("reduce-retracing", "input-signature")
-)
-signature_grows = grows(new_shapes.growth["input-signature"], 10 * GROWS)
-show(ClaimReport([retrace_grows, reduce_fixes, signature_fixes, signature_grows]))
-# sphinx_gallery_end_ignore
+show(ClaimReport.of(page.NEW_SHAPE_CLAIMS, new_shapes))
 
 # %%
 # How many calls of new shapes until the process has used this machine's memory:
 
-# sphinx_gallery_start_ignore
-for line in calls_to_fill(new_shapes.growth, total, GROWS):
+for line in calls_to_fill(new_shapes.growth, total, page.GROWS):
     print(line)
-# sphinx_gallery_end_ignore
 
 # %%
 # Why one graph can still grow
@@ -220,25 +152,9 @@ for line in calls_to_fill(new_shapes.growth, total, GROWS):
 # whatever they grow with each new shape is not graphs. The same calls in processes started with
 # ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of oneDNN's:
 
-# sphinx_gallery_start_ignore
 onednn_off = measured["oneDNN off"]
-onednn_claims = []
-for way, without in onednn_off.growth.items():
-    with_onednn = new_shapes.growth[way]
-    print(
-        f"{way}: {format_bytes(with_onednn.rate)} a call with oneDNN, "
-        f"{format_bytes(without.rate)} without"
-    )
-    onednn_claims.append(
-        grows_less(without, with_onednn, 1 / 10, "a tenth").restated(
-            f"with oneDNN off, {way} grows the process by under a tenth of its growth "
-            "with oneDNN on"
-        )
-    )
-# Padded to a few sizes, the process should stop growing: under the page's own bound.
-buckets_fix = stays_flat(new_shapes.growth["buckets"], GROWS)
-show(ClaimReport([*onednn_claims, buckets_fix]))
-# sphinx_gallery_end_ignore
+print(page.onednn_growth(new_shapes, onednn_off))
+show(ClaimReport(page.kernel_cache_claims(new_shapes, onednn_off)))
 
 # %%
 # Where the growth stops with oneDNN off, it was oneDNN's: TensorFlow keeps the oneDNN kernel
@@ -257,23 +173,7 @@ show(ClaimReport([*onednn_claims, buckets_fix]))
 # (median over the processes; the change is from the step before):
 
 
-# sphinx_gallery_start_ignore
-new_shapes_held = new_shapes.held()
-new_shapes_change = changes(new_shapes_held)
-show(
-    Collapsed(
-        "Memory held after each step, in the order tried",
-        Table(
-            "Memory held after each step, in the order tried",
-            ["step", "held", "change"],
-            [
-                [step, format_bytes(held), format_bytes(new_shapes_change.get(step, 0))]
-                for step, held in new_shapes_held.items()
-            ],
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.held_table(new_shapes))
 
 # %%
 # The allocator
@@ -286,83 +186,26 @@ show(
 # to two arenas with ``MALLOC_ARENA_MAX=2``), beside glibc's as it comes (the first experiment's
 # ``predict``, which ran first in its processes too):
 
-# sphinx_gallery_start_ignore
-by_allocator = {"glibc malloc": one_shape} | {
-    name.removeprefix("predict, "): experiment
-    for name, experiment in measured.items()
-    if name.startswith("predict, ")
-}
-show(
-    Collapsed(
-        "predict's growth under each allocator",
-        growth_table(
-            "predict, one shape: growth per call by allocator (median of 3 processes)",
-            {
-                name: experiment.growth["predict"]
-                for name, experiment in by_allocator.items()
-            },
-            objects={
-                name: m.objects_per_call["predict"] for name, m in by_allocator.items()
-            },
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+by_allocator = page.by_allocator(measured)
+show(page.allocator_growth_table(by_allocator))
 
 # %%
 
-# sphinx_gallery_start_ignore
-given_back = {
-    name: changes(experiment.held()) for name, experiment in by_allocator.items()
-}
-show(
-    Collapsed(
-        "What the calls added and the steps gave back, by allocator",
-        Table(
-            "What the processes held, by allocator: the change at each step (median of 3 "
-            "processes; the glibc row's processes had called the other three ways as well)",
-            ["allocator", "the calls", "gc, clear_session, del", "malloc_trim(0)"],
-            [
-                [
-                    name,
-                    format_bytes(change["after the calls"]),
-                    format_bytes(sum(change[step] for step in list(change)[1:-1])),
-                    format_bytes(change[list(change)[-1]]),
-                ]
-                for name, change in given_back.items()
-            ],
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.given_back_table(by_allocator))
 
 # %%
 # Whether another allocator, or glibc's with fewer arenas, stops ``predict``'s growth:
 
-# sphinx_gallery_start_ignore
-glibc_predict = one_shape.growth["predict"]
-allocator_claims = {
-    name: grows_less(
-        experiment.growth["predict"], glibc_predict, 1 / 10, "a tenth"
-    ).restated(
-        f"under {name}, predict grows the process by under a tenth of its growth under "
-        "glibc malloc"
-    )
-    for name, experiment in by_allocator.items()
-    if name != "glibc malloc"
-}
+allocator_claims = page.allocator_claims(by_allocator)
 show(ClaimReport(list(allocator_claims.values())))
-# sphinx_gallery_end_ignore
 
 # %%
 # An allocator can only give back memory the program has freed. What ``predict`` keeps is in
 # use: the Python objects each way left behind per call (more tracked by the garbage collector
 # after its calls than before), under every allocator:
 
-# sphinx_gallery_start_ignore
 for way, objects in one_shape.objects_per_call.items():
     print(f"{way}: {objects:.3g} objects a call")
-# sphinx_gallery_end_ignore
 
 # %%
 # A training step's peak
@@ -391,82 +234,39 @@ for way, objects in one_shape.objects_per_call.items():
 #    .. literalinclude:: /../perfguide/measure/memory.py
 #       :pyobject: step_peak
 
-# sphinx_gallery_start_ignore
-show(
-    Collapsed(
-        "Every batch size and policy: a step's peak, in full",
-        peak_table("A training step's peak memory (median of 3 processes)", peaks),
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.step_peak_table(peaks))
 
 # %%
 
-# sphinx_gallery_start_ignore
 ax = peak_plot(peaks)
 ax.set_title("A training step's peak memory against batch size")
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # Each example of a batch costs the slope of these lines; the fixed rest is the model, its
 # optimizer and the traced step. The slopes, and the largest batch whose step would fit in the
 # memory this machine has free now:
 
-# sphinx_gallery_start_ignore
 available = psutil.virtual_memory().available
-show(
-    Collapsed(
-        "Memory per example of a batch, and the largest batch that fits",
-        per_example_table(
-            "Memory a training step needs per example of its batch (median of 3 processes)",
-            peaks,
-            available,
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.memory_per_example(peaks, available))
 
 # %%
 
-# sphinx_gallery_start_ignore
-float32, bfloat16 = (peaks[policy] for policy in memory.TRAINING_POLICIES)
-peak_claims = [needs_less(bfloat16, float32, kind, by=1.5) for kind in PEAK_KINDS]
-show(ClaimReport(peak_claims))
-# sphinx_gallery_end_ignore
+show(ClaimReport(page.peak_claims(peaks)))
 
 # %%
 # ``mixed_bfloat16`` halves the activations from the shapes; the claims above say whether the
 # step's tensors shrink as much. What the forward pass keeps, layer by layer (per example, at the
 # largest batch; each layer's count includes its output):
 
-# sphinx_gallery_start_ignore
-show(
-    Collapsed(
-        "What each layer keeps for the backward pass, per example",
-        layer_table("What each layer keeps for the backward pass, per example", peaks),
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.layers_table(peaks))
 
 # %%
 # The layer that keeps the most beyond its own output under ``mixed_bfloat16``, and what it
 # keeps for each element of its input (which the layer before it put out in bfloat16, 2 bytes
 # an element):
 
-# sphinx_gallery_start_ignore
-names = list(bfloat16.layers)
-heaviest = max(
-    names, key=lambda n: bfloat16.layers[n]["kept"] - bfloat16.layers[n]["output"]
-)
-input_elements = bfloat16.layers[names[names.index(heaviest) - 1]]["output"] / 2
-print(
-    f"{heaviest}: keeps {format_bytes(bfloat16.layers[heaviest]['kept'])} an example for an "
-    f"output of {format_bytes(bfloat16.layers[heaviest]['output'])}, "
-    f"{bfloat16.layers[heaviest]['kept'] / input_elements:.3g} bytes for each element of "
-    "its input"
-)
-# sphinx_gallery_end_ignore
+print(page.heaviest_layer(peaks))
 
 # %%
 # The short answer
@@ -474,84 +274,11 @@ print(
 #
 # The box at the top of this page, built from the checks above.
 
+answer = page.short_answer(measured, peaks)
 # sphinx_gallery_start_ignore
-freed = sum(new_shapes_change[step] for step in list(new_shapes_change)[1:-1])
-answer = ShortAnswer(
-    "Measure the way you call the model: on this machine predict grew the process by "
-    f"{format_bytes(one_shape.growth['predict'].rate)} a call with one shape of input, "
-    f"model(x) by {format_bytes(one_shape.growth['model-call'].rate)}. With a new shape at "
-    "every call, a plain tf.function grew it by "
-    f"{format_bytes(new_shapes.growth['tf-function'].rate)} a call (a graph a shape), one "
-    "with an input signature by "
-    f"{format_bytes(new_shapes.growth['input-signature'].rate)} (oneDNN's kernel for each "
-    "shape). "
-    "gc.collect(), clear_session() and deleting the model then changed what it held by "
-    f"{format_bytes(freed)}, glibc's malloc_trim by "
-    f"{format_bytes(new_shapes_change[list(new_shapes_change)[-1]])}. A training step of a "
-    "small image classifier held "
-    f"{format_bytes(statistics.median(float32.per_example('tensors')))} of tensors an "
-    f"example of its batch under float32, "
-    f"{format_bytes(statistics.median(bfloat16.per_example('tensors')))} under "
-    f"mixed_bfloat16 ({peak_claims[0].quoted}). These figures "
-    "are from this page's 2-core virtual machine.",
-    [
-        Recommendation(
-            "Don't call predict in a loop: it grows the process",
-            predict_grows,
-            Change("model.predict in a loop", "avoided"),
-            recipe="call-model-x-in-a-loop-not-predict",
-        ),
-        Recommendation(
-            "Call model(x) per batch in a loop instead",
-            flat_one_shape["model-call"],
-            Change("model(x) per batch in a loop", "used", goal="memory"),
-            recipe="call-model-x-in-a-loop-not-predict",
-        ),
-        Recommendation(
-            "Where shapes vary, give the tf.function reduce_retracing=True or an input "
-            "signature with a None dimension: it grows a tenth as fast as retracing",
-            reduce_fixes,
-            Change(
-                "a tf.function's shapes",
-                "relaxed: reduce_retracing=True or a None dimension",
-                shapes="varying",
-                onednn="on",
-            ),
-            requires=(signature_fixes,),
-            recipe="let-one-graph-take-any-batch-size",
-        ),
-        Recommendation(
-            "Where shapes vary, pad batches to a few sizes as well, so that the process stops "
-            "growing: oneDNN keeps a kernel per shape",
-            buckets_fix,
-            Change(
-                "batch shapes", "padded to a few sizes", shapes="varying", onednn="on"
-            ),
-            recipe="pad-batches-to-a-few-sizes",
-        ),
-        *(
-            Recommendation(
-                f"Start the process with {name} to stop predict's growth",
-                claim,
-                Change(
-                    "the allocator (glibc's malloc)", "another allocator", goal="memory"
-                ),
-            )
-            for name, claim in allocator_claims.items()
-        ),
-        *(
-            Recommendation(
-                "Train under mixed_bfloat16 to fit a larger batch in memory",
-                claim,
-                Change("mixed_bfloat16", "on", goal="memory"),
-            )
-            for claim in peak_claims
-        ),
-    ],
-)
 answer.publish("memory")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -561,10 +288,8 @@ print(answer)
 # <../../measurements/memory.json>`_. To measure them on your own machine, run
 # ``python -m perfguide run memory``, or the script downloaded below.
 
-# sphinx_gallery_start_ignore
 save(results.measurements_dir() / "memory.json", env, measured, peaks)
 print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
-# sphinx_gallery_end_ignore
 
 # %%
 # Recipes

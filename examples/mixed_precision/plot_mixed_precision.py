@@ -30,47 +30,33 @@ defines the terms of the tables and verdicts.
 # needs loss scaling (the loss multiplied up before the gradients, so that small ones stay
 # representable). A CPU does arithmetic on bfloat16 natively with ``avx512_bf16`` or
 # ``amx_bf16``, on float16 with ``avx512_fp16`` or ``amx_fp16``; ``python -m perfguide env``
-# prints the flags of yours. The claims below are stated for this build's kind of CPU.
+# prints the flags of yours. The claims below are stated for this build's kind of CPU:
+# ``page.Cpu`` reads its flags from the record of the page's fresh worker processes.
 
-# sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 
-from perfguide.measure.profile import is_onednn
 from perfguide.measure.runner import default_device
+from perfguide.pages import mixed_precision as page
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import ClaimReport, Faster, exact, share_of_time
-from perfguide.report.compare import Collapsed, Comparison, Table, pick
-from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.ops import OpTable
-from perfguide.report.plotting import dot_plot, rate_plot
+from perfguide.report.claims import ClaimReport
+from perfguide.report.compare import Collapsed, Comparison
+from perfguide.report.plotting import dot_plot
 from perfguide.report.show import show
 from perfguide.workloads import mixed_precision as mp
-from perfguide.workloads.vectorization import conv_flops, matmul_flops
 
 device = default_device()
 workers = Workers(device=device, limits=True)
-env = workers.environment
-machine = workers.machine_limits
-native = mp.native_types(env["cpu_vector_flags"])
-# This CPU's flags for each type's arithmetic, as the advice names them.
-has_flags = {
-    dtype: " and ".join(f for f in flags if f in env["cpu_vector_flags"])
-    for dtype, flags in mp.NATIVE_FLAGS.items()
-}
+env, machine = workers.environment, workers.machine_limits
+cpu = page.Cpu.of(env)
 print(results.where_measured(env, device))
 print(
     f"peak float32 {machine.peak_flops / 1e9:.0f} GFLOP/s ({machine.how['peak_flops']})"
 )
-print(
-    f"oneDNN's kernels: {tensorflow_instruction_sets()['onednn_kernels'] or 'not reported'}"
-)
-for dtype, has in native.items():
-    flags = " or ".join(mp.NATIVE_FLAGS[dtype])
-    print(f"{dtype:9s} arithmetic in hardware: {'yes' if has else 'no'} ({flags})")
-# sphinx_gallery_end_ignore
+onednn = tensorflow_instruction_sets()["onednn_kernels"] or "not reported"
+print(f"oneDNN's kernels: {onednn}")
+print(cpu)
 
 # %%
 # Products and convolutions in three types
@@ -89,82 +75,22 @@ for dtype, has in native.items():
 # .. literalinclude:: /../perfguide/workloads/mixed_precision.py
 #    :pyobject: _convolution_call
 
-# sphinx_gallery_start_ignore
-SIDES = [128, 512, 2048]
-largest = SIDES[-1]
-
-
-def kind_claim(dtype: str, variant: str = "") -> Faster:
-    """Faster in the 16-bit type where the CPU has its instructions, in float32 where not."""
-    variant = variant or dtype
-    return Faster(variant, "float32") if native[dtype] else Faster("float32", variant)
-
-
-kernel_claims = [kind_claim("bfloat16"), kind_claim("float16")]
-products = {
-    n: workers.run(
-        mp.PRODUCT, size=n, quick=True, settle=kernel_claims if n == largest else []
-    )
-    for n in SIDES
-}
-convolutions = workers.run(mp.CONVOLUTION, quick=True, settle=kernel_claims)
-ax = rate_plot(
-    [m for ms in products.values() for m in ms],
-    mp.PRODUCT.size_name,
-    lambda m: matmul_flops(m.size),
-    limit=machine.peak_flops,
-    limit_label="peak float32 (measured)",
-    rate_unit="FLOP/s",
+products = page.time_products(workers, cpu)
+convolutions = workers.run(
+    mp.CONVOLUTION, quick=True, settle=cpu.kernels(page.CONVOLUTION)
 )
-ax.set_title("One product, by type")
+page.products_plot(products, machine)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-side = mp.CONVOLUTION.default_size
-
-
-def peak_shares(measurements, flops):
-    return [
-        f"{machine.compute_share(flops, m.median_s):.0%}"
-        for m in pick(measurements, *mp.DTYPES)
-    ]
-
-
-show(
-    Collapsed(
-        "Each type's arithmetic per second, as a share of the float32 peak",
-        Table(
-            "Arithmetic per second, as a share of the measured float32 peak",
-            ["kernel", *mp.DTYPES],
-            [
-                [
-                    f"product, side {largest}",
-                    *peak_shares(products[largest], matmul_flops(largest)),
-                ],
-                [
-                    f"convolution, side {side}",
-                    *peak_shares(convolutions, conv_flops(side)),
-                ],
-            ],
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+shares = page.peak_shares(products, convolutions, machine)
+summary = "Each type's arithmetic per second, as a share of the float32 peak"
+show(Collapsed(summary, shares))
 
 # %%
 
-# sphinx_gallery_start_ignore
-kernel_checked = [
-    c.check(products[largest]).on(f"product, side {largest}") for c in kernel_claims
-]
-kernel_checked += [
-    c.check(convolutions).on(f"convolution, side {side}") for c in kernel_claims
-]
-show(ClaimReport(kernel_checked))
-# sphinx_gallery_end_ignore
+show(page.kernel_checks(cpu, products, convolutions))
 
 # %%
 # A share of the peak above 100 % is no error: the peak is float32's, and a type with half the
@@ -189,16 +115,9 @@ show(ClaimReport(kernel_checked))
 # .. literalinclude:: /../perfguide/workloads/mixed_precision.py
 #    :pyobject: compiled_model
 
-# sphinx_gallery_start_ignore
-inference_claims = [kind_claim("bfloat16", "mixed-bfloat16")]
-inference = workers.run(mp.INFERENCE, quick=True, settle=inference_claims)
-show(
-    Collapsed(
-        "Inference under each policy, in full",
-        Comparison(inference, baseline="float32"),
-    )
-)
-# sphinx_gallery_end_ignore
+inference = workers.run(mp.INFERENCE, quick=True, settle=cpu.inference)
+every_policy = Comparison(inference, baseline="float32")
+show(Collapsed("Inference under each policy, in full", every_policy))
 
 
 # %%
@@ -206,36 +125,22 @@ show(
 # ``jit_compile=True`` (its name then ends in ``-xla``: ``float32-xla``, ``mixed-bfloat16-xla``,
 # ``mixed-float16-xla``). Under ``mixed_float16`` the optimizer scales the loss.
 
-# sphinx_gallery_start_ignore
-policy_claims = [
-    kind_claim("bfloat16", "mixed-bfloat16"),
-    kind_claim("float16", "mixed-float16"),
-    Faster("mixed-bfloat16", "mixed-bfloat16-xla"),
-]
-training = workers.run(mp.TRAINING, quick=True, settle=policy_claims)
-show(
-    Collapsed(
-        "A training step under each policy, with and without XLA, in full",
-        Comparison(training, baseline="float32"),
-    )
-)
-# sphinx_gallery_end_ignore
+training = workers.run(mp.TRAINING, quick=True, settle=cpu.training)
+every_step = Comparison(training, baseline="float32")
+summary = "A training step under each policy, with and without XLA, in full"
+show(Collapsed(summary, every_step))
 
 # %%
 
-# sphinx_gallery_start_ignore
 ax = dot_plot(training)
 ax.set_title("One training step of 64 images, by policy")
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-policy_checked = [c.check(training).on("training step") for c in policy_claims]
-inference_checked = [c.check(inference).on("inference") for c in inference_claims]
-show(ClaimReport(policy_checked + inference_checked))
-# sphinx_gallery_end_ignore
+steps = ClaimReport.of(cpu.training, training)
+predicting = ClaimReport.of(cpu.inference, inference)
+show(ClaimReport(steps.claims + predicting.claims))
 
 # %%
 # Which kernels ran
@@ -245,121 +150,37 @@ show(ClaimReport(policy_checked + inference_checked))
 # page's fresh processes after all the timing above. Kernels whose names start with ``_Mkl`` are
 # oneDNN's; others are TensorFlow's generic (Eigen) kernels. First the product of each type:
 
-# sphinx_gallery_start_ignore
-logdir = results.measurements_dir() / "mixed_precision.profile"
-
-
-def traces(workload, size, variants):
-    """One profile per variant, taken in the page's first fresh process after its timing."""
-    return {
-        v: OpTable.from_trace(
-            workers.trace(0, workload, v, size, str(logdir / workload.name / v))
-        )
-        for v in variants
-    }
-
-
-def is_cast(op_type):
-    return op_type == "Cast"
-
-
-def kernels(tables, caption):
-    return Table(
-        caption,
-        ["variant", "op that took the most time", "oneDNN kernels", "casts"],
-        [
-            [
-                variant,
-                f"{table.times[0].op} ({table.times[0].share:.0%})",
-                f"{table.share(is_onednn):.0%}",
-                f"{table.share(is_cast):.0%}",
-            ]
-            for variant, table in tables.items()
-        ],
-    )
-
-
-show(
-    Collapsed(
-        f"The product of side {largest} in each type: which kernels ran",
-        kernels(
-            traces(mp.PRODUCT, largest, mp.DTYPES),
-            f"The product of side {largest}: its slowest op, and shares of op time",
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+product_ops = page.profiles(workers, mp.PRODUCT, page.LARGEST, mp.DTYPES)
+product = f"The product of side {page.LARGEST}"
+which = page.which_kernels(product, product_ops)
+show(Collapsed(f"{product} in each type: which kernels ran", which))
 
 # %%
 # Then one training step per policy: the op that took the most time, the share of op time in
 # oneDNN's kernels, and the share in the casts a mixed policy adds (each layer casts its float32
 # weights and inputs to the 16-bit type).
 
-# sphinx_gallery_start_ignore
-step_tables = traces(
-    mp.TRAINING,
-    mp.BATCH,
-    ["float32", "mixed-bfloat16", "mixed-float16", "mixed-bfloat16-xla"],
-)
-show(
-    kernels(
-        step_tables,
-        "One training step per policy: its slowest op, and shares of op time",
-    )
-)
-# sphinx_gallery_end_ignore
+step_ops = page.profiles(workers, mp.TRAINING, mp.BATCH, page.PROFILED_STEPS)
+show(page.which_kernels("One training step per policy", step_ops))
 
 # %%
 # Where oneDNN's share falls to zero, TensorFlow ran its generic kernels for that type, which on
 # this CPU are the slow ones; under XLA the compiled cluster runs XLA's own code instead of
 # oneDNN's kernels, whatever the type. In numbers:
 
-# sphinx_gallery_start_ignore
-f16_ops, xla_ops = step_tables["mixed-float16"], step_tables["mixed-bfloat16-xla"]
-slowest = f16_ops.times[:2]
-float32_xla = Faster("float32-xla", "float32").check(training)
 print(f"oneDNN by default on this CPU: {'on' if env['onednn_enabled'] else 'off'}")
-print(
-    f"mixed_float16: oneDNN kernels ran {f16_ops.share(is_onednn):.0%} of op time; "
-    f"{' and '.join(t.op for t in slowest)} took {sum(t.share for t in slowest):.0%}"
-)
-print(
-    f"mixed_bfloat16 with XLA: oneDNN kernels ran {xla_ops.share(is_onednn):.0%} of op "
-    f"time, the compiled cluster {xla_ops.times[0].share:.0%}; in float32 too, "
-    f"{measured_here(float32_xla)}"
-)
-# sphinx_gallery_end_ignore
+print(page.kernels_in_numbers(step_ops, training))
 
 # %%
 
-# sphinx_gallery_start_ignore
-show(
-    Collapsed(
-        "The ops of the mixed_float16 step, in full", step_tables["mixed-float16"]
-    )
-)
-# sphinx_gallery_end_ignore
+float16_ops = step_ops["mixed-float16"]
+show(Collapsed("The ops of the mixed_float16 step, in full", float16_ops))
 
 # %%
 # Whether the casts a mixed policy adds are what slows it:
 
-# sphinx_gallery_start_ignore
-show(
-    Collapsed(
-        "The check on the casts' share of a step",
-        ClaimReport(
-            [
-                share_of_time(
-                    "casts take under 10 % of a mixed-precision step's op time",
-                    step_tables[v].share_per_call(is_cast),
-                    at_most=0.10,
-                ).on(v)
-                for v in ("mixed-bfloat16", "mixed-float16")
-            ]
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+casts = page.cast_checks(step_ops)
+show(Collapsed("The check on the casts' share of a step", casts))
 
 # %%
 # Memory: weights and activations
@@ -369,43 +190,13 @@ show(
 # take as many bytes as before; the activations a batch leaves for the backward pass are stored
 # in the 16-bit type.
 
-# sphinx_gallery_start_ignore
-POLICIES = mp.INFERENCE.variants  # float32, mixed-bfloat16, mixed-float16
-memory = {
-    p: workers.call_in(0, f"{mp.__name__}:memory_bytes", variant=p) for p in POLICIES
-}
-show(
-    Collapsed(
-        "Bytes of weights and activations under each policy",
-        Table(
-            f"Bytes of the model's weights and of one batch's activations ({mp.BATCH} images)",
-            ["policy", "weights", "activations"],
-            [
-                [p, format_bytes(b["weights"]), format_bytes(b["activations"])]
-                for p, b in memory.items()
-            ],
-        ),
-    )
-)
-# sphinx_gallery_end_ignore
+memory = page.memory(workers)
+summary = "Bytes of weights and activations under each policy"
+show(Collapsed(summary, page.memory_table(memory)))
 
 # %%
 
-# sphinx_gallery_start_ignore
-halved = [
-    memory[p]["activations"] / memory["float32"]["activations"] for p in POLICIES[1:]
-]
-memory_claim = exact(
-    "a mixed policy about halves the activations and leaves the weights' bytes as they are",
-    # Not exactly: the logits stay float32.
-    all(abs(share - 0.5) < 0.01 for share in halved)
-    and len({b["weights"] for b in memory.values()}) == 1,
-    f"activations {', '.join(f'{s:.1%}' for s in halved)} of float32's; weights "
-    f"{format_bytes(memory['float32']['weights'])} under every policy",
-    effect="activations halved",
-)
-show(ClaimReport([memory_claim]))
-# sphinx_gallery_end_ignore
+show(ClaimReport([page.memory_claim(memory)]))
 
 # %%
 # Same model, same loss?
@@ -414,37 +205,14 @@ show(ClaimReport([memory_claim]))
 # Each policy trains from the same weights on the same four batches for 30 steps, in one of the
 # page's processes. A policy that changes what the model learns is no speed-up:
 
-# sphinx_gallery_start_ignore
-STEPS = 30
-curves = {
-    p: workers.call_in(0, f"{mp.__name__}:losses_after", variant=p, steps=STEPS)
-    for p in POLICIES
-}
-fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
-for policy, losses in curves.items():
-    ax.plot(range(1, STEPS + 1), losses, label=policy)
-ax.set(
-    xlabel="training step", ylabel="training loss", title="The loss under each policy"
-)
-ax.legend()
+curves = page.loss_curves(workers)
+page.loss_plot(curves)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-LOSS_TOLERANCE = 0.02
-final = {p: losses[-1] for p, losses in curves.items()}
-gaps = {p: abs(final[p] / final["float32"] - 1) for p in final if p != "float32"}
-loss_claim = exact(
-    f"every policy's loss after {STEPS} steps is within {LOSS_TOLERANCE:.0%} of float32's",
-    max(gaps.values()) <= LOSS_TOLERANCE,
-    f"float32 {final['float32']:.4f} (from {curves['float32'][0]:.4f}); "
-    + ", ".join(f"{p} {final[p]:.4f} ({gap:.2%} apart)" for p, gap in gaps.items()),
-    effect=f"at most {max(gaps.values()):.2%} apart",
-)
-show(ClaimReport([loss_claim]))
-# sphinx_gallery_end_ignore
+same_loss = page.loss_claim(curves)
+show(ClaimReport([same_loss]))
 
 # %%
 # On a GPU
@@ -454,16 +222,10 @@ show(ClaimReport([loss_claim]))
 # This part times the product at a side that is a multiple of 8 and one that is not, and runs
 # only where TensorFlow sees a GPU.
 
-# sphinx_gallery_start_ignore
 if env["gpus"]:
-    with Workers(device="gpu") as gpu:
-        on_gpu = [
-            m for n in (4096, 4095) for m in gpu.run(mp.PRODUCT, size=n, quick=True)
-        ]
-    Comparison(on_gpu, baseline="float32")
+    print(Comparison(page.products_on_gpu(), baseline="float32"))
 else:
-    print("skipped: this build machine has no GPU that TensorFlow can see")
-# sphinx_gallery_end_ignore
+    print(page.NO_GPU)
 
 # %%
 # The short answer
@@ -471,91 +233,11 @@ else:
 #
 # The box at the top of this page, built from the checks above for this build's kind of CPU.
 
+answer = page.short_answer(cpu, steps, float16_ops, same_loss, training)
 # sphinx_gallery_start_ignore
-f32, f16 = pick(training, "float32", "mixed-float16")
-f16_top = f16_ops.times[0]
-f16_kernel = "oneDNN's" if is_onednn(f16_top.op) else "TensorFlow's generic"
-has = {dtype: "has" if yes else "lacks" for dtype, yes in native.items()}
-bf16_step, f16_step = (
-    f"{claim.fast} against {claim.slow}, {checked.quoted}"
-    for claim, checked in zip(policy_claims[:2], policy_checked[:2], strict=True)
-)
-answer = ShortAnswer(
-    f"Because the CPU decides. This one {has['bfloat16']} bfloat16 instructions and "
-    f"{has['float16']} float16 ones. A training step: {bf16_step}; {f16_step}. Under "
-    f"mixed_float16 oneDNN's kernels ran {f16_ops.share(is_onednn):.0%} of the op time and "
-    f"{f16_kernel} {f16_top.op} took the most ({f16_top.share:.0%}). Where TensorFlow has no "
-    "oneDNN kernel for a type on a CPU, it falls back to generic kernels, and a 16-bit policy "
-    "gets slower, not faster. The weights stay float32 under every policy; the activations' "
-    "bytes, worked out from their shapes, halve (what a training process holds at its peak is "
-    "measured in the memory chapter).",
-    [
-        Recommendation(
-            f"Use mixed_bfloat16 on a CPU with {has_flags['bfloat16']}, as this one "
-            "(measured on its few cores; CPUs with AMX were not measured)"
-            if native["bfloat16"]
-            else "Keep float32 on a CPU without bfloat16 instructions (avx512_bf16, amx_bf16)",
-            policy_checked[0],
-            Change(
-                "mixed_bfloat16",
-                "on" if native["bfloat16"] else "off",
-                bfloat16=f"{has['bfloat16']} bfloat16 instructions",
-                goal="speed",
-            ),
-            recipe="choose-the-policy-from-the-cpu-s-flags",
-        ),
-        Recommendation(
-            f"Try mixed_float16 with loss scaling on a CPU with {has_flags['float16']}, as "
-            "this one (measured on its few cores; CPUs with AMX were not measured)"
-            if native["float16"]
-            else "Avoid mixed_float16 on a CPU without float16 instructions (avx512_fp16, "
-            "amx_fp16)",
-            policy_checked[1],
-            Change(
-                "mixed_float16",
-                "on" if native["float16"] else "off",
-                float16=f"{has['float16']} float16 instructions",
-                goal="speed",
-            ),
-            # The recipe keeps float32 where bfloat16 is missing: it never picks float16.
-            recipe=""
-            if native["float16"]
-            else "choose-the-policy-from-the-cpu-s-flags",
-        ),
-        Recommendation(
-            "Leave jit_compile off under mixed_bfloat16 on a CPU",
-            policy_checked[2],
-            Change(
-                "jit_compile",
-                "False",
-                policy="mixed_bfloat16",
-                work="a convolutional model's training step",
-            ),
-        ),
-        Recommendation(
-            "Compare the loss curve with float32's after switching policy",
-            loss_claim,
-            Change("the loss curve after switching policy", "compared with float32's"),
-            recipe="compare-the-loss-with-float32-s-after-switching-policy",
-        ),
-    ],
-    Table(
-        "mixed_float16 on a CPU: tensorflow/tensorflow#45441's epoch, and a step here",
-        ["where", "float32", "mixed_float16"],
-        [
-            ["their CPU (their figures)", "3 s", "187 s (62x slower)"],
-            [
-                "this build's CPU",
-                format_seconds(f32.median_s),
-                f"{format_seconds(f16.median_s)} "
-                f"({Faster('mixed-float16', 'float32').check(training).effect})",
-            ],
-        ],
-    ),
-)
 answer.publish("mixed_precision")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -570,13 +252,10 @@ print(answer)
 # checkout of its repository (``python -m pip install -e ".[cpu]"``) and run the script
 # downloaded below.
 
-# sphinx_gallery_start_ignore
-published = (
-    [m for ms in products.values() for m in ms] + convolutions + training + inference
-)
+swept = [m for measured in products.values() for m in measured]
+published = swept + convolutions + training + inference
 print(results.publish("mixed_precision", env, published))
 workers.close()
-# sphinx_gallery_end_ignore
 
 
 # %%

@@ -23,41 +23,28 @@ the terms of its tables and verdicts.
 # %%
 # Where this page was measured
 # ----------------------------
+#
+# The guide's own calls take a line each: ``Workers`` starts three fresh Python processes, and
+# every comparison below is timed in each of them in turn, its variants interleaved; a time is
+# the median of the three processes' medians.
 
-# sphinx_gallery_start_ignore
 import matplotlib.pyplot as plt
 import tensorflow as tf
 
 from perfguide.measure.runner import default_device
+from perfguide.pages import tf_function as page
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import (
-    ClaimReport,
-    Faster,
-    exact,
-    per_process,
-    takes_at_most,
-)
-from perfguide.report.compare import (
-    Collapsed,
-    Comparison,
-    Table,
-    first_call_overhead,
-    pick,
-)
-from perfguide.report.format import format_seconds
-from perfguide.report.plotting import dot_plot, scaling_plot
+from perfguide.report.claims import ClaimReport
+from perfguide.report.compare import Collapsed, Comparison
+from perfguide.report.plotting import dot_plot
 from perfguide.report.show import show
 from perfguide.workloads import tf_function as tfn
 
-# Every variant is timed in three fresh Python processes, one after another, each taking the
-# variants in turns; a time below is the median of the three processes' medians.
 device = default_device()
 workers = Workers(device=device)
 env = workers.environment
 print(results.where_measured(env, device))
-# sphinx_gallery_end_ignore
 
 # %%
 # The article's loop: eager, graph, compiled
@@ -78,50 +65,21 @@ print(results.where_measured(env, device))
 # .. literalinclude:: /../perfguide/workloads/tf_function.py
 #    :pyobject: _series_call
 
-# sphinx_gallery_start_ignore
-graph_speedup = Faster("tf-function", "eager", by=2)
-series_claims = [
-    graph_speedup,
-    Faster("xla", "eager", by=2),
-    takes_at_most("eager", "run-eagerly", 1.5),
-]
-series = workers.run(tfn.SERIES, settle=series_claims)
+series = workers.run(tfn.SERIES, settle=page.SERIES_SETTLE)
 show(Collapsed("The loop's times, every variant", Comparison(series, baseline="eager")))
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
 ax = dot_plot(series)
 ax.set_title("99 products of a 100 × 100 matrix, time per call")
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 # The checks; the short answer's table sets ten calls at these medians beside the article's
 # figures for its ten calls.
 
-# sphinx_gallery_start_ignore
-eager, graph = pick(series, "eager", "tf-function")
-first_call_claim = per_process(
-    "the first tf.function call, which traces, costs at least 10 steady calls",
-    [f / s for f, s in zip(graph.first_calls_s, graph.process_median_s, strict=True)],
-    10,
-    "a steady call",
-)
-checked = {claim: claim.check(series) for claim in series_claims}
-QUOTED = {"eager": "about 0.12 s", "tf-function": "about 0.026 s"}
-scenario = Table(
-    "ten calls of the 99-product loop",
-    ["variant", "article (quoted)", "this machine (measured)"],
-    [
-        [m.label, QUOTED.get(m.label, "not run"), format_seconds(10 * m.median_s)]
-        for m in series
-        if m.label != "run-eagerly"
-    ],
-)
-show(ClaimReport([checked[graph_speedup], checked[series_claims[1]], first_call_claim]))
-# sphinx_gallery_end_ignore
+series_checks = ClaimReport.of(page.SERIES_CHECKS, series)
+show(series_checks)
 
 # %%
 # Tracing made visible
@@ -150,12 +108,10 @@ for _ in range(3):
     print_both(tf.constant(0))
 print(log.read_text(), end="")
 
-# sphinx_gallery_start_ignore
 # The checks below count the lines of the same function's three calls, each line as printed.
 python_lines, tf_lines = tfn.print_lines(calls=3)
 assert tf_lines == log.read_text().splitlines()
 folder.cleanup()
-# sphinx_gallery_end_ignore
 
 # %%
 # A Python value read inside the function is frozen into the graph when it is traced. Here
@@ -167,11 +123,9 @@ folder.cleanup()
 #
 # What it returns, before and after the change:
 
-# sphinx_gallery_start_ignore
 frozen = tfn.frozen_global_results()
 for kind, (before, after) in frozen.items():
     print(f"exponent as a {kind:13s}: power(2) = {before:g} before, {after:g} after")
-# sphinx_gallery_end_ignore
 
 # %%
 # When does it trace again? The function keeps one graph per *signature* of its arguments: the
@@ -206,42 +160,15 @@ traces = {
 for case, count in traces.items():
     print(f"{case:36s} {count} trace(s)")
 
-# sphinx_gallery_start_ignore
+# What the checks below expect of each case.
 expected_traces = dict(zip(calls, [4, 1, 4, 2, 1], strict=True))
-# sphinx_gallery_end_ignore
 
 # %%
 # ``reduce_retracing`` generalizes the shape after the second one it sees; an
 # ``input_signature`` with a ``None`` dimension fixes it before the first. The checks, including
 # the two demonstrations above:
 
-# sphinx_gallery_start_ignore
-show(
-    ClaimReport(
-        [
-            exact(
-                "print runs once per trace, tf.print on every call",
-                (len(python_lines), len(tf_lines)) == (1, 3),
-                f"3 calls: print {len(python_lines)} line(s), tf.print {len(tf_lines)}",
-            ),
-            exact(
-                "a Python number is frozen at trace time; a tf.Variable is read every call",
-                frozen["Python number"][1] == 4.0 and frozen["tf.Variable"][1] == 8.0,
-                f"after the change: Python number gives {frozen['Python number'][1]:g}, "
-                f"tf.Variable {frozen['tf.Variable'][1]:g}",
-            ),
-            *(
-                exact(
-                    f"{case}: {expected} trace(s)",
-                    traces[case] == expected,
-                    f"{traces[case]} traced",
-                )
-                for case, expected in expected_traces.items()
-            ),
-        ]
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.tracing_claims(python_lines, tf_lines, frozen, traces, expected_traces))
 
 # %%
 # The price of retracing
@@ -257,34 +184,17 @@ show(
 # .. literalinclude:: /../perfguide/workloads/tf_function.py
 #    :pyobject: _retracing_call
 
-# sphinx_gallery_start_ignore
-tensor_argument = Faster("tensor-argument", "python-argument", by=5)
-retracing = workers.run(tfn.RETRACING, settle=[tensor_argument])
+retracing = workers.run(tfn.RETRACING, settle=[page.TENSOR_ARGUMENT])
 show(
     Collapsed(
         "The two variants' times", Comparison(retracing, baseline="python-argument")
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-python_arg, tensor_arg = pick(retracing, "python-argument", "tensor-argument")
-retracing_checked = tensor_argument.check(retracing)
-show(
-    ClaimReport(
-        [
-            retracing_checked,
-            exact(
-                "the harness saw the Python-argument variant retrace and the tensor variant not",
-                python_arg.retraced and not tensor_arg.retraced,
-                f"retraces while timed: {python_arg.retraces} and {tensor_arg.retraces}",
-            ),
-        ]
-    )
-)
-# sphinx_gallery_end_ignore
+retracing_checks = ClaimReport.of(page.RETRACING_CHECKS, retracing)
+show(retracing_checks)
 
 # %%
 # Unrolled Python loops
@@ -307,53 +217,14 @@ show(
 # .. literalinclude:: /../perfguide/workloads/tf_function.py
 #    :pyobject: trace_loop
 
-# sphinx_gallery_start_ignore
-loop_steps = [10, 30, 100, 300, 1000]
-graph_loop = Faster("tf-range", "python-for", by=10)
-tracing_runs = {
-    n: workers.run(
-        tfn.TRACING,
-        size=n,
-        quick=True,
-        settle=[graph_loop] if n == loop_steps[-1] else (),
-    )
-    for n in loop_steps
-}
-tracing = [m for n in loop_steps for m in tracing_runs[n]]
-op_counts = {v: [tfn.graph_op_count(v, n) for n in loop_steps] for v in tfn.LOOPS}
-
-fig, (time_ax, ops_ax) = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
-scaling_plot(tracing, tfn.TRACING.size_name, ax=time_ax)
-time_ax.set_title("Time to trace")
-for variant, counts in op_counts.items():
-    ops_ax.loglog(loop_steps, counts, marker="o", label=variant)
-ops_ax.set_xlabel("loop steps (log scale)")
-ops_ax.set_ylabel("operations in the graph (log scale)")
-ops_ax.set_title("Graph size")
-ops_ax.grid(True, alpha=0.3)
-ops_ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
+tracing = page.trace_loops(workers)
+graph_sizes = page.graph_sizes()
+page.tracing_plot(tracing, graph_sizes)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-graph_loop_checked = graph_loop.check(tracing_runs[loop_steps[-1]])
-show(
-    ClaimReport(
-        [
-            exact(
-                "the unrolled graph grows with the loop; the tf.range graph does not",
-                op_counts["python-for"][-1] > 10 * op_counts["python-for"][0]
-                and len(set(op_counts["tf-range"])) == 1,
-                f"python-for {op_counts['python-for'][0]} → {op_counts['python-for'][-1]} ops, "
-                f"tf-range {op_counts['tf-range'][0]} → {op_counts['tf-range'][-1]} ops",
-            ),
-            graph_loop_checked,
-        ]
-    )
-)
-# sphinx_gallery_end_ignore
+show(page.unrolled_loop_claims(tracing, graph_sizes))
 
 # %%
 # Loops over rows
@@ -371,18 +242,13 @@ show(
 # .. literalinclude:: /../perfguide/workloads/tf_function.py
 #    :pyobject: vectorized
 
-# sphinx_gallery_start_ignore
-vectorize = Faster("vectorized", "row-loop")
-rows = workers.run(tfn.ROWS, settle=[vectorize])
-vectorize_checked = vectorize.check(rows)
+rows = workers.run(tfn.ROWS, settle=[page.VECTORIZE])
 show(Collapsed("The two variants' times", Comparison(rows, baseline="row-loop")))
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-show(ClaimReport([vectorize_checked]))
-# sphinx_gallery_end_ignore
+rows_check = ClaimReport.of([page.VECTORIZE], rows)
+show(rows_check)
 
 # %%
 # Debugging: run functions eagerly
@@ -393,33 +259,15 @@ show(ClaimReport([vectorize_checked]))
 # ``run-eagerly`` variant of the article's loop, timed in the same interleaved run as ``eager``
 # and ``tf-function``, answers:
 
-# sphinx_gallery_start_ignore
 with tfn.functions_run_eagerly():
-    python_lines_debug, _ = tfn.print_lines(calls=3)
-run_eagerly = pick(series, "run-eagerly")[0]
-print(
-    f"with functions run eagerly, print wrote {len(python_lines_debug)} line(s) in 3 calls"
-)
-print(
-    f"run eagerly {format_seconds(run_eagerly.median_s)} per call, eager "
-    f"{format_seconds(eager.median_s)}, tf.function {format_seconds(graph.median_s)}"
-)
+    printed_run_eagerly, _ = tfn.print_lines(calls=3)
+print(page.run_eagerly_times(printed_run_eagerly, series))
 show(
     Collapsed(
         "The checks of run-eagerly",
-        ClaimReport(
-            [
-                exact(
-                    "run eagerly, a tf.function runs its Python every call",
-                    len(python_lines_debug) == 3,
-                    f"print wrote {len(python_lines_debug)} line(s) in 3 calls",
-                ),
-                checked[series_claims[2]],
-            ]
-        ),
+        page.run_eagerly_claims(printed_run_eagerly, series),
     )
 )
-# sphinx_gallery_end_ignore
 
 # %%
 # The short answer
@@ -427,47 +275,11 @@ show(
 #
 # The box at the top of this page, built from the checks above.
 
+answer = page.short_answer(series, series_checks, retracing_checks, tracing, rows_check)
 # sphinx_gallery_start_ignore
-answer = ShortAnswer(
-    "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
-    f"article's loop of 99 products a call in the graph against eager execution, "
-    f"{checked[graph_speedup].quoted}. It is slow when it traces: its first-call overhead was "
-    f"{first_call_overhead(graph)} (the first call against a steady one, process by process: "
-    f"{first_call_claim.quoted}), and a Python number "
-    "that changes every call retraces every call (a tensor in its place, "
-    f"{retracing_checked.quoted}). It is wrong when Python code or values inside it are "
-    "expected to run or change on every call.",
-    [
-        Recommendation(
-            "Wrap loops of many small ops in tf.function",
-            checked[graph_speedup],
-            Change("tf.function", "on", work="a loop of many small ops"),
-        ),
-        Recommendation(
-            "Pass values that change between calls as tensors, not Python numbers",
-            retracing_checked,
-            Change(
-                "a value that changes between calls", "a tensor", work="a tf.function"
-            ),
-            recipe="give-a-tf-function-an-input-signature",
-        ),
-        Recommendation(
-            "Loop with tf.range, not range, inside tf.function when the loop is long",
-            graph_loop_checked,
-            Change("a loop inside tf.function", "tf.range", work="a long loop"),
-            recipe="loop-over-tf-range-inside-tf-function",
-        ),
-        Recommendation(
-            "Reduce whole tensors instead of looping over rows",
-            vectorize_checked,
-            Change("a loop over rows", "one op on the whole tensor"),
-        ),
-    ],
-    scenario,
-)
 answer.publish("tf_function")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -480,11 +292,8 @@ print(answer)
 # page on your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 
-# sphinx_gallery_start_ignore
-published = series + retracing + tracing + rows
-print(results.publish("tf_function", env, published))
+print(results.publish("tf_function", env, series + retracing + tracing + rows))
 workers.close()
-# sphinx_gallery_end_ignore
 
 
 # %%

@@ -27,50 +27,31 @@ interval.
 # %%
 # Where this page was measured, and the step being timed
 # ------------------------------------------------------
-
-# sphinx_gallery_start_ignore
-import dataclasses
-import math
-import statistics
+#
+# The guide's own calls take a line each: ``Workers(5)`` starts the five fresh processes, and
+# ``page.across`` runs a mistake (a function of ``perfguide.workloads.timing``) in each of them,
+# one result per process. ``page`` holds this page's checks, tables and plots.
 
 import matplotlib.pyplot as plt
 
-from perfguide.measure import stats
-from perfguide.measure.runner import default_device, run
+from perfguide.measure.runner import default_device
+from perfguide.pages import timing as page
 from perfguide.processes.pool import Workers
 from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster, per_process
-from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.claims import ClaimReport
 from perfguide.report.show import show
-from perfguide.workloads import eager
 from perfguide.workloads import timing as tm
 
 device = default_device()
 workers = Workers(5, device=device)
 env = workers.environment
 print(results.where_measured(env, device))
-# sphinx_gallery_end_ignore
 
 # %%
 # Every mistake below times this step, a ``tf.function`` over 1,000 floats:
 #
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: step
-
-
-# sphinx_gallery_start_ignore
-def across(name: str, **kwargs) -> list[dict]:
-    """``tm.<name>(**kwargs)`` run in each fresh process: one result per process."""
-    return workers.call(f"perfguide.workloads.timing:{name}", **kwargs)
-
-
-def median_of(per_process: list[dict], key: str) -> float:
-    return statistics.median(result[key] for result in per_process)
-
-
-# sphinx_gallery_end_ignore
-
 
 # %%
 # The first call inside the timing
@@ -83,23 +64,10 @@ def median_of(per_process: list[dict], key: str) -> float:
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: first_call_in_timing
 
-# sphinx_gallery_start_ignore
-first_calls = across("first_call_in_timing")
-naive_ratios = [r["naive_s"] / r["steady_s"] for r in first_calls]
-for r, ratio in zip(first_calls, naive_ratios, strict=True):
-    print(
-        f"first call {format_seconds(r['first_call_s']):>9s}, ten calls from the first "
-        f"{format_seconds(r['naive_s']):>9s} a call, steady {format_seconds(r['steady_s']):>9s}"
-        f": reads {format_speedup(1 / ratio)}"
-    )
-first_call_claim = per_process(
-    "timing ten calls from the first overstates a steady call at least 5-fold",
-    naive_ratios,
-    5,
-    "a steady call's time",
-)
-show(ClaimReport([first_call_claim]))
-# sphinx_gallery_end_ignore
+first_calls = page.across(workers, tm.first_call_in_timing)
+print(page.first_call_lines(first_calls))
+first_call_checks = ClaimReport.of([page.FIRST_CALL], first_calls)
+show(first_call_checks)
 
 # %%
 # One call at a time
@@ -113,59 +81,15 @@ show(ClaimReport([first_call_claim]))
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: one_call_at_a_time
 
-# sphinx_gallery_start_ignore
-single = across("one_call_at_a_time")
-
-
-def spread(samples: list[float]) -> float:
-    """The middle 90 % of ``samples``, as a share of their median."""
-    ventiles = statistics.quantiles(samples, n=20)
-    return (ventiles[-1] - ventiles[0]) / statistics.median(samples)
-
-
-single_spread = [spread(r["single_s"]["time.perf_counter"]) for r in single]
-block_spread = [spread(r["block_s"]) for r in single]
-clock_spread = [spread(r["single_s"]["time.time"]) for r in single]
-resolution = single[0]["resolution_s"]
-print(f"clock resolution: {', '.join(f'{k} {v:.1e} s' for k, v in resolution.items())}")
-for name, values in (
-    ("single calls, time.time()", clock_spread),
-    ("single calls, time.perf_counter()", single_spread),
-    ("calibrated blocks", block_spread),
-):
-    print(
-        f"{name:35s} middle 90 % spans {', '.join(f'{v:.0%}' for v in values)} of the median"
-    )
-
-fig, ax = plt.subplots(layout="constrained")
-first = single[0]
-ax.hist(
-    [s * 1e6 for s in first["single_s"]["time.perf_counter"]],
-    bins=40,
-    alpha=0.6,
-    label="one call at a time (perf_counter)",
-)
-ax.hist(
-    [s * 1e6 for s in first["block_s"]], bins=10, alpha=0.9, label="calibrated blocks"
-)
-ax.set_xlabel("time per call (µs), first process")
-ax.set_ylabel("samples")
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
-ax.set_title("The same step, timed one call at a time and in blocks")
+single = page.across(workers, tm.one_call_at_a_time)
+print(page.clock_spreads(single))
+page.single_call_plot(single)
 plt.show()
-# sphinx_gallery_end_ignore
 
 # %%
 
-# sphinx_gallery_start_ignore
-single_call_claim = per_process(
-    "single-call timings spread wider than calibrated blocks",
-    [s / b for s, b in zip(single_spread, block_spread, strict=True)],
-    1,
-    "the blocks' spread",
-)
-show(ClaimReport([single_call_claim]))
-# sphinx_gallery_end_ignore
+single_call_checks = ClaimReport.of([page.SINGLE_CALL], single)
+show(single_call_checks)
 
 # %%
 # On Linux both clocks resolve nanoseconds, so the clock is not what blurs a single call here.
@@ -173,13 +97,7 @@ show(ClaimReport([single_call_claim]))
 # change that lasts longer than a block, which is what the median of many blocks, and of
 # several processes, is for. The two spreads, as shares of their medians:
 
-# sphinx_gallery_start_ignore
-print(
-    f"blocks: middle 90 % spans {statistics.median(block_spread):.0%} of their median; "
-    f"single calls: {statistics.median(single_spread):.0%} (medians over the processes); "
-    f"process by process, single calls spread {single_call_claim.quoted}"
-)
-# sphinx_gallery_end_ignore
+print(page.spread_summary(single))
 
 # %%
 # Work that has not run when the clock stops
@@ -194,32 +112,16 @@ print(
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: pipeline_built_or_run
 
-# sphinx_gallery_start_ignore
-pipelines = across("pipeline_built_or_run")
-built, ran = median_of(pipelines, "built_s"), median_of(pipelines, "run_s")
-traced = median_of(pipelines, "trace_s")
-unrun_claim = per_process(
-    "timing where a tf.data pipeline is built misses most of its time",
-    [r["run_s"] / r["built_s"] for r in pipelines],
-    1,
-    "the build's time",
-)
-# The ratio is each process's own; the two times are medians over the processes, so their
-# quotient is not it.
-print(
-    f"building the pipeline {format_seconds(built)}, iterating it {format_seconds(ran)} "
-    f"(medians over the processes); iterating took {unrun_claim.quoted}, process by process"
-)
-show(ClaimReport([unrun_claim]))
-# sphinx_gallery_end_ignore
+pipelines = page.across(workers, tm.pipeline_built_or_run)
+print(page.pipeline_times(pipelines))
+pipeline_checks = ClaimReport.of([page.UNRUN], pipelines)
+show(pipeline_checks)
 
 # %%
 # Building the pipeline is not free either: ``map`` traces ``step`` into a graph right away.
 # Tracing the same step on its own, in the same processes, took
 
-# sphinx_gallery_start_ignore
-print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
-# sphinx_gallery_end_ignore
+print(page.tracing_share(pipelines))
 
 # %%
 # So a timer around the build measures tf.data's setup, of which tracing ``step`` is that share,
@@ -236,37 +138,10 @@ print(f"{format_seconds(traced)}, {traced / built:.0%} of the build")
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: a_then_b
 
-# sphinx_gallery_start_ignore
-orders = across("a_then_b")
-ratios = {
-    key: [stats.blocks_ratio_interval(r[key]["b"], r[key]["a"]) for r in orders]
-    for key in ("sequential", "interleaved")
-}
-for key, in_processes in ratios.items():
-    print(
-        f"B / A {key:11s} "
-        + ", ".join(
-            f"{ratio:.3f} ({low:.2f} to {high:.2f})"
-            for ratio, low, high in in_processes
-        )
-    )
-# Per process: how much further from 1 the ratio timed one after the other lies than the one
-# timed in turns (above 1: taking turns came closer).
-# (Distances below 0.01 % count as 0.01 %: a ratio of two near-zero distances means nothing.)
-further = [
-    max(abs(math.log(seq)), 1e-4) / max(abs(math.log(turns)), 1e-4)
-    for (seq, _, _), (turns, _, _) in zip(
-        ratios["sequential"], ratios["interleaved"], strict=True
-    )
-]
-order_claim = per_process(
-    "taking turns brings two timings of the same step closer than timing one after the other",
-    further,
-    1,
-    "as far from 1 one after the other as in turns",
-)
-show(ClaimReport([order_claim]))
-# sphinx_gallery_end_ignore
+orders = page.across(workers, tm.a_then_b)
+print(page.order_ratios(orders))
+order_checks = ClaimReport.of([page.ORDER], orders)
+show(order_checks)
 
 # %%
 # In brackets, each ratio's 95 % interval from its blocks. Where the intervals of both orders
@@ -283,42 +158,8 @@ show(ClaimReport([order_claim]))
 # benchmark run in one process would report), and the median this guide publishes with its
 # interval:
 
-# sphinx_gallery_start_ignore
-(step_m,) = workers.run(tm.STEP)
-own = [stats.blocks_interval(blocks) for blocks in step_m.by_process]
-for (low, high), median in zip(own, step_m.process_median_s, strict=True):
-    print(
-        f"process median {format_seconds(median)}, its own 95 % interval "
-        f"{format_seconds(low)} to {format_seconds(high)}"
-    )
-
-
-def spread_of(medians) -> float:
-    return max(medians) / min(medians) - 1
-
-
-published_low, published_high = step_m.interval_s
-print(f"the processes' medians lie {spread_of(step_m.process_median_s):.0%} apart")
-print(
-    f"published median {format_seconds(step_m.median_s)}, where the next run lands here "
-    f"{format_seconds(published_low)} to {format_seconds(published_high)}"
-)
-
-
-def times_narrower(low: float, high: float) -> float:
-    """How many times narrower a process's own interval is than where the next run lands (the
-    published interval: all processes, and this machine's drift between runs), on the log
-    scale."""
-    return math.log(published_high / published_low) / max(math.log(high / low), 1e-9)
-
-
-process_claim = per_process(
-    "one process's own interval is narrower than where the next run lands here",
-    [times_narrower(low, high) for low, high in own],
-    1,
-    "narrower",
-)
-# sphinx_gallery_end_ignore
+(step,) = workers.run(tm.STEP)
+print(page.process_intervals(step))
 
 # %%
 # A benchmark timed in a process that did other work first also inherits what that work left
@@ -327,20 +168,11 @@ process_claim = per_process(
 # eager op, ``x + x`` on 1,000 floats, timed in this page's fresh processes and in this page's
 # own process:
 
-# sphinx_gallery_start_ignore
-(fresh_add,) = workers.run(eager.ADD, ["eager"], size=1000)
-(here,) = run(eager.ADD, ["eager"], size=1000, device=device)
-fresh_add = dataclasses.replace(fresh_add, label="a fresh process")
-here = dataclasses.replace(here, label="this page's process")
-leftover_claim = Faster("a fresh process", "this page's process").check(
-    [fresh_add, here]
-)
-print(
-    f"x + x: {format_seconds(fresh_add.median_s)} in fresh processes, "
-    f"{format_seconds(here.median_s)} in this page's process"
-)
-show(ClaimReport([process_claim, leftover_claim]))
-# sphinx_gallery_end_ignore
+adds = page.time_add_fresh_and_here(workers, device)
+print(page.add_times(adds))
+measured = [step, *adds]
+process_checks = ClaimReport.of(page.PROCESS_CLAIMS, measured)
+show(process_checks)
 
 # %%
 # The first check compares each process's own interval with the one this guide publishes for
@@ -363,39 +195,16 @@ show(ClaimReport([process_claim, leftover_claim]))
 # .. literalinclude:: /../perfguide/workloads/timing.py
 #    :pyobject: after_busy_pools
 
-# sphinx_gallery_start_ignore
-pools = across("after_busy_pools")
-right_after, idle = median_of(pools, "right_after_s"), median_of(pools, "after_idle_s")
-slept, steady = median_of(pools, "after_sleep_s"), median_of(pools, "steady_s")
-pool_ratios = [r["after_idle_s"] / r["right_after_s"] for r in pools]
-print(
-    f"x + x right after a 512 x 512 NumPy product {format_seconds(right_after)}, "
-    f"after the product and waiting for idle {format_seconds(idle)}, after a sleep alone "
-    f"{format_seconds(slept)}; steady, called again and again {format_seconds(steady)}"
-)
-pool_claim = per_process(
-    "an op timed right after a multi-threaded product runs faster than after the pools go idle",
-    pool_ratios,
-    1,
-    "faster than after idle",
-)
-# sphinx_gallery_end_ignore
+pools = page.across(workers, tm.after_busy_pools)
+print(page.pool_times(pools))
 
 # %%
 # The first check asks whether the op ran faster right after the product than after the pools
 # went idle; the second, whether a sleep alone, with no product, slows it as the wait did, which
 # tells whether the product or the idle time before the op made the difference:
 
-# sphinx_gallery_start_ignore
-sleep_claim = per_process(
-    "an op timed after a short sleep, with no product before it, runs slower than right after "
-    "the product",
-    [r["after_sleep_s"] / r["right_after_s"] for r in pools],
-    1,
-    "slower than right after the product",
-)
-show(ClaimReport([pool_claim, sleep_claim]))
-# sphinx_gallery_end_ignore
+pool_checks = ClaimReport.of(page.POOL_CLAIMS, pools)
+show(pool_checks)
 
 # %%
 # Where both claims hold, sharing the cores with spinning threads did not slow the op down;
@@ -403,12 +212,7 @@ show(ClaimReport([pool_claim, sleep_claim]))
 # a virtual machine, one the host may have handed to another guest meanwhile) wakes slowly, and
 # the op's data and code have left its caches. Against a steady call, each single op here took
 
-# sphinx_gallery_start_ignore
-print(
-    f"right after the product {right_after / steady:.1f}x, after the wait {idle / steady:.1f}x, "
-    f"after the sleep {slept / steady:.1f}x a steady call"
-)
-# sphinx_gallery_end_ignore
+print(page.against_steady(pools))
 
 # %%
 # The harness sidesteps all of it by timing calibrated blocks of the same call, after warm-up
@@ -420,63 +224,19 @@ print(
 #
 # The box at the top of this page, built from the checks above.
 
-# sphinx_gallery_start_ignore
-answer = ShortAnswer(
-    "Because each timing measured something else. Here, with tracing counted as work, ten calls "
-    f"timed from the first read {first_call_claim.quoted}; iterating a tf.data pipeline took "
-    f"{unrun_claim.quoted}, which a timer around the line that builds it misses; "
-    f"fresh processes of the same step landed {spread_of(step_m.process_median_s):.0%} apart. "
-    "Which habits of a careful timer paid off measurably here:",
-    [
-        Recommendation(
-            "Time the first call apart from the steady calls",
-            first_call_claim,
-            Change("the first call", "timed apart"),
-            recipe="time-the-first-call-apart",
-        ),
-        Recommendation(
-            "Time calibrated blocks of many calls, not one call at a time",
-            single_call_claim,
-            Change(
-                "what one reading of the clock times", "a calibrated block of calls"
-            ),
-            recipe="time-steady-calls-not-the-first",
-        ),
-        Recommendation(
-            "Stop the clock only when the work is done: iterate the pipeline (on a GPU, sync "
-            "the device too; this machine has none to measure it on)",
-            unrun_claim,
-            Change("when the clock stops", "after the work is done"),
-            recipe="time-a-pipeline-by-iterating-it",
-        ),
-        Recommendation(
-            "Time the variants you compare in turns",
-            order_claim,
-            Change("the order variants are timed in", "in turns"),
-        ),
-        Recommendation(
-            "Time in several fresh processes, not one",
-            process_claim,
-            Change("the processes a time rests on", "several fresh ones"),
-        ),
-        Recommendation(
-            "Time in fresh processes, not in a process that ran other work",
-            leftover_claim,
-            Change("the process a time is taken in", "a fresh one"),
-        ),
-        Recommendation(
-            "Time every variant in the same state, after the same warm-up: what ran just "
-            "before changes a single op's time",
-            pool_claim,
-            Change("the state each variant is timed in", "the same"),
-            instead="An op right after a multi-threaded product was not clearly faster or "
-            "slower",
-        ),
-    ],
+answer = page.short_answer(
+    first_call_checks,
+    single_call_checks,
+    pipeline_checks,
+    order_checks,
+    process_checks,
+    pool_checks,
+    step,
 )
+# sphinx_gallery_start_ignore
 answer.publish("timing")
-print(answer)
 # sphinx_gallery_end_ignore
+print(answer)
 
 # %%
 # Take the numbers with you
@@ -488,11 +248,8 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below;
 # ``python -m perfguide env`` measures how far apart fresh processes land on your machine.
 
-# sphinx_gallery_start_ignore
-published = [step_m, fresh_add, here]
-print(results.publish("timing", env, published))
+print(results.publish("timing", env, measured))
 workers.close()
-# sphinx_gallery_end_ignore
 
 
 # %%
