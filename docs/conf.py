@@ -203,6 +203,10 @@ myst_enable_extensions = ["colon_fence", "dollarmath"]
 # -- API reference -----------------------------------------------------------------------------
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# The page modules document constants that are instances of perfguide.report.claims' classes.
+# Followed to that module, viewcode would link its whole source page to the first page module
+# that named one (anchors that do not exist): link each object's source where it is documented.
+viewcode_follow_imported_members = False
 
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
 copybutton_prompt_is_regexp = True
