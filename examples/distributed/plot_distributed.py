@@ -4,20 +4,16 @@ Why doesn't my distributed training scale?
 
 Users who move a model to ``tf.distribute`` often find each step slower than before. One asked
 `why training speed per step decreases when the number of workers increases in distributed
-training on CPUs <https://github.com/tensorflow/tensorflow/issues/60245>`_ (a 1.3 M-parameter
-MLP, workers on one node); others found ``MultiWorkerMirroredStrategy`` `a lot slower than
-non-distributed <https://github.com/tensorflow/tensorflow/issues/48374>`_, two nodes only 1.3x
-faster than one (`#34752 <https://github.com/tensorflow/tensorflow/issues/34752>`_), and
-``MirroredStrategy`` slower than one device
-(`#33809 <https://github.com/tensorflow/tensorflow/issues/33809>`_), where the maintainers'
-answer was the difference between weak and strong scaling. Those numbers are the users'; every
-number below is measured by this page, where a cluster is processes talking over the loopback.
+training on CPUs <https://github.com/tensorflow/tensorflow/issues/60245>`_ (workers on one
+node); another found ``MultiWorkerMirroredStrategy`` `a lot slower than non-distributed
+<https://github.com/tensorflow/tensorflow/issues/48374>`_. Every number below is measured here,
+where a cluster is processes talking over the loopback.
 
 Every setup trains #60245's model, a 256-1024-1024-10 MLP, with the custom training loop
 TensorFlow's distribution guides teach. A *worker* is one process that trains; *weak scaling*
-keeps each worker's batch (64 examples here), so that two workers train twice the examples a
-step; *strong scaling* keeps the global batch and splits it. The *scaling efficiency* is the
-examples a second N workers train over N times what one worker trains alone on one core.
+keeps each worker's batch (64 examples here); *strong scaling* keeps the global batch and
+splits it. The *scaling efficiency* is the examples a second N workers train over N times what
+one worker trains alone on one core.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/distributed.answer.html
@@ -54,14 +50,14 @@ if env["usable_cores"] < 2:
 #
 # Each replica computes its share of the global batch's loss, scaled by the global batch
 # (``tf.nn.compute_average_loss``), and the optimizer all-reduces the gradients (sums them over
-# the replicas) before it applies them: 5.3 MB of float32 gradients a step for this model.
+# the replicas) before it applies them: 5.3 MB of float32 gradients a step.
 #
 # .. rubric:: The training step, under any strategy
 #
 # .. literalinclude:: /../perfguide/workloads/distributed.py
 #    :pyobject: Training
 #
-# A *setup* is a strategy and the fresh processes it runs in, in one to three clusters in turn:
+# A *setup* is a strategy and the fresh processes it runs in:
 #
 # * ``one process``: no strategy, one process on both cores;
 # * ``one process on one core``: the same, pinned to one core: what one worker of two has;
@@ -81,23 +77,19 @@ for name, reason in failures.items():
 # Weak scaling: two workers, twice the examples a step
 # -----------------------------------------------------
 #
-# The time an example takes at a global batch of 128 (64 a worker for two), each setup in its own
-# processes:
+# The time an example takes at a global batch of 128 (64 a worker for two):
 
 weak = page.weak_scaling(measured)
 show(Comparison(weak, baseline="one process"))
 
 # %%
-# The checks: what #60245 and #48374 saw, and whether pinning each worker to its own core
-# matters.
+# The checks: what #60245 and #48374 saw, and whether pinning each worker matters.
 
 per_worker = page.one_worker_against_two(measured, setups.PER_WORKER)
 weak_checks = ClaimReport.of(page.WEAK_CLAIMS, weak + per_worker)
 show(weak_checks)
 
 # %%
-# Where does a two-worker step go?
-#
 # The anatomy of a synchronous step
 # ---------------------------------
 #
@@ -125,17 +117,17 @@ print(anatomy)
 # -------------------------------------
 #
 # Keras 3's optimizer all-reduces the gradients inside each replica with the strategy's default
-# options and cannot skip that sum (``experimental_aggregate_gradients`` is Keras 2's); to
-# all-reduce another way, sum them in the replica step and apply the sums outside
-# ``strategy.run`` (a recipe below). Each way ran between the same two pinned workers, in turn
-# with the optimizer's own: ``RING`` rather than ``AUTO``; packs of at most 1 MiB
-# (``bytes_per_pack``); the gradients cast to ``float16`` or ``bfloat16``, half the bytes (the
-# tests check the update stays within their rounding); and ``one tensor``, the six gradients
-# flattened into one all-reduce.
+# options and cannot skip that sum (``experimental_aggregate_gradients`` is Keras 2's). Each
+# other way ran between the same two pinned workers, in turn with the optimizer's own: ``RING``
+# rather than ``AUTO``; packs of at most 1 MiB (``bytes_per_pack``); the gradients cast to
+# ``float16`` or ``bfloat16``, half the bytes (the tests check the update stays within their
+# rounding); and ``one tensor``, the six gradients flattened into one all-reduce.
 #
 # .. dropdown:: A replica's own all-reduce, and the step that applies it
 #
-#    float16 overflows past 65,504; bfloat16 keeps float32's range with fewer digits.
+#    Each other way sums the gradients in the replica step and applies the sums outside
+#    ``strategy.run``, as the last recipe does. float16 overflows past 65,504; bfloat16 keeps
+#    float32's range with fewer digits.
 #
 #    .. literalinclude:: /../perfguide/workloads/distributed.py
 #       :pyobject: Reduction
@@ -153,7 +145,7 @@ show(
 
 # %%
 # The checks: the fitted all-reduce against the two workers' step, each way against the
-# optimizer's own, and what float16 saves in the all-reduce alone against what it saves a step.
+# optimizer's own, and float16's saving in the all-reduce alone against a step's.
 
 reduction_checks = ClaimReport.of(page.REDUCTION_CLAIMS, reductions)
 halving = page.halving_claim(alone, reductions)
@@ -180,14 +172,13 @@ show(scale_checks)
 # How each worker reads its share of the data
 # -------------------------------------------
 #
-# The steps above train on a batch in memory; a reader's workers read files: here eight TFRecord
-# files of 128 small JPEGs each, decoded, scaled to 16x16 and flattened into the MLP's 256
-# features. ``FILE`` sharding gives each worker its own files (what ``AUTO``,
-# the default, picks for files); ``DATA`` has each worker decode every file and keep every other
-# example (what ``AUTO`` falls back to, with a warning, for data in memory); ``from a function``
+# The steps above train on a batch in memory. Here the workers read eight TFRecord files of 128
+# small JPEGs each, decoded, scaled to 16x16 and flattened into the MLP's 256 features. ``FILE``
+# sharding gives each worker its own files (what ``AUTO``, the default, picks for files);
+# ``DATA`` has each worker decode every file and keep every other example; ``from a function``
 # is ``distribute_datasets_from_function``, each worker sharding the file names before it
-# decodes anything. Each trains every example once an epoch (the tests count them); ``OFF``
-# would train each twice. Each ran in turn with the in-memory step.
+# decodes anything. Each trains every example once an epoch (the tests count them). Each ran in
+# turn with the in-memory step.
 #
 # .. rubric:: The input pipeline
 #
@@ -201,8 +192,8 @@ inputs = page.of_workload(measured, distributed_input.DISTRIBUTED_INPUT)
 show(Collapsed("Each way's time an example", Comparison(inputs, baseline="FILE")))
 
 # %%
-# The checks: whether reading every file costs the workers, whether building the pipeline in a
-# function does, and what reading the files costs a step at all.
+# The checks: whether reading every file, or building the pipeline in a function, costs the
+# workers, and what reading files costs a step.
 
 input_checks = ClaimReport.of(page.INPUT_CLAIMS, inputs)
 show(input_checks)
@@ -212,12 +203,17 @@ show(input_checks)
 # --------------------------
 #
 # On N workers, each on its own machine, the step is a projection: each worker's computation as
-# measured here on one core, plus a ring all-reduce of the 5.3 MB of gradients, which sends each
-# link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and Yuan, 2009), at the networks'
-# bandwidths as sold. Each message pays this machine's host cost (the latency fitted above over
-# the loopback) and a network's 250 µs (half the 500 µs datacenter round trip of Jeff Dean's
-# "Numbers everyone should know", 2009). The line without host cost bounds the projection from
-# above. Weak scaling, no overlap of computation and all-reduce. The dot is measured here.
+# measured here on one core, plus a ring all-reduce of the 5.3 MB of gradients at the networks'
+# bandwidths as sold, each message paying this machine's host cost and a network's latency. The
+# line without host cost bounds the projection from above. Weak scaling, no overlap of
+# computation and all-reduce. The dot is measured here.
+#
+# .. dropdown:: The projected all-reduce, term by term
+#
+#    A ring all-reduce sends each link 2(N−1)/N of the bytes in 2(N−1) messages (Patarasuk and
+#    Yuan, 2009). A message's host cost is the loopback latency fitted above; a network's
+#    latency is 250 µs, half the 500 µs datacenter round trip of Jeff Dean's "Numbers everyone
+#    should know" (2009).
 
 projected = page.projections(anatomy)
 page.speedup_plot(projected, anatomy)
@@ -226,14 +222,14 @@ print(page.efficiencies(projected))
 print(page.where_a_step_goes(anatomy))
 
 # %%
-# For comparison, Horovod's benchmarks page reports 90 % scaling efficiency for ResNet-101 on 128
-# servers of four GPUs over 25 Gb/s RoCE (Sergeev and Del Balso, 2018), a model that computes far
-# more per byte of gradients than this MLP.
+# Horovod's benchmarks report 90 % scaling efficiency for ResNet-101 on 128 servers of four
+# GPUs over 25 Gb/s RoCE (Sergeev and Del Balso, 2018), a model that computes far more per byte
+# of gradients than this MLP.
 #
 # Keras's ``fit`` under each strategy
 # -----------------------------------
 #
-# A reader who trains with ``model.fit`` rather than a custom loop:
+# With ``model.fit`` rather than a custom loop:
 
 show(page.fit_table(setups.try_fit()))
 
@@ -263,9 +259,8 @@ print(answer)
 # Take the numbers with you
 # -------------------------
 #
-# Everything measured on this page is published beside the site as
-# `distributed.json <../../measurements/distributed.json>`_, in the shape
-# ``python -m perfguide run distributed --json PATH`` writes.
+# Every measurement above is in `distributed.json <../../measurements/distributed.json>`_, in
+# the shape ``python -m perfguide run distributed --json PATH`` writes.
 
 print(results.publish("distributed", env, page.every_measurement(measured)))
 
@@ -278,9 +273,9 @@ print(results.publish("distributed", env, page.every_measurement(measured)))
 #
 # .. recipe-status::
 #
-# Before adding workers, weigh a step's computation against its all-reduce: the bytes of your
-# model's gradients, and a ring all-reduce of them over N workers on a network of your own. The
-# check: this page's MLP sends 5.3 MB a step.
+# Before adding workers, weigh a step's computation against its all-reduce: your model's
+# gradient bytes, and a ring all-reduce of them over N workers on your network. The check: this
+# page's MLP sends 5.3 MB a step.
 
 import keras
 import numpy as np
@@ -403,11 +398,11 @@ assert last < first
 #
 # To choose how the gradients travel under Keras 3: sum them in the replica step with your
 # options (here in float16, with the ring implementation) and let the optimizer apply the sums
-# outside ``strategy.run``. Shown with the ``strategy``, ``model``, batches and
-# ``loss_and_gradients`` of the recipe above; under ``MultiWorkerMirroredStrategy`` it is the
-# same code. The check: a step lowers the loss. For ``RING`` or ``bytes_per_pack`` alone, no
-# step of your own is needed: ``MultiWorkerMirroredStrategy(communication_options=options)``
-# gives the optimizer's all-reduce those options. The casts need the step below.
+# outside ``strategy.run``. It reuses the ``strategy``, ``model``, batches and
+# ``loss_and_gradients`` of the recipe above. The check: a step lowers the loss. For ``RING`` or
+# ``bytes_per_pack`` alone, no step of your own is needed:
+# ``MultiWorkerMirroredStrategy(communication_options=options)`` gives the optimizer's all-reduce
+# those options.
 
 options = tf.distribute.experimental.CommunicationOptions(
     implementation=tf.distribute.experimental.CommunicationImplementation.RING

@@ -4,14 +4,11 @@ Why does my TensorFlow process keep growing?
 
 Memory that grows call after call is one of the most reported TensorFlow problems:
 ``model.predict`` in a loop grows the process (`tensorflow/tensorflow#33009
-<https://github.com/tensorflow/tensorflow/issues/33009>`_, `#35835
-<https://github.com/tensorflow/tensorflow/issues/35835>`_, `#44711
-<https://github.com/tensorflow/tensorflow/issues/44711>`_, `keras-team/keras#13118
-<https://github.com/keras-team/keras/issues/13118>`_), more so when the input's shape changes
-from call to call (`tensorflow/tensorflow#38598
+<https://github.com/tensorflow/tensorflow/issues/33009>`_), more so when the input's shape
+changes from call to call (`tensorflow/tensorflow#38598
 <https://github.com/tensorflow/tensorflow/issues/38598>`_), and the answers in those threads
-contradict each other: call ``keras.backend.clear_session()``, call ``gc.collect()``, call
-``model(x)`` instead, use another ``malloc``.
+contradict each other: ``keras.backend.clear_session()``, ``gc.collect()``, ``model(x)``
+instead, another ``malloc``.
 
 This page calls one small model hundreds of times in fresh processes, each way a user would:
 ``predict``, ``model-call`` (``model(x, training=False)``), ``predict-on-batch``
@@ -20,9 +17,9 @@ This page calls one small model hundreds of times in fresh processes, each way a
 is ``None`` (``input-signature``), or on batches padded to a few sizes (``buckets``). Each
 process records the memory it holds (its resident set, what ``top`` and a container's limit see)
 every few calls; a way's *growth* is how much that rises per call, given with its next-process
-interval (:doc:`How to read these pages </reading>` defines it). Then the page measures the other
-thing that runs a process out of memory, a training step's peak, against batch size and
-precision policy. Every number is measured by this page on the machine that built it.
+interval (:doc:`How to read these pages </reading>` defines it). The last sections measure the
+other thing that runs a process out of memory, a training step's peak, against batch size and
+precision policy.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/memory.answer.html
@@ -62,9 +59,11 @@ for name, why in memory.allocators()[1].items():
 #    ``import tensorflow``, without paying for that import again in each of the page's dozens of
 #    processes. An experiment's three come from three such processes started apart, since much of
 #    what makes one process's memory differ from the next (where its heap and libraries land,
-#    Python's hash seed) is settled when a process starts. The workloads are in
-#    :mod:`perfguide.workloads.memory`; rates also move between runs, by as much as :doc:`the
-#    machine's calibration </environment>` says.
+#    Python's hash seed) is settled when a process starts. With a new shape at every call, each
+#    way has three processes of its own, so that no way finds kernels another built (``buckets``,
+#    which needs a dozen, then ``tf-function``, which needs new ones, share theirs). The
+#    workloads are in :mod:`perfguide.workloads.memory`; rates also move between runs, by as much
+#    as :doc:`the machine's calibration </environment>` says.
 
 measured, peaks = memory_runs.measure()
 
@@ -73,10 +72,10 @@ measured, peaks = memory_runs.measure()
 # --------------------------
 #
 # The serving chapter's tiny MLP (32 features to 64 to 10) answers a batch of 8 requests, the
-# same shape every time, by ``predict``, ``model-call``, ``predict-on-batch`` and
-# ``input-signature``: each way hundreds of times (``predict`` fewer, as it is slow), one way
-# after another, in each of three fresh processes. The growth is the slope of the memory held
-# over the second half of the calls, once the first calls' caches have filled.
+# same shape every time, hundreds of times by each of ``predict`` (fewer, as it is slow),
+# ``model-call``, ``predict-on-batch`` and ``input-signature``, one way after another, in three
+# fresh processes. The growth is the slope of the memory held over the second half of the
+# calls, once the first calls' caches have filled.
 #
 # .. rubric:: The code being measured
 #
@@ -101,8 +100,8 @@ plt.show()
 show(ClaimReport.of(page.ONE_SHAPE_CLAIMS, one_shape))
 
 # %%
-# What a growth rate means for a server that answers every request the same way: how many calls
-# until it has used this machine's memory (the process and the system need some of it first).
+# How many calls of one shape until the process has used this machine's memory (the process and
+# the system need some of it first):
 
 total = psutil.virtual_memory().total
 for line in calls_to_fill(one_shape.growth, total, page.GROWS):
@@ -113,15 +112,13 @@ for line in calls_to_fill(one_shape.growth, total, page.GROWS):
 # A new shape at every call
 # -------------------------
 #
-# Now every call brings a batch of a size never seen before, one row more than the last, as a
-# server answering whatever arrives does, with TensorFlow's oneDNN kernels on
-# (``TF_ENABLE_ONEDNN_OPTS=1``: TensorFlow 2.21 turns them on by default only on some CPUs,
-# which the first line below says of this one); each way in three fresh processes of its own, so
-# that no way finds kernels another built (``buckets``, which needs a dozen, then
-# ``tf-function``, which needs new ones, share theirs). A ``tf.function`` traces a new graph for
-# each new shape and keeps it (``tf-function``); the fixes are to let it trace one graph for any batch size
-# (``reduce-retracing``, ``input-signature``), or to pad each batch to the next power of two and
-# cut the answer back (``buckets``). ``traces`` counts the graphs each traced.
+# Now each call's batch is one row larger than the last, a size never seen before, with
+# TensorFlow's oneDNN kernels on (``TF_ENABLE_ONEDNN_OPTS=1``; TensorFlow 2.21 turns them on by
+# default only on some CPUs, and the first line below says whether on this one). A
+# ``tf.function`` as it comes traces and keeps a graph for each new shape (``tf-function``);
+# ``reduce-retracing`` and ``input-signature`` trace one for any batch size, and ``buckets`` pads
+# each batch to the next power of two and cuts the answer back. ``traces`` counts the graphs
+# each traced.
 
 new_shapes = measured["new shapes"]
 print(f"oneDNN by default on this machine: {'on' if env['onednn_enabled'] else 'off'}")
@@ -139,7 +136,7 @@ plt.show()
 show(ClaimReport.of(page.NEW_SHAPE_CLAIMS, new_shapes))
 
 # %%
-# How many calls of new shapes until the process has used this machine's memory:
+# The same with a new shape at every call:
 
 for line in calls_to_fill(new_shapes.growth, total, page.GROWS):
     print(line)
@@ -167,10 +164,10 @@ show(ClaimReport(page.kernel_cache_claims(new_shapes, onednn_off)))
 # What gives memory back
 # ----------------------
 #
-# After ``tf-function``'s calls above, its processes tried what the threads suggest, one after
-# another: ``gc.collect()``, ``keras.backend.clear_session()``, deleting the model, and glibc's
-# ``malloc_trim(0)``. The short answer gives what they changed; the memory held after each step
-# (median over the processes; the change is from the step before):
+# After ``tf-function``'s calls, its processes tried what the threads suggest, in turn:
+# ``gc.collect()``, ``keras.backend.clear_session()``, deleting the model, and glibc's
+# ``malloc_trim(0)``. The memory held after each step (median over the processes; the change is
+# from the step before):
 
 
 show(page.held_table(new_shapes))
@@ -179,12 +176,12 @@ show(page.held_table(new_shapes))
 # The allocator
 # -------------
 #
-# Memory a program frees goes back to its allocator, which may keep it for later rather than
-# return it to the system: what ``malloc_trim(0)`` asks glibc's to do. The loop that grew with
-# one shape, ``predict``, then the same steps, in fresh processes started with each other
-# allocator this machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``, glibc's limited
-# to two arenas with ``MALLOC_ARENA_MAX=2``), beside glibc's as it comes (the first experiment's
-# ``predict``, which ran first in its processes too):
+# Memory a program frees goes back to its allocator, which may keep it rather than return it to
+# the system (``malloc_trim(0)`` asks glibc's to return it). ``predict``'s loop with one shape,
+# then the same steps, ran again in fresh processes started with each other allocator this
+# machine has (jemalloc and tcmalloc loaded with ``LD_PRELOAD``, glibc's limited to two
+# arenas with ``MALLOC_ARENA_MAX=2``), beside glibc's as it comes (the first experiment's
+# ``predict``, which also ran first in its processes):
 
 by_allocator = page.by_allocator(measured)
 show(page.allocator_growth_table(by_allocator))
@@ -216,9 +213,9 @@ for way, objects in one_shape.objects_per_call.items():
 # peak rises with the batch. The mixed-precision chapter's image classifier (two 3x3
 # convolutions of 32 filters on 32x32 images, then a small dense head) took a training step at
 # each batch size under ``float32`` and under ``mixed_bfloat16``, whose layers compute, and keep
-# their activations, in 16-bit floats, in three fresh processes a policy. A step's peak is
-# measured twice over: its *tensors* (the most TensorFlow's tensors held beyond what they held
-# before it) and the process's *peak resident set* beyond what it held before training.
+# their activations, in 16-bit floats. A step's peak is measured twice over: its *tensors* (the
+# most TensorFlow's tensors held beyond what they held before it) and the process's *peak
+# resident set* beyond what it held before training.
 #
 # .. dropdown:: How a step's peak is measured, and the code
 #
@@ -244,8 +241,8 @@ plt.show()
 
 # %%
 # Each example of a batch costs the slope of these lines; the fixed rest is the model, its
-# optimizer and the traced step. The slopes, and the largest batch whose step would fit in the
-# memory this machine has free now:
+# optimizer and the traced step. The slopes, and the largest batch that would fit in the memory
+# free now:
 
 available = psutil.virtual_memory().available
 show(page.memory_per_example(peaks, available))
@@ -255,9 +252,8 @@ show(page.memory_per_example(peaks, available))
 show(ClaimReport(page.peak_claims(peaks)))
 
 # %%
-# ``mixed_bfloat16`` halves the activations from the shapes; the claims above say whether the
-# step's tensors shrink as much. What the forward pass keeps, layer by layer (per example, at the
-# largest batch; each layer's count includes its output):
+# ``mixed_bfloat16`` halves the activations from the shapes. What the forward pass keeps, layer
+# by layer (per example, at the largest batch; each layer's count includes its output):
 
 show(page.layers_table(peaks))
 
@@ -271,8 +267,6 @@ print(page.heaviest_layer(peaks))
 # %%
 # The short answer
 # ----------------
-#
-# The box at the top of this page, built from the checks above.
 
 answer = page.short_answer(measured, peaks)
 # sphinx_gallery_start_ignore
@@ -284,9 +278,8 @@ print(answer)
 # Take the numbers with you
 # -------------------------
 #
-# Every growth rate on this page is published as `memory.json
-# <../../measurements/memory.json>`_. To measure them on your own machine, run
-# ``python -m perfguide run memory``, or the script downloaded below.
+# Every growth rate here is published as `memory.json <../../measurements/memory.json>`_. To
+# measure yours, run ``python -m perfguide run memory`` or the script below.
 
 save(results.measurements_dir() / "memory.json", env, measured, peaks)
 print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
@@ -295,17 +288,16 @@ print(f"published {sum(len(e.growth) for e in measured.values())} growth rates")
 # Recipes
 # -------
 #
-# The practices above in a few lines each, on a tiny model of their own, ending with a check.
-# The growth they stop was measured on this page's 2-core x86 virtual machine, in processes with
-# oneDNN's kernels on: measure yours.
+# The practices above in a few lines each, ending with a check. The growth they stop was
+# measured on this page's 2-core x86 virtual machine with oneDNN's kernels on: measure yours.
 #
 # Call model(x) in a loop, not predict
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 #
 # .. recipe-status::
 #
-# Answer batch after batch by calling the model; ``predict`` is built for one large array, and
-# the claims above say what each way grew here. The answers are ``predict``'s:
+# Answer batch after batch by calling the model; ``predict`` is built for one large array. The
+# answers are ``predict``'s:
 
 import keras
 import numpy as np
@@ -352,9 +344,9 @@ assert call.experimental_get_tracing_count() <= 2  # not one a batch size
 #
 # Pad each batch with rows of zeros up to the next power of two, answer, and cut the answer back:
 # a hundred batch sizes make eight shapes, so a few of oneDNN's kernels, and an input signature
-# whose batch dimension is ``None`` answers all eight with one graph (without it, the function
-# traces a graph for each shape, and TensorFlow warns of retracing). It suits a model whose rows
-# are answered apart (no batch-wide layer at inference):
+# whose batch dimension is ``None`` answers all eight with one graph (without it, a graph a
+# shape, and TensorFlow warns of retracing). It suits a model whose rows are answered apart (no
+# batch-wide layer at inference):
 
 import keras
 import numpy as np

@@ -7,36 +7,34 @@ A Stack Overflow question, `Why is TensorFlow 2 much slower than TensorFlow 1?
 276 % faster. Its asker's self-answer timed small, medium and large Conv1D + Dense models through
 ``fit()`` and ``train_on_batch()``, eagerly and as a graph, with ``keras`` and ``tf.keras``, on
 TensorFlow 1.14 and 2.0 with a GTX 1070; each factor, it found, could double the time, and it
-ended with lists of what to do and what not to do. Those figures are the question's; every other
-number on this page is measured by this page with TensorFlow 2.21, where ``tf.keras`` is Keras 3
-and Keras 2 lives on as the ``tf_keras`` package.
+ended with DO and DON'T lists. Every other number here is measured with TensorFlow 2.21, where
+``tf.keras`` is Keras 3 and Keras 2 lives on as the ``tf_keras`` package.
 
-Each way to train is a *path*, named as the tables name it. A step is one batch of 32 samples.
-``fit`` trains on an epoch of 32 batches per call, as readers call it; ``fit-per-batch`` calls
-``fit`` on one batch at a time, as the self-answer's benchmark did; ``train-on-batch`` calls ``train_on_batch``; ``custom-step`` is
-a hand-written training step in a ``tf.function``; ``run-eagerly`` and ``jit-compile`` are
-``train_on_batch`` on a model compiled with ``run_eagerly=True`` or ``jit_compile=True``;
-``tf-data`` feeds ``fit`` from a ``tf.data`` pipeline instead of NumPy arrays, and
-``tf-data-no-autotune`` from the same pipeline with tf.data's autotuning off;
-``steps-per-execution`` runs that pipeline eight batches per call of ``fit``'s compiled
-function; ``tf1-session`` is the small model written as a TensorFlow 1 graph, run by
-``Session.run``.
+Each way to train is a *path*. A step is one batch of 32 samples. ``fit`` trains an epoch of 32
+batches per call; ``fit-per-batch`` calls ``fit`` on one batch at a time, as the self-answer's
+benchmark did; ``train-on-batch`` calls ``train_on_batch``; ``custom-step`` is a hand-written
+training step in a ``tf.function``; ``run-eagerly`` and ``jit-compile`` are ``train_on_batch``
+on a model compiled with ``run_eagerly=True`` or ``jit_compile=True``; ``tf-data`` feeds ``fit``
+from a ``tf.data`` pipeline instead of NumPy arrays, and ``tf-data-no-autotune`` from the same
+pipeline with autotuning off; ``steps-per-execution`` runs that pipeline eight batches per call
+of ``fit``'s compiled function; ``tf1-session`` is the small model written as a TensorFlow 1
+graph, run by ``Session.run``.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/training_loop.answer.html
 
-Every path starts from the same weights and trains on the same data; the guide's tests check that
-one step of each gives the same loss and weights. :doc:`How to read these pages </reading>`
-defines the tables' terms. The same training on several workers is :doc:`Why doesn't my
-distributed training scale? </auto_examples/distributed/plot_distributed>`.
+Every path starts from the same weights and data; tests check that one step of each gives the
+same loss and weights. :doc:`How to read these pages </reading>` defines the tables' terms. The
+same training on several workers is :doc:`Why doesn't my distributed training scale?
+</auto_examples/distributed/plot_distributed>`.
 """
 
 # %%
 # Where this page was measured
 # ----------------------------
 #
-# ``Workers`` starts three fresh Python processes, and every path is timed in each of them in
-# turn, the paths taking turns; a time below is the median of the three processes' medians.
+# ``Workers`` starts three fresh Python processes and times every path in each, the paths taking
+# turns; a time below is the median of the three processes' medians.
 
 import matplotlib.pyplot as plt
 
@@ -61,11 +59,10 @@ print(
 # The models, the data, and how they are scaled
 # ---------------------------------------------
 #
-# Three configurations, the columns of the grid below: the self-answer's small model (one
-# Conv1D of 128 filters over 40 steps, stride 4, pooling, two Dense layers) on its batches of
-# 32 samples × 140 time steps × 30 features; the same model on its "medium data" (1,400 time
-# steps); and its medium model with convolutions a quarter as wide. Its large model is not
-# trained here: the arithmetic of one step, counted from its layers, tells why.
+# Three configurations, the columns of the grid below: the self-answer's small model on its
+# batches of 32 samples × 140 time steps × 30 features; the same model on its "medium data"
+# (1,400 time steps); and its medium model with convolutions a quarter as wide. Its large model
+# is not trained here; the arithmetic of one step, printed below, tells why.
 #
 # .. rubric:: The models and how each path trains them
 #
@@ -93,8 +90,6 @@ print(page.arithmetic(flops, machine))
 # %%
 # Every path, timed per step
 # --------------------------
-#
-# The paths of a column take turns in each of the page's three fresh processes.
 
 grid = page.time_grid(workers)
 page.grid_heatmap(grid)
@@ -118,8 +113,8 @@ show(checks)
 # --------------------------------------------
 #
 # ``fit`` reads NumPy arrays through a ``tf.data`` pipeline of its own, built anew on every call
-# with tf.data's autotuning on. How much each path's blocks spread in each process (the middle
-# half of its block times, against their median):
+# with autotuning on. How much each path's blocks spread in each process (the middle half of its
+# block times, against their median):
 
 print(page.autotune_spread(small))
 
@@ -136,28 +131,27 @@ print(page.autotune_spread(small))
 # Where the time goes: a fixed price per call, then arithmetic
 # ------------------------------------------------------------
 #
-# Every path does the same arithmetic per step; what separates them is what a call costs besides
-# it. ``fit`` builds a data adapter, an iterator and callbacks on every call. *fit's own price*
-# is what a call costs besides its steps: a ``fit`` over n batches takes that price plus n
-# steps, so ``fit`` timed a step over an epoch and over one batch gives both. Here it is, with
-# its share of a ``fit`` over an epoch, on the small model and data:
+# Every path does the same arithmetic per step; they differ in what a call costs besides it.
+# ``fit`` builds a data adapter, an iterator and callbacks on every call. *fit's own price* is
+# what a call costs besides its steps: a ``fit`` over n batches takes that price plus n steps,
+# so timing ``fit`` over an epoch and over one batch gives both. The price and its share of a
+# ``fit`` over an epoch, on the small model and data:
 
 print(page.fit_price(small))
 
 # %%
-# What the arithmetic allows: each path's floating-point operations per second on the small model
-# with 1,400 time steps, against *the peak*, the rate this machine reached in a large matrix
-# product. A path far below the peak pays for something other than arithmetic.
+# Each path's floating-point rate on the small model with 1,400 time steps, against *the peak*,
+# the rate this machine reached in a large matrix product. A path far below the peak pays for
+# something other than arithmetic.
 
 page.arithmetic_bars(grid[page.LONG], flops[page.LONG], machine)
 plt.show()
 
 # %%
-# So the paths differ only in what a step costs beyond its arithmetic, and that is all a
-# TensorFlow 1 session can save. XLA has little to fuse: the step is a convolution, a pooling and
-# two small products, and the convolution, one oneDNN kernel with or without XLA, does most of
-# the arithmetic. Each path on the small data, its share of the peak, and its time beyond the
-# arithmetic at the peak rate:
+# What a step costs beyond its arithmetic is all a TensorFlow 1 session can save. XLA has little
+# to fuse: the step is a convolution, a pooling and two small products; the convolution, one
+# oneDNN kernel with or without XLA, does most of the arithmetic. Each path's share of the peak
+# on the small data, and its time beyond the arithmetic at the peak rate:
 
 print(page.beyond_arithmetic(small, flops[page.SMALL], machine))
 
@@ -166,11 +160,11 @@ print(page.beyond_arithmetic(small, flops[page.SMALL], machine))
 # -----------------------
 #
 # The self-answer found ``tf.keras`` faster than the separate ``keras`` package of the day.
-# Today ``tf.keras`` becomes Keras 2 (``tf_keras``) when ``TF_USE_LEGACY_KERAS=1`` is set before
-# TensorFlow is imported, so both are timed in fresh processes started with it (Keras 3 imported
-# as ``keras``), on the small model and data, through ``train_on_batch``
-# (``keras-3-train-on-batch``, ``keras-2-train-on-batch``) and ``fit`` per batch
-# (``keras-3-fit-per-batch``, ``keras-2-fit-per-batch``).
+# ``tf.keras`` is Keras 2 (``tf_keras``) when ``TF_USE_LEGACY_KERAS=1`` is set before TensorFlow
+# is imported. Fresh processes started with it time both on the small model and data (Keras 3
+# imported as ``keras``), through ``train_on_batch`` (``keras-3-train-on-batch``,
+# ``keras-2-train-on-batch``) and ``fit`` per batch (``keras-3-fit-per-batch``,
+# ``keras-2-fit-per-batch``).
 
 with Workers(device=device, settings=tl.KERAS_VERSIONS.process_settings) as legacy:
     print(f"tf.keras in those processes: Keras {legacy.environment['tf_keras']}")
@@ -184,8 +178,7 @@ keras_checks = ClaimReport.of(page.KERAS_CLAIMS, versions)
 show(keras_checks)
 
 # %%
-# Where the two Keras differ: how much longer a ``fit`` on one batch took than
-# ``train_on_batch`` on it, in each.
+# How much longer a ``fit`` on one batch took than ``train_on_batch`` on it, in each Keras:
 
 print(page.fit_beyond_train_on_batch(versions))
 
@@ -196,11 +189,11 @@ print(page.fit_beyond_train_on_batch(versions))
 # Users reported Keras's ``*_on_batch`` methods tracing again for every new batch size
 # (`tensorflow/tensorflow#34907 <https://github.com/tensorflow/tensorflow/issues/34907>`_,
 # `tensorflow/tensorflow#38742 <https://github.com/tensorflow/tensorflow/issues/38742>`_). A pass
-# here feeds batches of four sizes (32, 24, 16 and 8) through ``train_on_batch``
-# (``train-on-batch``), ``predict_on_batch`` (``predict-on-batch``), a plain ``tf.function`` step
-# (``tf-function-step``), the same with ``reduce_retracing=True`` (``reduce-retracing``), and with
-# an ``input_signature`` whose batch dimension is ``None`` (``input-signature``). The first pass
-# meets every size for the first time.
+# here feeds batches of four sizes (32, 24, 16 and 8), all new in the first pass, through
+# ``train_on_batch`` (``train-on-batch``), ``predict_on_batch`` (``predict-on-batch``), a plain
+# ``tf.function`` step (``tf-function-step``), the same with ``reduce_retracing=True``
+# (``reduce-retracing``), and with an ``input_signature`` whose batch dimension is ``None``
+# (``input-signature``).
 #
 # .. rubric:: The code being timed
 #
@@ -225,11 +218,11 @@ show(ClaimReport([page.retrace_claim(retracing)]))
 # Predicting: model(x), predict, predict_on_batch
 # -----------------------------------------------
 #
-# ``predict`` is built for large inputs: it splits them into batches, runs a loop with callbacks
-# and gathers the results into a NumPy array. ``model(x)`` (``model-call``) runs the layers
-# eagerly; ``predict_on_batch`` runs one compiled call; ``tf-function`` wraps the model in a
-# ``tf.function``. The small model on batches of 1 to 1,024 samples (serving has a chapter of its
-# own: :doc:`How should I serve my model on a CPU? </auto_examples/serving/plot_serving>`):
+# ``predict`` is built for large inputs: it batches them, runs a loop with callbacks and gathers
+# the results into a NumPy array. ``model(x)`` (``model-call``) runs the layers eagerly;
+# ``predict_on_batch`` runs one compiled call; ``tf-function`` wraps the model in a
+# ``tf.function``. The small model on batches of 1 to 1,024 samples (serving has its own
+# chapter: :doc:`How should I serve my model on a CPU? </auto_examples/serving/plot_serving>`):
 
 inference = page.time_inference(workers)
 page.inference_plot(inference)
@@ -255,13 +248,11 @@ print(page.predict_calls(inference))
 # The self-answer's lists, checked here
 # -------------------------------------
 #
-# Each rule of the self-answer's DO and DON'T lists, matched to the path here that does what it
-# names and judged against ``custom-step`` in the same run: a DO holds where its path takes less
-# than twice that step's time, a DON'T where it takes at least twice. The rule about large
-# models is judged on the 1,400-step samples. Its "fit()" was ``fit`` called per batch; its
-# "keras" was the separate package of the day, here Keras 2, against Keras 3's
-# ``train_on_batch``. TensorFlow 1 and ``tf.python.keras`` are gone from today's TensorFlow, so
-# the rules that need them are left unmeasured.
+# Each rule of the self-answer's lists is matched to the path that does what it names and judged
+# against ``custom-step`` in the same run: a DO holds where its path takes less than twice that
+# step's time, a DON'T where it takes at least twice. The rule about large models is judged on
+# the 1,400-step samples, the rule about ``keras`` on Keras 2 against Keras 3's
+# ``train_on_batch``.
 
 show(page.rules_table(grid, versions))
 
@@ -274,8 +265,7 @@ show(Collapsed(summary, page.own_rules(grid)))
 # The question's benchmark, here
 # ------------------------------
 #
-# The self-answer timed 200 calls per configuration; the same 200 steps here are the short
-# answer's table.
+# The self-answer timed 200 calls per configuration.
 
 scenario = page.benchmark_scenario(small)
 show(Collapsed("200 steps per path, as in the short answer", scenario))
@@ -284,7 +274,7 @@ show(Collapsed("200 steps per path, as in the short answer", scenario))
 # Short answer
 # ------------
 #
-# The box at the top of this page, built from the checks above.
+# The box at the top, built from the checks above.
 
 answer = page.short_answer(small, checks, keras_checks, predicting, env["usable_cores"])
 # sphinx_gallery_start_ignore
@@ -296,14 +286,18 @@ print(answer)
 # Take the numbers with you
 # -------------------------
 #
-# Everything measured on this page, with the environment record, is published beside the site
-# as `training_loop.json <../../measurements/training_loop.json>`_, in the shape
-# ``python -m perfguide run train-small-model --json PATH`` writes; ``python -m perfguide run
-# keras-versions`` starts its own process with ``TF_USE_LEGACY_KERAS=1``. To rerun this page,
-# install the guide's package from a checkout of its repository (``python -m pip install -e
-# ".[cpu]"``, and ``python -m pip install --no-deps tf-keras`` for Keras 2, whose wheel would
-# otherwise install a second TensorFlow) and run the script downloaded below. The measuring
-# machine is described on the :doc:`build machine </environment>` page.
+# Everything measured here, with the environment record, is published as
+# `training_loop.json <../../measurements/training_loop.json>`_, in the shape
+# ``python -m perfguide run train-small-model --json PATH`` writes; the
+# :doc:`build machine </environment>` page describes the machine.
+#
+# .. dropdown:: To rerun this page
+#
+#    Install the guide's package from a checkout of its repository
+#    (``python -m pip install -e ".[cpu]"``, and ``python -m pip install --no-deps tf-keras`` for
+#    Keras 2, whose wheel would otherwise install a second TensorFlow) and run the script
+#    downloaded below. ``python -m perfguide run keras-versions`` starts its own process with
+#    ``TF_USE_LEGACY_KERAS=1``.
 
 trained = [m for column in grid.values() for m in column]
 published = trained + versions + retracing + inference
@@ -314,8 +308,7 @@ workers.close()
 # Recipes
 # -------
 #
-# The advice above in a few lines to paste, each with its own tiny model and data and a check
-# that it works, after these imports:
+# Each recipe has its own tiny model and data and a check that it works, after these imports:
 import keras
 import numpy as np
 import tensorflow as tf

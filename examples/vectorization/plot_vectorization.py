@@ -5,12 +5,10 @@ How much do tensor operations buy over loops, and how close do they get to the h
 The tf.wiki handbook *Simple and Brutal TensorFlow 2* (简单粗暴 TensorFlow 2, by Xihan Li), in its
 chapter on TensorFlow performance, tells its readers to embrace tensor operations: on the author's
 i9-9900K and RTX 2060 SUPER, a 10000 × 10000 matrix product took about 700,000 s as a Python
-triple loop, 8,400 s in Cython, 5.61 s with ``np.dot`` and 0.77 s with ``tf.matmul``; a loop of
+triple loop and 0.77 s with ``tf.matmul`` (the table below has the rest); a loop of
 ``tf.matmul`` over 1000 matrices and a ``tf.stack`` took about 0.40 s, one ``tf.einsum`` about
-0.28 s. It also says to profile before optimizing, to preprocess and preload the data, that a
-TensorFlow build may miss the CPU's vector instructions, and not to trade readability for tiny
-gains. Those figures are the handbook's own, taken without waiting for the GPU; every
-other number on this page is measured by this page, on the machine that built it.
+0.28 s. The handbook timed these without waiting for the GPU; every other number on this page
+was measured on the machine that built it.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/vectorization.answer.html
@@ -24,10 +22,8 @@ tables and verdicts.
 # Where this page was measured
 # ----------------------------
 #
-# The guide's own calls take a line each: ``Workers`` starts three fresh Python processes, and
-# every comparison below is timed in each of them in turn, its variants interleaved; a time is
-# the median of the three processes' medians. ``page`` holds this page's checks, tables and
-# plots.
+# ``Workers`` starts the three fresh Python processes that time every comparison below, its
+# variants interleaved.
 
 import matplotlib.pyplot as plt
 
@@ -59,8 +55,8 @@ print(
 # (``python-loops``), NumPy's ``matmul``, which calls a BLAS library (``numpy``), and
 # TensorFlow's ``tf.matmul``, eagerly (``eager``) and inside a ``tf.function``
 # (``tf-function``). The loop is timed only on small matrices, the others up to side 2048. The
-# rate is floating-point operations per second (2·n³ for side n), against the peak float32 rate
-# this machine measured (the quickest block of a large product, printed above).
+# rate is floating-point operations per second (2·n³ for side n), against this machine's
+# measured peak (the quickest block of a large product, printed above).
 #
 # .. rubric:: The code being timed
 #
@@ -99,7 +95,7 @@ summary = "The handbook's product carried to this machine (the short answer's ta
 show(Collapsed(summary, handbook))
 
 # %%
-# The checks: the loop against NumPy at the loop's largest side, and the products at side 2048:
+# The checks, at the loop's largest side and at side 2048:
 
 product_checks = ClaimReport.of(page.PRODUCT_CLAIMS, products)
 show(product_checks)
@@ -147,14 +143,14 @@ page.batched_plot(batched, machine)
 plt.show()
 
 # %%
-# The last claim below sets einsum's rate against the peak's product, timed in turns with the
-# forms in the same processes:
+# The checks; the last sets einsum's rate against the peak's product, timed in the same
+# processes:
 
 batched_checks = ClaimReport.of(page.BATCHED_CLAIMS, batched)
 show(batched_checks)
 
 # %%
-# The peak's product in these processes, and each form's rate against it:
+# The peak's rate in these processes, and each form's share of it:
 
 print(page.peak_rates(batched))
 
@@ -171,7 +167,7 @@ print(page.ops_of_each_form())
 #
 # A matrix product does 2000 operations for every number it reads, so arithmetic bounds it. An
 # element-wise op does one or two, so memory bounds it: each op reads its input from memory and
-# writes its output back. Two chains on float32 vectors, ten rounds of x ← 0.9·x + 0.1 and ten
+# writes its output back. Two chains on vectors, ten rounds of x ← 0.9·x + 0.1 and ten
 # of x ← tanh(0.9·x + 0.1), in NumPy (``numpy``), eagerly (``eager``), as one ``tf.function``
 # (``tf-function``), and compiled by XLA (``xla``), which fuses a chain into one loop that
 # reads x once and writes the result once. The rate counts just that least traffic, 8 bytes an
@@ -194,16 +190,16 @@ plt.show()
 
 # %%
 # At ten million elements, each variant's share of the bandwidth; then the checks, the last at
-# a thousand elements, where a call's fixed cost outweighs the arithmetic:
+# a thousand elements, where a call's fixed cost dominates:
 
 print(page.bandwidth_shares(chains, machine))
 chain_checks = ClaimReport.of(page.CHAIN_CLAIMS, chains)
 show(chain_checks)
 
 # %%
-# Fusion saves passes over memory, so it pays where memory is the limit; a chain limited by its
-# arithmetic gains nothing from it. Which limit a chain meets shows in each variant's share of
-# the bandwidth (above) and the cores it kept busy (CPU time over wall time, per block):
+# Fusion saves passes over memory, so it pays only where memory is the limit. Which limit a
+# chain meets shows in its share of the bandwidth (above) and in the cores it kept busy (CPU
+# time over wall time, per block):
 
 print(page.cores_busy(chains))
 
@@ -212,15 +208,15 @@ print(page.cores_busy(chains))
 # ----------------
 #
 # The handbook's other advice: preprocess the data ahead and load it in parallel with training.
-# One epoch of 32 small training steps, fed four ways: preprocessed in NumPy batch by batch as
-# the loop needs it (``numpy-each-step``); preprocessed and converted to tensors once, before
-# training (``preloaded``); a ``tf.data`` pipeline from ``from_tensor_slices`` (``tf-data``);
-# and ``Dataset.from_generator`` over the NumPy batches (``from-generator``), which users have
+# One epoch of 32 small training steps, fed four ways: preprocessed in NumPy as the loop needs
+# each batch (``numpy-each-step``); preprocessed and converted to tensors once, before training
+# (``preloaded``); a ``tf.data`` pipeline from ``from_tensor_slices`` (``tf-data``); and
+# ``Dataset.from_generator`` over the NumPy batches (``from-generator``), which users have
 # reported to be more than ten times slower than ``from_tensor_slices``
 # (`tensorflow/tensorflow#56258 <https://github.com/tensorflow/tensorflow/issues/56258>`_). The
-# time is per step; the network's hidden layer grows from 16 to 2048 units to move the step from
-# one bound by feeding to one bound by its arithmetic. (:doc:`The tf.data chapter
-# </auto_examples/tf_data/plot_tf_data>` takes a pipeline apart.)
+# network's hidden layer grows from 16 to 2048 units, to move the step from bound by feeding to
+# bound by arithmetic. (:doc:`The tf.data chapter </auto_examples/tf_data/plot_tf_data>` takes
+# a pipeline apart.)
 #
 # .. dropdown:: The code being timed
 #
@@ -254,24 +250,21 @@ plt.show()
 print(page.feeding_shares(feeding))
 
 # %%
-# Feeding alone, with no training step (each source drained for one epoch, per batch): what the
-# report of a tenfold gap compared, and what a training step pays on top of its arithmetic.
+# Feeding alone, each source drained for one epoch with no training step, as the report of a
+# tenfold gap compared them:
 
 alone = workers.run(vz.INPUT_ONLY, settle=page.SOURCE_CLAIMS)
 summary = "Time per batch with no training step, each way of feeding"
 show(Collapsed(summary, Comparison(alone, baseline="preloaded")))
 
 # %%
-# The checks on feeding: in a training step, ``preloaded`` against ``numpy-each-step``, and
-# ``from_generator``'s share of the step as the model grows (the share is 1 − 1/(its step time
-# over preloaded data's), so it falls as that ratio does); feeding alone, the pipeline against
-# ``from_generator``, at the reported tenfold and at any margin:
+# The checks on feeding, in a training step and alone:
 
 feeding_checks = page.feeding_claims(feeding, alone)
 show(feeding_checks)
 
 # %%
-# Each variant's feeding cost per step at 16 hidden units, beside its cost per batch alone:
+# Each variant's feeding cost per step at 16 hidden units, and its cost per batch alone:
 
 print(page.costs_beside_alone(feeding, alone))
 
@@ -285,10 +278,9 @@ print(page.costs_beside_alone(feeding, alone))
 # Profile before optimizing
 # -------------------------
 #
-# The handbook's first advice, kept for last so that no profiler runs in a process before it
-# times: measure where the time goes. TensorFlow's profiler gives it op by op; here, five calls
-# of ``loop-stack-tf-function`` traced in one of the page's fresh processes after the timing
-# above (an op's *self time* leaves out the ops nested in it).
+# The handbook's first advice: measure where the time goes. TensorFlow's profiler gives it op
+# by op; here, five calls of ``loop-stack-tf-function``, traced after the timing above (an op's
+# *self time* leaves out the ops nested in it).
 #
 # .. literalinclude:: /../perfguide/workloads/vectorization.py
 #    :pyobject: loop_stack
@@ -325,12 +317,12 @@ print(page.instruction_sets(env))
 
 # %%
 # Two process-wide settings change which kernels and how many threads run:
-# ``TF_ENABLE_ONEDNN_OPTS`` sets oneDNN's kernels against this CPU's default (TensorFlow 2.21
-# turns them on only on some CPUs: ``oneDNN off`` where the default is on, ``oneDNN on`` where
-# it is off), and ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread
-# (``1 intra-op thread``); ``default`` sets neither. Each setting gets three fresh processes,
-# taking turns round by round (:func:`perfguide.processes.pool.run_across`), for a product of
-# side 1024 and a 3 × 3 convolution of eight 64 × 64 images with 32 channels:
+# ``TF_ENABLE_ONEDNN_OPTS`` turns oneDNN's kernels against this CPU's default (``oneDNN off`` or
+# ``oneDNN on``; TensorFlow 2.21 turns them on only on some CPUs), and
+# ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread (``1 intra-op thread``); ``default``
+# sets neither. Each setting gets three fresh processes, taking turns
+# (:func:`perfguide.processes.pool.run_across`), for a product of side 1024 and a 3 × 3
+# convolution of eight 64 × 64 images with 32 channels:
 
 runs = page.time_settings(device, page.settings(env))
 print(runs)
@@ -338,8 +330,7 @@ summary = "Each fresh process's time per call under each setting"
 show(Collapsed(summary, page.settings_table(runs)))
 
 # %%
-# Each claim sets one setting's processes against the other's, its interval carrying both
-# spreads:
+# The checks, each interval carrying the spreads of both settings' processes:
 
 setting_checks = ClaimReport.of(page.setting_claims(env), runs.by_kernel)
 show(setting_checks)
@@ -348,7 +339,7 @@ show(setting_checks)
 # Short answer
 # ------------
 #
-# The box at the top of this page, built from the checks above.
+# The box atop the page, built from the checks above.
 
 answer = page.short_answer(
     product_checks,
@@ -370,10 +361,13 @@ print(answer)
 #
 # Everything measured here, with the environment record, is published as
 # `vectorization.json <../../measurements/vectorization.json>`_, in the shape
-# ``python -m perfguide run batched-matmul --json PATH`` writes. To rerun this page, install the
-# guide's package from a checkout of its repository (``python -m pip install -e ".[cpu]"``) and
-# run the script downloaded below. The :doc:`build machine </environment>` page describes the
-# measuring machine.
+# ``python -m perfguide run batched-matmul --json PATH`` writes; the
+# :doc:`build machine </environment>` page describes the machine.
+#
+# .. dropdown:: To rerun this page
+#
+#    Install the guide's package from a checkout of its repository
+#    (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 
 published = page.everything_measured(products, batched, chains, feeding, alone, runs)
 print(results.publish("vectorization", env, published))
@@ -384,8 +378,8 @@ workers.close()
 # Recipes
 # -------
 #
-# The practices this page advises, each checked against the code it replaces (their speed-ups
-# were measured on this page's 2-core CPU).
+# Each recipe is checked against the code it replaces; the speed-ups were measured on this
+# page's 2-core CPU.
 #
 # One einsum instead of a loop of products
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
