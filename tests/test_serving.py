@@ -184,7 +184,7 @@ def short_answer(served, differences=None, batched=None, tails=None):
 def test_the_pages_checks_name_the_ways_each_model_is_served():
     assert page.REQUEST_CHECKS
     for check in page.REQUEST_CHECKS:
-        assert set(check.labels) <= set(page.MODEL_WAYS[check.workload])
+        assert set(check.labels) <= set(page.MODEL_WAYS[check.part])
     for close in (page.TINY_LITERT_CLOSE, page.SMALL_INT8_CLOSE, page.MOBILENET_ONNX_CLOSE):
         assert close.model in serving.MODELS and close.way in serving.WAYS
     assert set(page.TAIL_WAYS) | set(page.BATCH_WAYS) <= set(page.WAYS)

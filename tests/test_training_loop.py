@@ -203,7 +203,7 @@ def test_each_column_settles_the_rules_checked_on_it_and_the_first_the_pages_che
 def short_answer(small, keras=None, inference=None):
     checks = ClaimReport.of(page.SMALL_CLAIMS, small)
     keras_checks = ClaimReport.of(page.KERAS_CLAIMS, keras or keras_measured())
-    predicting = ClaimReport.of(page.INFERENCE_CLAIMS, inference or inference_measured())
+    predicting = ClaimReport.of(page.INFERENCE_CLAIMS, by_size(inference or inference_measured()))
     return checks, page.short_answer(small, checks, keras_checks, predicting, cores=2)
 
 
@@ -334,11 +334,8 @@ def test_the_grid_times_each_column_on_its_paths_and_settles_its_claims():
     assert sorted({m.size for m in inference}) == list(page.BATCHES)
 
 
-def test_the_recipes_custom_step_takes_the_timed_custom_steps_step(monkeypatch):
+def test_the_recipes_custom_step_takes_the_timed_custom_steps_step():
     keras = tl.keras_module()
-    # The recipes share the imports of the cell that opens them; run_recipe runs one cell alone.
-    for name, module in {"keras": keras, "np": np, "tf": tf}.items():
-        monkeypatch.setattr(builtins, name, module, raising=False)
     recipe = run_recipe("training_loop", "A custom training step in a tf.function")
     model, x, y = recipe["model"], recipe["x"], recipe["y"]
     timed = keras.models.clone_model(model)

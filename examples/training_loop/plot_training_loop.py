@@ -43,7 +43,7 @@ from perfguide.pages import training_loop as page
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison, at_size
+from perfguide.report.compare import Collapsed, Comparison, at_size, by_size
 from perfguide.report.show import show
 from perfguide.workloads import training_loop as tl
 
@@ -235,7 +235,7 @@ show(Collapsed("Each way to predict one sample, in full", one_sample))
 
 # %%
 
-predicting = ClaimReport.of(page.INFERENCE_CLAIMS, inference)
+predicting = ClaimReport.of(page.INFERENCE_CLAIMS, by_size(inference))
 show(predicting)
 
 # %%

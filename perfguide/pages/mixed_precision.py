@@ -16,7 +16,7 @@ from perfguide.measure.timer import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, exact, share_of_time
+from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact, share_of_time
 from perfguide.report.compare import Table, pick
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.ops import OpTable
@@ -48,28 +48,8 @@ NO_GPU = "skipped: this build machine has no GPU that TensorFlow can see"
 PROFILE_DIR = "mixed_precision.profile"
 
 
-@dataclasses.dataclass(frozen=True)
-class On:
-    """``claim`` (a :class:`Faster`) stated for ``what`` ("training step"): the same claim
-    checked on several workloads needs a statement of its own on each. More processes settle it
-    as they settle the claim."""
-
-    what: str
-    claim: Faster
-
-    @property
-    def labels(self) -> tuple[str, str]:
-        return self.claim.labels
-
-    def settled(self, measurements: Sequence[Measurement]) -> bool:
-        return self.claim.settled(measurements)
-
-    def check(self, measurements: Sequence[Measurement]) -> Claim:
-        return self.claim.check(measurements).on(self.what)
-
-
 #: XLA under mixed_bfloat16, whatever the CPU.
-XLA_STEP = On(TRAINING_STEP, Faster("mixed-bfloat16", "mixed-bfloat16-xla"))
+XLA_STEP = Judged(Faster("mixed-bfloat16", "mixed-bfloat16-xla"), said_of=TRAINING_STEP)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,27 +83,29 @@ class Cpu:
         variant = variant or dtype
         return Faster(variant, "float32") if self.native[dtype] else Faster("float32", variant)
 
-    def kernels(self, kernel: str) -> tuple[On, On]:
+    def kernels(self, kernel: str) -> tuple[Judged, Judged]:
         """The claims on a kernel (:data:`PRODUCT`, :data:`CONVOLUTION`) in each 16-bit type."""
-        return On(kernel, self.faster("bfloat16")), On(kernel, self.faster("float16"))
+        return Judged(self.faster("bfloat16"), said_of=kernel), Judged(
+            self.faster("float16"), said_of=kernel
+        )
 
     @property
-    def bfloat16_step(self) -> On:
-        return On(TRAINING_STEP, self.faster("bfloat16", "mixed-bfloat16"))
+    def bfloat16_step(self) -> Judged:
+        return Judged(self.faster("bfloat16", "mixed-bfloat16"), said_of=TRAINING_STEP)
 
     @property
-    def float16_step(self) -> On:
-        return On(TRAINING_STEP, self.faster("float16", "mixed-float16"))
+    def float16_step(self) -> Judged:
+        return Judged(self.faster("float16", "mixed-float16"), said_of=TRAINING_STEP)
 
     @property
-    def training(self) -> tuple[On, On, On]:
+    def training(self) -> tuple[Judged, Judged, Judged]:
         """The claims on a training step: each mixed policy against float32, and XLA under
         mixed_bfloat16."""
         return self.bfloat16_step, self.float16_step, XLA_STEP
 
     @property
-    def inference(self) -> tuple[On]:
-        return (On(INFERENCE, self.faster("bfloat16", "mixed-bfloat16")),)
+    def inference(self) -> tuple[Judged]:
+        return (Judged(self.faster("bfloat16", "mixed-bfloat16"), said_of=INFERENCE),)
 
     def __str__(self) -> str:
         return "\n".join(

@@ -19,13 +19,14 @@ from perfguide.processes import cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report.answers import Change, Recommendation, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, exact
+from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact
 from perfguide.report.compare import Collapsed, Comparison, Table, at_size
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.ops import OpTable
 from perfguide.report.plotting import dot_plot, rate_plot
 from perfguide.report.ranking import rank
 from perfguide.workloads import serving
+from perfguide.workloads.base import Workload
 
 IDENTITY, MLP, CONV1D, MOBILENET = serving.WORKLOADS
 #: The ways this installation serves, the same for every model.
@@ -57,20 +58,10 @@ def model_name(workload: str) -> str:
     return workload.removeprefix("serving-")
 
 
-@dataclasses.dataclass(frozen=True)
-class OnModel:
-    """``claim`` checked on the ways that answered one model's requests, stated for the model;
-    ``workload`` names it (``served``, which :meth:`check` reads, is keyed by that name)."""
-
-    workload: str
-    claim: Faster
-
-    @property
-    def labels(self) -> tuple[str, str]:
-        return self.claim.labels
-
-    def check(self, served: Mapping[str, Sequence[Measurement]]) -> Claim:
-        return self.claim.check(served[self.workload]).on(model_name(self.workload))
+def on_model(model: Workload, claim: Faster) -> Judged:
+    """``claim`` judged on the ways that answered ``model``'s requests (what
+    :func:`time_models` measured for it), stated for the model."""
+    return Judged(claim, part=model.name, said_of=model_name(model.name))
 
 
 # ONNX Runtime against TensorFlow on every model (onnxruntime#10989). The tiny model: impsy#48's
@@ -78,23 +69,23 @@ class OnModel:
 # slower on x86 CPUs (tensorflow#24665); tensorflow#37989's "LiteRT 2x slower on a desktop";
 # and LiteRT's threads.
 ONNX_VS_TF = Faster("onnxruntime", "tf-function")
-TINY_LITERT = OnModel(MLP.name, Faster("litert", "model-call", by=29))
-TINY_CALL = OnModel(MLP.name, Faster("model-call", "predict", by=10))
-SMALL_INT8 = OnModel(CONV1D.name, Faster("litert-int8", "litert"))
-MOBILENET_ONNX = OnModel(MOBILENET.name, ONNX_VS_TF)
-MOBILENET_FLOAT = OnModel(MOBILENET.name, Faster("litert", "litert-int8"))
-MOBILENET_THREADS = OnModel(MOBILENET.name, Faster("litert", "litert-1-thread"))
+TINY_LITERT = on_model(MLP, Faster("litert", "model-call", by=29))
+TINY_CALL = on_model(MLP, Faster("model-call", "predict", by=10))
+SMALL_INT8 = on_model(CONV1D, Faster("litert-int8", "litert"))
+MOBILENET_ONNX = on_model(MOBILENET, ONNX_VS_TF)
+MOBILENET_FLOAT = on_model(MOBILENET, Faster("litert", "litert-int8"))
+MOBILENET_THREADS = on_model(MOBILENET, Faster("litert", "litert-1-thread"))
 #: The checks on one request, model by model, of the ways this installation serves.
 REQUEST_CHECKS = tuple(
     check
     for check in (
-        OnModel(MLP.name, ONNX_VS_TF),
+        on_model(MLP, ONNX_VS_TF),
         TINY_LITERT,
         TINY_CALL,
-        OnModel(CONV1D.name, ONNX_VS_TF),
+        on_model(CONV1D, ONNX_VS_TF),
         SMALL_INT8,
         MOBILENET_ONNX,
-        OnModel(MOBILENET.name, Faster("tf-function", "litert", by=2)),
+        on_model(MOBILENET, Faster("tf-function", "litert", by=2)),
         MOBILENET_FLOAT,
         MOBILENET_THREADS,
     )
@@ -171,7 +162,7 @@ def one_request(workers: Workers) -> dict[str, list[Measurement]]:
             workload,
             MODEL_WAYS[workload.name],
             quick=True,
-            settle=[c.claim for c in REQUEST_CHECKS if c.workload == workload.name],
+            settle=[c.claim for c in REQUEST_CHECKS if c.part == workload.name],
         )
         for workload in (MLP, CONV1D, MOBILENET)
     }

@@ -4,7 +4,6 @@ epoch costs; the recorded passes; and the short answer built from them."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -13,7 +12,7 @@ from matplotlib.axes import Axes
 from perfguide.measure.timer import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, takes_at_most
+from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, takes_at_most
 from perfguide.report.compare import Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.overlap import Overlap, Recording, typical
@@ -80,27 +79,14 @@ RECORDED = {v: {} for v in (*tf_data.TRANSFORMATIONS, "py-function")} | {
 DRAWN = ("naive", "cache", "py-function", "naive, remote", "interleave, remote")
 
 
-@dataclasses.dataclass(frozen=True)
-class FromWaitingStorage:
-    """``comparison`` on the pipelines reading from storage that waits, stated for that
-    storage (a claim checked on several workloads needs a statement of its own on each)."""
-
-    comparison: Faster
-
-    @property
-    def labels(self) -> tuple[str, str]:
-        return self.comparison.labels
-
-    def check(self, measurements: Sequence[Measurement]) -> Claim:
-        return self.comparison.check(measurements).on(f"storage with {LATENCY_MS} ms waits")
-
-
-INTERLEAVE_REMOTE = FromWaitingStorage(Faster("interleave", "naive"))
+#: Where the pipelines read from storage that waits.
+WAITING_STORAGE = f"storage with {LATENCY_MS} ms waits"
+INTERLEAVE_REMOTE = Judged(Faster("interleave", "naive"), said_of=WAITING_STORAGE)
 #: The checks on the pipelines reading from storage that waits.
 REMOTE_CLAIMS = (
-    FromWaitingStorage(PREFETCH),
+    Judged(PREFETCH, said_of=WAITING_STORAGE),
     INTERLEAVE_REMOTE,
-    FromWaitingStorage(Faster("combined", "naive", by=2)),
+    Judged(Faster("combined", "naive", by=2), said_of=WAITING_STORAGE),
 )
 
 

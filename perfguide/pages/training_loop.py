@@ -4,7 +4,6 @@ lists checked here, and the short answer built from them."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -14,7 +13,7 @@ from perfguide.measure.limits import MachineLimits
 from perfguide.measure.timer import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, exact, takes_at_most
+from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact, takes_at_most
 from perfguide.report.compare import Table, at_size, pick
 from perfguide.report.format import format_percent, format_seconds, format_speedup
 from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
@@ -138,25 +137,10 @@ KERAS_CLAIMS = (KERAS_3_ON_BATCH, KERAS_3_FIT_PER_BATCH)
 BATCHES = (1, 32, 1024)
 
 
-@dataclasses.dataclass(frozen=True)
-class AtBatch:
-    """``claim`` checked on the predictions of batches of ``batch`` samples."""
-
-    batch: int
-    claim: Faster
-
-    @property
-    def labels(self) -> tuple[str, str]:
-        return self.claim.labels
-
-    def check(self, inference: Sequence[Measurement]) -> Claim:
-        return self.claim.check(at_size(inference, self.batch))
-
-
-PREDICT_ON_BATCH = AtBatch(1, Faster("predict-on-batch", "predict", by=10))
-MODEL_CALL = AtBatch(1, Faster("model-call", "predict", by=10))
+PREDICT_ON_BATCH = Judged(Faster("predict-on-batch", "predict", by=10), part=1)
+MODEL_CALL = Judged(Faster("model-call", "predict", by=10), part=1)
 #: A full batch is what predict is built for.
-PREDICT_FULL_BATCH = AtBatch(BATCHES[-1], takes_at_most("predict", "predict-on-batch", 1.5))
+PREDICT_FULL_BATCH = Judged(takes_at_most("predict", "predict-on-batch", 1.5), part=BATCHES[-1])
 INFERENCE_CLAIMS = (PREDICT_ON_BATCH, MODEL_CALL, PREDICT_FULL_BATCH)
 
 #: The calls the self-answer timed per configuration: the short answer's table.

@@ -26,6 +26,7 @@ from perfguide.report.claims import (
     Claim,
     ClaimReport,
     Faster,
+    Judged,
     Share,
     falls,
     in_common,
@@ -43,22 +44,6 @@ from perfguide.workloads.eager import graph_op_counts
 Measured = Mapping[Hashable, Sequence[Measurement]]
 
 
-@dataclasses.dataclass(frozen=True)
-class At:
-    """``claim`` judged on one part of a section's measurements, ``measured[part]`` (a side, a
-    chain at a size, a kernel): for a section that times its variants more than once."""
-
-    part: Hashable
-    claim: Faster
-
-    @property
-    def labels(self) -> tuple[str, str]:
-        return self.claim.labels
-
-    def check(self, measured: Measured) -> Claim:
-        return self.claim.check(measured[self.part])
-
-
 PEAK_LABEL = "peak float32 (measured)"
 BANDWIDTH_LABEL = "memory bandwidth (measured)"
 
@@ -74,9 +59,9 @@ def gflops(flops: float, seconds: float) -> str:
 SIDES = (16, 32, 64, 256, 1024, 2048)
 LOOP_SIDES, LARGEST_SIDE = SIDES[:3], SIDES[-1]
 BLAS_VARIANTS = ("numpy", "eager", "tf-function")
-BLAS_VS_LOOP = At(LOOP_SIDES[-1], Faster("numpy", "python-loops", by=1000))
+BLAS_VS_LOOP = Judged(Faster("numpy", "python-loops", by=1000), part=LOOP_SIDES[-1])
 #: The checks on one product: the loop at its largest side, BLAS at the largest of all.
-PRODUCT_CLAIMS = (BLAS_VS_LOOP, At(LARGEST_SIDE, takes_at_most("eager", "numpy", 1.1)))
+PRODUCT_CLAIMS = (BLAS_VS_LOOP, Judged(takes_at_most("eager", "numpy", 1.1), part=LARGEST_SIDE))
 #: The side of the handbook's product.
 HANDBOOK_SIDE = 10_000
 
@@ -235,10 +220,16 @@ FUSED = {
     vz.AFFINE.name: Faster("xla", "tf-function", by=5),
     vz.TANH.name: Faster("xla", "tf-function"),
 }
-AFFINE_FUSED, TANH_FUSED = (At((name, LARGEST_CHAIN), fused) for name, fused in FUSED.items())
+AFFINE_FUSED, TANH_FUSED = (
+    Judged(fused, part=(name, LARGEST_CHAIN)) for name, fused in FUSED.items()
+)
 SMALL_CHAIN = Faster("numpy", "xla")
 #: The checks on the chains: fusion at ten million elements, and NumPy at a thousand.
-CHAIN_CLAIMS = (AFFINE_FUSED, TANH_FUSED, At((vz.AFFINE.name, CHAIN_SIZES[0]), SMALL_CHAIN))
+CHAIN_CLAIMS = (
+    AFFINE_FUSED,
+    TANH_FUSED,
+    Judged(SMALL_CHAIN, part=(vz.AFFINE.name, CHAIN_SIZES[0])),
+)
 
 
 def time_chains(workers: Workers) -> dict[tuple[str, int], list[Measurement]]:
@@ -330,10 +321,15 @@ class GeneratorShareFalls:
         return falls(self.statement, *ratios, "from_generator's step time over preloaded data's")
 
 
-SOURCE_ADVICE = At(ALONE, GENERATOR_ADVICE)
-PRELOAD_SMALL = At(SMALL_MODEL, PRELOAD)
+SOURCE_ADVICE = Judged(GENERATOR_ADVICE, part=ALONE)
+PRELOAD_SMALL = Judged(PRELOAD, part=SMALL_MODEL)
 #: The checks on feeding: in a training step, then feeding alone.
-FEEDING_CLAIMS = (PRELOAD_SMALL, GeneratorShareFalls(), At(ALONE, GENERATOR_REPORT), SOURCE_ADVICE)
+FEEDING_CLAIMS = (
+    PRELOAD_SMALL,
+    GeneratorShareFalls(),
+    Judged(GENERATOR_REPORT, part=ALONE),
+    SOURCE_ADVICE,
+)
 
 
 def time_feeding(workers: Workers) -> dict[int, list[Measurement]]:
@@ -467,18 +463,18 @@ def settings(env: Mapping[str, Any]) -> dict[str, dict[str, str]]:
 
 #: The kernels timed under each setting, and their sizes.
 KERNELS = ((vz.MATMUL, 1024), (vz.CONV2D, vz.CONV2D.default_size))
-FEWER_THREADS = At(vz.MATMUL.name, Faster("default", "1 intra-op thread"))
+FEWER_THREADS = Judged(Faster("default", "1 intra-op thread"), part=vz.MATMUL.name)
 
 
-def onednn_claim(env: Mapping[str, Any]) -> At:
+def onednn_claim(env: Mapping[str, Any]) -> Judged:
     """That the convolution runs faster with oneDNN on than off, whichever is the default."""
     onednn = onednn_setting(env)
     if onednn == "oneDNN off":
-        return At(vz.CONV2D.name, Faster("default", onednn))
-    return At(vz.CONV2D.name, Faster(onednn, "default"))
+        return Judged(Faster("default", onednn), part=vz.CONV2D.name)
+    return Judged(Faster(onednn, "default"), part=vz.CONV2D.name)
 
 
-def setting_claims(env: Mapping[str, Any]) -> tuple[At, At]:
+def setting_claims(env: Mapping[str, Any]) -> tuple[Judged, Judged]:
     """The checks on the settings, each on one kernel."""
     return FEWER_THREADS, onednn_claim(env)
 

@@ -32,7 +32,7 @@ import html
 import math
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from perfguide.measure import calibration, stats
@@ -280,6 +280,42 @@ class Share:
         return Claim(self.statement, held, evidence, effect, target, interval, measured)
 
 
+@dataclasses.dataclass(frozen=True)
+class Judged:
+    """``claim`` judged on one part of what a section measured, and said of it.
+
+    ``part`` is the key of the measurements it is judged on in the mapping :meth:`check` is
+    given (a model, a side, a kernel, a batch size); without it, on all it is given.
+    ``said_of`` names where it was judged ("training step"): the same claim checked on several
+    workloads needs a statement of its own on each. More processes settle it as they settle
+    ``claim``.
+
+    >>> from perfguide.measure.timer import Measurement
+    >>> ms = [Measurement("a", "call", 1, 1, 0.0, (1.0,) * 5),
+    ...       Measurement("b", "call", 1, 1, 0.0, (3.0,) * 5)]
+    >>> Judged(Faster("a", "b"), part="small", said_of="small model").check({"small": ms}).statement
+    'a is faster than b (small model)'
+    """
+
+    claim: Faster
+    part: Hashable | None = None
+    said_of: str = ""
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        return self.claim.labels
+
+    def _measurements(self, measured: Any) -> Sequence[Measurement]:
+        return measured if self.part is None else measured[self.part]
+
+    def settled(self, measured: Any) -> bool:
+        return self.claim.settled(self._measurements(measured))
+
+    def check(self, measured: Any) -> Claim:
+        claim = self.claim.check(self._measurements(measured))
+        return claim.on(self.said_of) if self.said_of else claim
+
+
 def versus_words(
     fast: Measurement, slow: Measurement, ratio: float, measurements: Sequence[Measurement]
 ) -> str:
@@ -517,9 +553,10 @@ class ClaimReport:
         self._by_check: dict[Any, Claim] = {}
 
     @classmethod
-    def of(cls, checks: Sequence[Any], measurements: Sequence[Measurement]) -> ClaimReport:
-        """Each of ``checks`` (a :class:`Faster`, a :class:`Share`…) checked against
-        ``measurements``; ``report[check]`` is the claim it came to."""
+    def of(cls, checks: Sequence[Any], measurements: Any) -> ClaimReport:
+        """Each of ``checks`` (a :class:`Faster`, a :class:`Share`, a :class:`Judged`…) checked
+        against ``measurements`` (what its ``check`` takes: a list of measurements, or a mapping
+        of them for :class:`Judged`); ``report[check]`` is the claim it came to."""
         report = cls([check.check(measurements) for check in checks])
         report._by_check = dict(zip(checks, report.claims, strict=True))
         return report

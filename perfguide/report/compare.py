@@ -150,6 +150,16 @@ def at_size(measurements: Sequence[Measurement], size: int) -> list[Measurement]
     return [m for m in measurements if m.size == size]
 
 
+def by_size(measurements: Sequence[Measurement]) -> dict[int, list[Measurement]]:
+    """The measurements of a sweep by problem size, smallest first (:func:`at_size` of each).
+
+    >>> ms = [Measurement("a", "call", 1, 1, 0.0, (1.0,) * 5, size=size) for size in (8, 1)]
+    >>> {size: len(at) for size, at in by_size(ms).items()}
+    {1: 1, 8: 1}
+    """
+    return {size: at_size(measurements, size) for size in sorted({m.size for m in measurements})}
+
+
 def speedups(measurements: Sequence[Measurement], baseline: str) -> dict[str, float]:
     """Baseline time over each variant's time (above 1 means faster than the baseline).
 
