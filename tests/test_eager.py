@@ -352,3 +352,15 @@ def test_the_chain_recipe_computes_what_the_timed_tf_function_computes():
     timed = eg.SMALL_OPS.make_call("tf-function", 100)
     x = tf.constant(eg.make_vector(100))
     np.testing.assert_allclose(recipe["chain_in_graph"](x), timed(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Compute a gradient inside tf.function",
+        "Call the concrete function on a hot path",
+        "A stable custom gradient for log(1 + e^x)",
+    ],
+)
+def test_the_later_recipes_hold_with_the_imports_of_the_first(heading):
+    run_recipe("eager", heading)

@@ -9,6 +9,7 @@ from perfguide.measure.timer import Measurement
 from perfguide.pages import tf_function as page
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import tf_function as tfn
+from tests.recipes import run_recipe
 
 
 def reference_series(x):
@@ -267,3 +268,16 @@ def test_the_short_answer_advises_what_held_and_quotes_the_checks():
     assert [r.advised for r in row_loop_faster.recommendations] == [True, True, True, False]
     unrolled_as_fast = short_answer(tf_range_s=1.5)
     assert not unrolled_as_fast.recommendations[2].advised
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Give a tf.function an input signature",
+        "Loop over tf.range inside tf.function",
+        "Read a tf.Variable, not a Python global",
+        "Print from a graph with tf.print",
+    ],
+)
+def test_the_recipes_hold_as_pasted(heading):
+    run_recipe("tf_function", heading)
