@@ -198,10 +198,21 @@ def test_the_short_answer_advises_what_held_for_the_cpu_and_quotes_the_steps():
 def test_the_short_answer_does_not_advise_what_did_not_hold():
     answer = short_answer(BFLOAT16, training_measured(), {**CURVES, "mixed-float16": [2.3, 1.4]})
     bfloat16, _, _, loss = answer.recommendations
-    assert bfloat16.advice.startswith("Use mixed_bfloat16 on a CPU with avx512_bf16, as this one")
+    assert bfloat16.advice == (
+        "Use mixed_bfloat16 on a CPU with avx512_bf16, as this one (measured on its few cores; "
+        "CPUs with AMX were not measured)"
+    )
     assert not bfloat16.advised and not loss.advised
     assert "Use mixed_bfloat16" not in str(answer)
     assert "Compare the loss curve" not in str(answer)
+
+
+def test_the_advice_leaves_amx_untried_only_on_a_cpu_without_it():
+    (bfloat16, *_) = short_answer(BOTH, training_measured()).recommendations
+    assert bfloat16.advice == (
+        "Use mixed_bfloat16 on a CPU with avx512_bf16 and amx_bf16, as this one (measured on its "
+        "few cores)"
+    )
 
 
 def test_the_tables_and_lines_read_the_measurements():

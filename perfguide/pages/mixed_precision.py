@@ -77,6 +77,16 @@ class Cpu:
         """This CPU's flags for ``dtype``'s arithmetic, as the advice names them."""
         return " and ".join(f for f in mp.NATIVE_FLAGS[dtype] if f in self.flags)
 
+    @property
+    def measured_on(self) -> str:
+        """What the advice for this CPU rests on, and the kind of CPU it leaves untried."""
+        untried = (
+            ""
+            if any(f.startswith("amx") for f in self.flags)
+            else "; CPUs with AMX were not measured"
+        )
+        return f"(measured on its few cores{untried})"
+
     def faster(self, dtype: str, variant: str = "") -> Faster:
         """``variant`` (``dtype`` unless given) faster than float32 where the CPU has
         ``dtype``'s instructions, float32 faster where not."""
@@ -365,7 +375,7 @@ def short_answer(
     checked (:meth:`ClaimReport.of`); ``float16_ops``, the mixed_float16 step's profile;
     ``losses``, :func:`loss_claim`; ``training``, the steps timed."""
     native = cpu.native
-    few_cores = "(measured on its few cores; CPUs with AMX were not measured)"
+    few_cores = cpu.measured_on
     policy_recipe = "choose-the-policy-from-the-cpu-s-flags"
     advice = [
         Recommendation(
