@@ -2,16 +2,15 @@
 
 Serves the site on 127.0.0.1, opens every page at a phone's width (375 px) and a desktop's
 (1400 px), and reports, one line each: console errors and uncaught exceptions, images that did not
-load, internal links (and their #fragments) that lead nowhere, pages wider than the window, a
-claim whose stated speed-up disagrees with the two medians printed beside it, a "fastest", "best"
-or "worth most" named without a separation from its runner-up, advice given where its claim did
-not hold, two pieces of advice (across every chapter's published short answer) that turn one
-setting different ways under conditions that do not tell them apart, a recipe that does not open
-with whether this build advises it, a chapter that shows no TensorFlow code before its
-recipes, and a search for "xla" that does not find the
-gradient-descent chapter. It counts the
-words and tables each chapter puts in view (code, output and collapsed sections aside) against
-its budget.
+load, internal links (and their #fragments) that lead nowhere, pages wider than the window, text
+cut at its right edge, a claim whose stated speed-up disagrees with the two medians printed beside
+it, a "fastest", "best" or "worth most" named without a separation from its runner-up, advice
+given where its claim did not hold, two pieces of advice (across every chapter's published short
+answer) that turn one setting different ways under conditions that do not tell them apart, a
+recipe that does not open with whether this build advises it, a chapter that shows no TensorFlow
+code before its recipes, and a search for "xla" that does not find the gradient-descent chapter.
+It counts the words and tables each chapter puts in view (code, output and collapsed sections
+aside) against its budget.
 Screenshots of every page at both widths go to a folder, to look at.
 
     python tools/site_check.py [SITE] [--screenshots DIR]
@@ -79,6 +78,27 @@ return [...document.body.querySelectorAll("*")]
   .filter((el) => right(el) > width + 1 && !clipped(el))
   .filter((el) => !(el.parentElement && right(el.parentElement) > width + 1))
   .slice(0, 3).map((el) => name(el) + " to " + Math.round(right(el)) + " px");
+"""
+
+# Text that runs past the window's right edge where only the whole article would scroll to it
+# (the theme's article container scrolls sideways, so the page itself never gets wider).
+CUT_TEXT = """
+const width = window.innerWidth;
+const range = document.createRange();
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const found = [];
+for (let node = walker.nextNode(); node && found.length < 3; node = walker.nextNode()) {
+  if (!node.textContent.trim()) continue;
+  range.selectNodeContents(node);
+  const box = range.getBoundingClientRect();
+  if (!box.width || box.right <= width + 1) continue;
+  let p = node.parentElement;
+  while (p && getComputedStyle(p).overflowX === "visible") p = p.parentElement;
+  if (p && !p.classList.contains("bd-article-container")) continue;
+  const text = JSON.stringify(node.textContent.trim().slice(0, 40));
+  found.push(text + " to " + Math.round(box.right) + " px");
+}
+return found;
 """
 
 # The verdict of every line given as advice (a short answer's, the checklist's): all must be HELD.
@@ -236,6 +256,8 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
         if overflow > 1:
             culprits = ", ".join(driver.execute_script(OVERFLOWING)) or "unknown element"
             yield f"{overflow} px wider than a {width} px window: {culprits}"
+        for cut in driver.execute_script(CUT_TEXT):
+            yield f"text cut at the right edge of a {width} px window: {cut}"
         shot = shots / f"{page.replace('/', '__')[:-5]}-{width}.png"
         height = driver.execute_script("return document.documentElement.scrollHeight;")
         driver.set_window_size(width, min(height, 12000))
