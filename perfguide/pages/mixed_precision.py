@@ -357,11 +357,26 @@ def _answer(cpu: Cpu, steps: ClaimReport, float16_ops: OpTable) -> str:
         f"{cpu.has('float16')} float16 ones. A training step: {bfloat16_step}; "
         f"{float16_step}. Under mixed_float16 oneDNN's kernels ran "
         f"{float16_ops.share(is_onednn):.0%} of the op time and {kernel} {top.op} took the most "
-        f"({top.share:.0%}). Where TensorFlow has no oneDNN kernel for a type on a CPU, it falls "
-        "back to generic kernels, and a 16-bit policy gets slower, not faster. The weights stay "
+        f"({top.share:.0%}). {_why_float16(cpu, steps, is_onednn(top.op))}The weights stay "
         "float32 under every policy; the activations' bytes, worked out from their shapes, "
         "halve (what a training process holds at its peak is measured in the memory chapter)."
     )
+
+
+def _why_float16(cpu: Cpu, steps: ClaimReport, onednn_led: bool) -> str:
+    """What the mixed_float16 step's profile says of its speed: generic kernels in the lead, or
+    oneDNN's own on a CPU whose float16 instructions did not make the step faster."""
+    if not onednn_led:
+        return (
+            "Where TensorFlow has no oneDNN kernel for a type on a CPU, it falls back to generic "
+            "kernels, and a 16-bit policy gets slower, not faster. "
+        )
+    if cpu.native["float16"] and steps[cpu.float16_step].held is not True:
+        return (
+            "This step spent its time in oneDNN's own kernels, so this CPU's float16 "
+            "instructions alone did not make mixed_float16 faster. "
+        )
+    return ""
 
 
 def short_answer(
