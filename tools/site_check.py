@@ -61,29 +61,36 @@ MEASURED_PAGES = ("checklist.html",)
 WORD_BUDGET, TABLE_BUDGET = 2500, 6
 SEARCH_TERM, SEARCH_MUST_FIND = "xla", "auto_examples/linear_regression/plot_linear_regression"
 
-# Elements that overflow the window on their right edge, minus those inside a scrolling box.
-OVERFLOWING = """
+# Whether a box of its own scrolls or clips an element: the theme's article container scrolls
+# sideways too, but a reader never sees what only it would scroll to.
+IN_OWN_BOX = """
 const width = window.innerWidth;
-const clipped = (el) => {
-  for (let p = el.parentElement; p; p = p.parentElement) {
-    const overflow = getComputedStyle(p).overflowX;
-    if (overflow === "auto" || overflow === "scroll" || overflow === "hidden") return true;
-  }
-  return false;
+const inOwnBox = (el) => {
+  let p = el.parentElement;
+  while (p && getComputedStyle(p).overflowX === "visible") p = p.parentElement;
+  return Boolean(p) && !p.classList.contains("bd-article-container");
 };
+"""
+
+# Elements that overflow the window on their right edge, minus those inside a box of their own.
+OVERFLOWING = (
+    IN_OWN_BOX
+    + """
 const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
   (el.classList.length ? "." + [...el.classList].slice(0, 2).join(".") : "");
 const right = (el) => el.getBoundingClientRect().right;
 return [...document.body.querySelectorAll("*")]
-  .filter((el) => right(el) > width + 1 && !clipped(el))
+  .filter((el) => right(el) > width + 1 && !inOwnBox(el))
   .filter((el) => !(el.parentElement && right(el.parentElement) > width + 1))
   .slice(0, 3).map((el) => name(el) + " to " + Math.round(right(el)) + " px");
 """
+)
 
-# Text that runs past the window's right edge where only the whole article would scroll to it
-# (the theme's article container scrolls sideways, so the page itself never gets wider).
-CUT_TEXT = """
-const width = window.innerWidth;
+# Text that runs past the window's right edge outside a box of its own (the page itself never
+# gets wider, since the article container takes the overflow).
+CUT_TEXT = (
+    IN_OWN_BOX
+    + """
 const range = document.createRange();
 const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
 const found = [];
@@ -91,15 +98,13 @@ for (let node = walker.nextNode(); node && found.length < 3; node = walker.nextN
   if (!node.textContent.trim()) continue;
   range.selectNodeContents(node);
   const box = range.getBoundingClientRect();
-  if (!box.width || box.right <= width + 1) continue;
-  let p = node.parentElement;
-  while (p && getComputedStyle(p).overflowX === "visible") p = p.parentElement;
-  if (p && !p.classList.contains("bd-article-container")) continue;
+  if (!box.width || box.right <= width + 1 || inOwnBox(node)) continue;
   const text = JSON.stringify(node.textContent.trim().slice(0, 40));
   found.push(text + " to " + Math.round(box.right) + " px");
 }
 return found;
 """
+)
 
 # The verdict of every line given as advice (a short answer's, the checklist's): all must be HELD.
 ADVICE_VERDICTS = """
