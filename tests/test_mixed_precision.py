@@ -296,3 +296,20 @@ def test_the_loss_recipe_holds_the_pages_loss_claim():
     recipe = run_recipe("mixed_precision", "Compare the loss with float32's after switching policy")
     curves = {policy: [loss] for policy, loss in recipe["losses"].items()}
     assert page.loss_claim(curves).verdict == "HELD"
+
+
+class LossWorkers:
+    def __init__(self, quick):
+        self.quick, self.steps = quick, []
+
+    def call_in(self, index, target, *, variant, steps):
+        self.steps.append(steps)
+        return [2.0 - step / 100 for step in range(steps)]
+
+
+def test_a_quick_run_trains_fewer_loss_steps_and_its_claim_says_how_many():
+    for quick, steps in ((False, page.LOSS_STEPS), (True, page.QUICK_LOSS_STEPS)):
+        workers = LossWorkers(quick)
+        curves = page.loss_curves(workers)
+        assert workers.steps == [steps] * len(page.POLICIES)
+        assert f"after {steps} steps" in page.loss_claim(curves).statement

@@ -37,9 +37,10 @@ TRAINING_STEP, INFERENCE = "training step", "inference"
 POLICIES = mp.INFERENCE.variants
 #: The training steps profiled.
 PROFILED_STEPS = ("float32", "mixed-bfloat16", "mixed-float16", "mixed-bfloat16-xla")
-#: The training steps of the loss curves, and how far each policy's last loss may land from
-#: float32's.
-LOSS_STEPS = 30
+#: The training steps of the loss curves (fewer in a quick run: a mixed_float16 step can take
+#: seconds on a CPU without float16 kernels), and how far each policy's last loss may land
+#: from float32's.
+LOSS_STEPS, QUICK_LOSS_STEPS = 30, 8
 LOSS_TOLERANCE = 0.02
 #: The side of the product timed on a GPU, a multiple of 8 (for tensor cores) and one not.
 GPU_SIDES = (4096, 4095)
@@ -289,10 +290,11 @@ def memory_claim(bytes_by_policy: Mapping[str, Mapping[str, int]]) -> Claim:
 
 
 def loss_curves(workers: Workers) -> dict[str, list[float]]:
-    """Each policy's training loss over :data:`LOSS_STEPS` steps from the same weights on the
-    same batches, in the page's first process."""
+    """Each policy's training loss over :data:`LOSS_STEPS` steps (:data:`QUICK_LOSS_STEPS` in a
+    quick run) from the same weights on the same batches, in the page's first process."""
+    steps = QUICK_LOSS_STEPS if workers.quick else LOSS_STEPS
     return {
-        policy: workers.call_in(0, f"{mp.__name__}:losses_after", variant=policy, steps=LOSS_STEPS)
+        policy: workers.call_in(0, f"{mp.__name__}:losses_after", variant=policy, steps=steps)
         for policy in POLICIES
     }
 
@@ -312,7 +314,8 @@ def loss_claim(curves: Mapping[str, Sequence[float]]) -> Claim:
     final = {policy: losses[-1] for policy, losses in curves.items()}
     gaps = {p: abs(final[p] / final["float32"] - 1) for p in final if p != "float32"}
     return exact(
-        f"every policy's loss after {LOSS_STEPS} steps is within {LOSS_TOLERANCE:.0%} of float32's",
+        f"every policy's loss after {len(curves['float32'])} steps is within "
+        f"{LOSS_TOLERANCE:.0%} of float32's",
         max(gaps.values()) <= LOSS_TOLERANCE,
         f"float32 {final['float32']:.4f} (from {curves['float32'][0]:.4f}); "
         + ", ".join(f"{p} {final[p]:.4f} ({gap:.2%} apart)" for p, gap in gaps.items()),
