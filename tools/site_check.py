@@ -21,9 +21,12 @@ Exit status: 0 all good, 1 problems found, 2 could not check (no site, no Chromi
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import dataclasses
 import functools
 import http.server
+import os
 import re
 import shutil
 import sys
@@ -50,6 +53,8 @@ from perfguide.report.results import ResultsError, load
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)
+# Browsers checking pages at once: one a core, two at most (more only queue for the cores).
+LANES = max(1, min(2, len(os.sched_getaffinity(0))))
 # answers/ holds the parts the chapters include (their boxes, their recipes' status lines).
 SKIPPED_DIRS = {"_static", "_sources", "_images", "_downloads", "site-check", "answers"}
 # Pages whose claim lines were measured (the API pages show made-up ones, as examples).
@@ -221,6 +226,15 @@ def browser():
     return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
 
 
+@contextlib.contextmanager
+def opened_browser():
+    driver = browser()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
 class LinkChecker:
     """Whether internal URLs load, and whether their #fragments name an element there."""
 
@@ -342,6 +356,44 @@ def check_chapter(
         yield f"the short answer names {name!r}, which the page's prose never defines"
 
 
+@dataclasses.dataclass(frozen=True)
+class PageReport:
+    """What the checks found on one page; for a chapter, also its words and tables in view and
+    what was read of it."""
+
+    page: str
+    problems: list[str]
+    in_view: tuple[int, int] | None = None
+    chapter: ChapterText | None = None
+
+
+def check_one(driver, base: str, site: Path, page: str, links, shots, answers) -> PageReport:
+    problems = list(check_page(driver, base, page, links, shots))
+    if not (page.startswith(CHAPTERS) and Path(page).name.startswith("plot_")):
+        return PageReport(page, problems)
+    words, tables = in_view(driver, base, page)
+    read = read_chapter(driver, site, page)
+    answer = answers.get(page.split("/")[1])
+    problems += check_chapter(driver, words, tables, answer, read)
+    return PageReport(page, problems, (words, tables), read)
+
+
+def check_pages(base: str, site: Path, answers: dict, shots: Path) -> list[PageReport]:
+    """Every page checked, in :data:`LANES` browsers at once (a page's layout and screenshots
+    keep a core busy), reported in the pages' order."""
+    every = pages(site)
+
+    def lane(share: list[str]) -> list[PageReport]:
+        links = LinkChecker(base)
+        with opened_browser() as driver:
+            return [check_one(driver, base, site, p, links, shots, answers) for p in share]
+
+    with concurrent.futures.ThreadPoolExecutor(LANES) as pool:
+        shares = pool.map(lane, [every[i::LANES] for i in range(LANES)])
+        found = [report for share in shares for report in share]
+    return sorted(found, key=lambda report: every.index(report.page))
+
+
 def check_checklist(driver, base: str, chapters: dict[str, ChapterText]) -> Iterator[str]:
     """Every figure on a checklist line is a figure its chapter prints, and every variant it
     names its chapter's prose defines (``chapters``: what was read of each chapter page)."""
@@ -387,28 +439,19 @@ def main(argv: list[str] | None = None) -> int:
     answers = {c["topic"]: c for c in load_checklist(args.site / "answers")}
     problems = [f"advice contradicts advice: {p}" for p in contradictions(list(answers.values()))]
     server, base = serve(args.site)
-    driver = browser()
     try:
-        links = LinkChecker(base)
-        budgets, chapters = [], {}
-        for page in pages(args.site):
-            problems += [f"{page}: {p}" for p in check_page(driver, base, page, links, shots)]
-            if page.startswith(CHAPTERS) and Path(page).name.startswith("plot_"):
-                budgets.append((page, *in_view(driver, base, page)))
-                answer = answers.get(page.split("/")[1])
-                chapters[page] = read_chapter(driver, args.site, page)
-                problems += [
-                    f"{page}: {p}"
-                    for p in check_chapter(driver, *budgets[-1][1:], answer, chapters[page])
-                ]
-        problems += [f"search.html: {p}" for p in check_search(driver, base)]
-        problems += [f"checklist.html: {p}" for p in check_checklist(driver, base, chapters)]
+        reports = check_pages(base, args.site, answers, shots)
+        chapters = {r.page: r.chapter for r in reports if r.chapter}
+        with opened_browser() as driver:
+            problems += [f"search.html: {p}" for p in check_search(driver, base)]
+            problems += [f"checklist.html: {p}" for p in check_checklist(driver, base, chapters)]
     finally:
-        driver.quit()
         server.shutdown()
+    problems = [f"{r.page}: {p}" for r in reports for p in r.problems] + problems
     print("\n".join(problems) or "site-check: no problems found")
-    for page, words, tables in budgets:
-        print(f"site-check: {page}: {words:,} words and {tables} tables in view")
+    for r in reports:
+        if r.in_view:
+            print(f"site-check: {r.page}: {r.in_view[0]:,} words and {r.in_view[1]} tables in view")
     print(f"site-check: {len(pages(args.site))} pages checked, screenshots in {shots}")
     return 1 if problems else 0
 
