@@ -532,7 +532,7 @@ def test_changes_tied_at_the_top_are_named_together_never_one_as_worth_most():
         "The changes that pay most are tied: compile it with tf.function(jit_compile=True) "
         "(jit-compile was 10.4x faster than eager) and wrap it in tf.function (tf-function was "
         "10.0x faster than eager); jit-compile and tf-function "
-        "are tied here (jit-compile against tf-function: 1.04x faster;"
+        "are tied here (jit-compile was 1.04x faster than tf-function,"
     ) in answer
     assert unseparated_winners(report.text(found, measured)) == []
 

@@ -50,7 +50,7 @@ def test_ways_within_noise_of_the_fastest_are_tied_and_none_is_named():
     # onnx is clearly slower: not part of the tie.
     assert ranking.sentence(evidence=False) == "litert and int8 are tied here"
     assert ranking.sentence() == (
-        "litert and int8 are tied here (litert against int8: 1.03x faster; "
+        "litert and int8 are tied here (litert was 1.03x faster than int8, "
         "rerun interval: 1.20x slower to 1.28x faster)"
     )
     assert (
@@ -68,8 +68,8 @@ def test_each_way_tied_with_the_fastest_gets_its_own_interval():
     ranking = rank(ms)
     assert ranking.sentence(evidence=False) == "a, b and c are tied here"
     assert ranking.sentence() == (
-        "a, b and c are tied here (a against b: as fast; rerun interval: 1.14x slower to 1.14x "
-        "faster; a against c: 1.01x faster; rerun interval: 1.13x slower to 1.15x faster)"
+        "a, b and c are tied here (a was as fast as b, rerun interval: 1.14x slower to 1.14x "
+        "faster; a was 1.01x faster than c, rerun interval: 1.13x slower to 1.15x faster)"
     )
 
 
@@ -107,7 +107,7 @@ def test_the_site_check_flags_every_winner_named_without_a_separation():
         "The fastest path on the small model was tf1-session. "
         "The change worth most: compile it with jit_compile=True, 26.2x here. "
         "mlp was answered fastest by litert-1-thread (1.17 µs a request). "
-        "a, b and c are tied here (a against b: 1.05x faster). "
+        "a, b and c are tied here (a was 1.05x faster than b). "
         "xla was fastest, 2.10x to 2.90x ahead of the runner-up, eager (…)."
     )
     assert len(unseparated_winners(page)) == 3

@@ -41,6 +41,7 @@ from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
     RERUN,
+    compared,
     format_seconds,
     format_span,
     format_speedup,
@@ -222,7 +223,6 @@ class Faster:
             evidence += "; noisy"
         if fast.retraced or slow.retraced:
             evidence += "; retraced while timed, so tracing is in the time"
-        measured = f"{fast.label} was {format_speedup(ratio)} than {slow.label}"
         return Claim(
             self.statement,
             held,
@@ -230,7 +230,7 @@ class Faster:
             format_speedup(ratio),
             self.target,
             interval,
-            measured.replace("as fast than", "as fast as"),
+            compared(fast.label, ratio, slow.label),
         )
 
 
@@ -323,9 +323,7 @@ def versus_words(
     on (both as the processes that timed both saw them, out of ``measurements``), in the words a
     claim's evidence uses, which the site check holds to the medians beside it."""
     return (
-        f"{fast.label} is {format_speedup(ratio)} than {slow.label}".replace(
-            "as fast than", "as fast as"
-        )
+        compared(fast.label, ratio, slow.label, "is")
         + f": {format_seconds(fast.median_s)} vs {format_seconds(slow.median_s)} per "
         f"{fast.unit}{_over(fast, measurements, slow)}"
     )

@@ -76,6 +76,16 @@ def format_speedup(speedup: float) -> str:
     return f"{format_factor(1 / speedup)} slower"
 
 
+def compared(a: str, speedup: float, b: str, verb: str = "was") -> str:
+    """``a``'s speed-up over ``b`` as a statement, subject first.
+
+    >>> compared("xla", 2.5, "eager"), compared("a", 1.001, "b", "is")
+    ('xla was 2.50x faster than eager', 'a is as fast as b')
+    """
+    effect = format_speedup(speedup)
+    return f"{a} {verb} {effect} {'as' if effect == 'as fast' else 'than'} {b}"
+
+
 def speedup_interval(low: float, high: float) -> str:
     """A speed-up interval in one direction where it has one.
 

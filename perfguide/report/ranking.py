@@ -13,8 +13,8 @@ median is named the winner only where the claim that it is faster than each othe
 >>> ranking.tied, ranking.separated
 (('litert', 'int8'), False)
 >>> print(ranking.sentence())
-litert and int8 are tied here (litert against int8: 1.01x faster; rerun interval: 1.07x slower \
-to 1.09x faster)
+litert and int8 are tied here (litert was 1.01x faster than int8, rerun interval: 1.07x \
+slower to 1.09x faster)
 >>> print(ranking.sentence(evidence=False))
 litert and int8 are tied here
 >>> print(rank(ms[:2]).sentence(" on the tiny model"))
@@ -35,8 +35,8 @@ from perfguide.report.claims import Claim, Faster, versus_words
 from perfguide.report.compare import pick
 from perfguide.report.format import (
     RERUN,
+    compared,
     format_factor,
-    format_speedup,
     speedup_interval,
 )
 from perfguide.report.ratios import in_common, ratio_interval
@@ -59,11 +59,11 @@ class Gap(NamedTuple):
     #: The fastest's speed-up over it with both medians, as a claim's evidence words them.
     words: str
 
-    @property
-    def speedup(self) -> str:
-        """The fastest's speed-up over this way with its rerun interval, e.g. "1.01x faster;
-        rerun interval: 1.07x slower to 1.09x faster"."""
-        return f"{format_speedup(self.ratio)}; {RERUN}: {speedup_interval(self.low, self.high)}"
+    def stated(self, fastest: str) -> str:
+        """The ``fastest`` way's speed-up over this way with its rerun interval, e.g. "a was
+        1.01x faster than b, rerun interval: 1.07x slower to 1.09x faster"."""
+        interval = speedup_interval(self.low, self.high)
+        return f"{compared(fastest, self.ratio, self.label)}, {RERUN}: {interval}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,11 +127,7 @@ class Ranking:
             )
         if not evidence:
             return named
-        each = "; ".join(
-            f"{self.leader} against {gap.label}: {gap.speedup}"
-            for gap in self.gaps
-            if gap.label in self.tied
-        )
+        each = "; ".join(gap.stated(self.leader) for gap in self.gaps if gap.label in self.tied)
         return f"{named} ({each})"
 
 
