@@ -11,6 +11,7 @@ from perfguide.report.format import format_speedup
 from perfguide.report.page_checks import (
     contradictions,
     recipe_problems,
+    subjectless_effects,
     unbacked_figures,
     undefined_names,
     unmatched_ratios,
@@ -138,3 +139,15 @@ def test_a_ratio_quoted_beside_its_check_but_worked_out_again_fails():
     recomputed = f"graph was {format_speedup(110e-3 / 41.3e-3)} than eager here"
     (problem,) = unmatched_ratios(f"{page} {recomputed}")
     assert problem.startswith("graph was 2.66x faster than eager here: the page checks graph")
+
+
+def test_a_speed_up_quoted_without_its_subject_fails():
+    checked = Faster("graph", "eager").check(
+        [
+            Measurement("graph", "call", 1, 1, 0.0, (1e-3, 1.1e-3, 0.9e-3)),
+            Measurement("eager", "call", 1, 1, 0.0, (3e-3, 3.3e-3, 2.7e-3)),
+        ]
+    )
+    assert subjectless_effects(f"In short, {checked.stated}.") == []
+    page = f"A call in the graph against eager execution, {checked.quoted}."
+    assert subjectless_effects(page) == ["against eager execution, 3.00x faster"]

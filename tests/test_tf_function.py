@@ -259,7 +259,7 @@ def test_the_short_answer_advises_what_held_and_quotes_the_checks():
     answer = short_answer()
     assert [r.advised for r in answer.recommendations] == [True] * 4
     speedup = page.GRAPH_SPEEDUP.check(series_measured())
-    assert f"against eager execution, {speedup.quoted}." in answer.answer
+    assert f"99 products, {speedup.stated}." in answer.answer
     assert "its first-call overhead was 295 ms" in answer.answer
     assert answer.scenario.caption == "ten calls of the 99-product loop"
     row_loop_faster = short_answer(

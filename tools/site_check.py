@@ -4,13 +4,13 @@ Serves the site on 127.0.0.1, opens every page at a phone's width (375 px) and a
 (1400 px), and reports, one line each: console errors and uncaught exceptions, images that did not
 load, internal links (and their #fragments) that lead nowhere, pages wider than the window, text
 cut at its right edge, a claim whose stated speed-up disagrees with the two medians printed beside
-it, a "fastest", "best" or "worth most" named without a separation from its runner-up, advice
-given where its claim did not hold, two pieces of advice (across every chapter's published short
-answer) that turn one setting different ways under conditions that do not tell them apart, a
-recipe that does not open with whether this build advises it, a chapter that shows no TensorFlow
-code before its recipes, and a search for "xla" that does not find the gradient-descent chapter.
-It counts the words and tables each chapter puts in view (code, output and collapsed sections
-aside) against its budget.
+it, a "fastest", "best" or "worth most" named without a separation from its runner-up, a speed-up
+quoted as "A against B, 2x faster" instead of with its subject first, advice given where its claim
+did not hold, two pieces of advice (across every chapter's published short answer) that turn one
+setting different ways under conditions that do not tell them apart, a recipe that does not open
+with whether this build advises it, a chapter that shows no TensorFlow code before its recipes, and
+a search for "xla" that does not find the gradient-descent chapter. It counts the words and tables
+each chapter puts in view (code, output and collapsed sections aside) against its budget.
 Screenshots of every page at both widths go to a folder, to look at.
 
     python tools/site_check.py [SITE] [--screenshots DIR]
@@ -44,6 +44,7 @@ from perfguide.report.page_checks import (
     contradictions,
     disagreements,
     recipe_problems,
+    subjectless_effects,
     unbacked_figures,
     undefined_names,
     unmatched_ratios,
@@ -294,6 +295,8 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
             yield f"a winner named without a separation from its runner-up: {sentence[:200]}"
         for ratio in unmatched_ratios(body):
             yield f"a ratio quoted that no check on the page printed: {ratio}"
+        for effect in subjectless_effects(body):
+            yield f"a speed-up quoted without its subject ('A was Nx faster than B'): {effect}"
     hrefs = driver.execute_script("return [...document.links].map((a) => a.href);")
     for href in sorted({h for h in hrefs if h.startswith(base)}):
         if problem := links.problem(href):

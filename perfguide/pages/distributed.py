@@ -325,8 +325,8 @@ def fit_table(outcomes: Sequence[setups.FitOutcome]) -> Table:
 def _answer(cores: int, weak: ClaimReport, scale: ClaimReport, anatomy: Anatomy) -> str:
     return (
         "Because workers on one machine share what one process had, and every step waits for "
-        f"the all-reduce of the gradients. On this {cores}-core machine, one process against "
-        f"two pinned workers at the same global batch: {weak[SLOWER_THAN_ONE].quoted}. Two "
+        f"the all-reduce of the gradients. On this {cores}-core machine, at the same global "
+        f"batch, {weak[SLOWER_THAN_ONE].stated}. Two "
         f"pinned workers reached {weak[WEAK_EFFICIENCY].quoted}; with 512 examples a worker, "
         f"{scale[LARGE_EFFICIENCY].quoted}. A two-worker step is one worker's computation on "
         f"one core plus the all-reduce of {format_bytes(anatomy.gradient_bytes)} of gradients, "

@@ -480,9 +480,9 @@ def answer_sentences(
     ops = {name: sum(by_type.values()) for name, by_type in counts.items()}
     return (
         f"Each eager op has a fixed cost before it computes anything: x + x on one element took "
-        f"{format_seconds(eager_one.median_s)} eagerly here (NumPy against eager: "
-        f"{SMALL_ADD.check(smallest).quoted}), so on small arrays the fixed cost is the time; "
-        f"{_where_overhead_fades(add)}. A tf.function call costs "
+        f"{format_seconds(eager_one.median_s)} eagerly, and {SMALL_ADD.check(smallest).stated}: "
+        f"on small arrays the fixed cost is the time; {_where_overhead_fades(add)}. A "
+        "tf.function call costs "
         f"{format_seconds(function.median_s)} to enter, "
         f"{1 - runtime_share(function_layers):.0%} of it in Python before the runtime starts, "
         "so it pays off only when it replaces several eager ops. The article's custom gradient "

@@ -227,11 +227,10 @@ def _answer(steps: ClaimReport, run: Convergence) -> str:
     )
     return (
         f"On {format_count(lr.WORKLOAD.default_size)} points a step is a few microseconds of "
-        "arithmetic, and entering TensorFlow once per step is what costs: NumPy's whole step "
-        f"against a Session.run step, {steps[NUMPY_VS_SESSION].quoted}; against an eager step, "
-        f"{steps[NUMPY_VS_EAGER].quoted}. Run the loop itself inside the runtime and compile it "
-        f"with XLA, and it is NumPy that pays: the compiled loop against NumPy, "
-        f"{steps[COMPILED_VS_NUMPY].quoted}. " + scaling
+        "arithmetic, and entering TensorFlow once per step is what costs. A whole step: "
+        f"{steps[NUMPY_VS_SESSION].stated}; {steps[NUMPY_VS_EAGER].stated}. Run the loop "
+        "itself inside the runtime and compile it with XLA, and it is NumPy that pays: "
+        f"{steps[COMPILED_VS_NUMPY].stated}. " + scaling
     )
 
 

@@ -349,10 +349,7 @@ def issue_scenario(training: Sequence[Measurement]) -> Table:
 
 
 def _answer(cpu: Cpu, steps: ClaimReport, float16_ops: OpTable) -> str:
-    bfloat16_step, float16_step = (
-        f"{check.claim.fast} against {check.claim.slow}, {steps[check].quoted}"
-        for check in (cpu.bfloat16_step, cpu.float16_step)
-    )
+    bfloat16_step, float16_step = (steps[c].stated for c in (cpu.bfloat16_step, cpu.float16_step))
     top = float16_ops.times[0]
     kernel = "oneDNN's" if is_onednn(top.op) else "TensorFlow's generic"
     return (

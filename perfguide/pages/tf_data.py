@@ -256,8 +256,8 @@ def _answer(both: Overlap, settings: ClaimReport) -> str:
         f"{no_overlap(both).quoted}, one after the other being the pipeline's time plus the "
         "step's, each timed alone. Reading ahead overlaps work only where a core is idle, or "
         "where the pipeline waits without working (remote storage). TensorFlow's default "
-        "optimizations add a prefetch to the end of a pipeline and parallelize a plain map; the "
-        f"same training with them against without, {settings[DEFAULT_OPTIMIZATIONS].quoted}. "
+        "optimizations add a prefetch to the end of a pipeline and parallelize a plain map: "
+        f"with them, {settings[DEFAULT_OPTIMIZATIONS].stated}. "
         "What pays off on a few cores is removing work: cache after the map, keep Python out "
         "of it."
     )

@@ -218,11 +218,11 @@ def short_answer(
     tensor_argument = retracing[TENSOR_ARGUMENT]
     answer = (
         "A tf.function runs your Python once to trace a graph, then runs only the graph: on the "
-        "article's loop of 99 products a call in the graph against eager execution, "
-        f"{speedup.quoted}. It is slow when it traces: its first-call overhead was "
+        f"article's loop of 99 products, {speedup.stated}. It is slow when it traces: its "
+        "first-call overhead was "
         f"{first_call_overhead(graph)} (the first call against a steady one, process by process: "
         f"{first_call.quoted}), and a Python number that changes every call retraces every call "
-        f"(a tensor in its place, {tensor_argument.quoted}). It is wrong when Python code or "
+        f"({tensor_argument.stated}). It is wrong when Python code or "
         "values inside it are expected to run or change on every call."
     )
     advice = [

@@ -541,14 +541,12 @@ def _answer(
     feeding_checks: ClaimReport,
 ) -> str:
     return (
-        "A lot where the loop runs in Python, less once the work is in big kernels. A BLAS "
-        f"product against the triple loop at side {LOOP_SIDES[-1]}: "
-        f"{product_checks[BLAS_VS_LOOP].quoted}. One einsum against a loop of products with "
-        f"tf.stack: {batched_checks[ONE_EINSUM].quoted}; its rate reached "
-        f"{batched_checks[EINSUM_AT_PEAK].quoted}. XLA's fusion against tf.function on a chain of "
-        f"cheap element-wise ops, bound by memory: {chain_checks[AFFINE_FUSED].quoted}. "
-        "Dataset.from_tensor_slices against Dataset.from_generator, feeding batches alone: "
-        f"{feeding_checks[SOURCE_ADVICE].quoted}."
+        "A lot where the loop runs in Python, less once the work is in big kernels. A product "
+        f"of side {LOOP_SIDES[-1]}: {product_checks[BLAS_VS_LOOP].stated}. A batch of "
+        f"products: {batched_checks[ONE_EINSUM].stated}; the einsum's rate reached "
+        f"{batched_checks[EINSUM_AT_PEAK].quoted}. A chain of cheap element-wise ops, bound by "
+        f"memory: {chain_checks[AFFINE_FUSED].stated}. Feeding batches alone: "
+        f"{feeding_checks[SOURCE_ADVICE].stated}."
     )
 
 

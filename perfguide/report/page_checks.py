@@ -130,6 +130,23 @@ def unseparated_winners(text: str) -> list[str]:
     return found
 
 
+#: A speed-up quoted after "A against B" rather than stated with its subject.
+_SUBJECTLESS = re.compile(r"\bagainst\b[^.;()]{1,80}?[,:] (?:as fast|[\d.,]+x (?:faster|slower))")
+
+
+def subjectless_effects(text: str) -> list[str]:
+    """Every speed-up ``text`` quotes in the shape "A against B, 2.00x faster", which leaves
+    the reader to work out what was faster than what; the guide states one as "A was 2.00x
+    faster than B".
+
+    >>> subjectless_effects("numpy against eager: 65.0x faster. numpy was 65.0x faster than eager")
+    ['against eager: 65.0x faster']
+    >>> subjectless_effects("135 kB against 386 kB a call, 2.86x less")
+    []
+    """
+    return [match[0] for match in _SUBJECTLESS.finditer(text)]
+
+
 def contradictions(chapters: list[dict]) -> list[str]:
     """Every pair of pieces of advice, across the published short answers ``chapters``, that
     turn one setting different ways under conditions that do not tell them apart (see
