@@ -455,7 +455,7 @@ def test_the_short_answer_advises_what_held_and_quotes_the_checks():
         "Let each worker read its own files": True,
         "Where the all-reduce is slow": True,
     }
-    assert weak[page.SLOWER_THAN_ONE].quoted in answer.answer
+    assert weak[page.SLOWER_THAN_ONE].stated in answer.answer
     assert weak[page.WEAK_EFFICIENCY].quoted in answer.answer
     assert anatomy.claim.quoted in answer.answer
     assert "On this 2-core machine" in answer.answer

@@ -292,8 +292,8 @@ def test_the_predicted_costs_price_the_extra_ops_at_an_eager_ops_median():
 
 def test_the_answer_quotes_the_pages_own_claims():
     answer = page.answer_sentences(add_sweep(), CALLS, FUNCTION_LAYERS, OP_COUNTS)
-    assert "x + x on one element took 20.0 µs eagerly here" in answer
-    assert page.SMALL_ADD.check(add_at(1)).quoted in answer
+    assert "x + x on one element took 20.0 µs eagerly" in answer
+    assert page.SMALL_ADD.check(add_at(1)).stated in answer
     largest = measured_here(page.LARGE_ADD.check(add_at(10**7)))
     assert f"on large arrays the fixed cost fades: at 10,000,000 elements, {largest}" in answer
     assert "A tf.function call costs 500 µs to enter, 75% of it in Python" in answer

@@ -190,7 +190,7 @@ def test_the_short_answer_advises_what_held_for_the_cpu_and_quotes_the_steps():
     assert [r.advised for r in answer.recommendations] == [True, True, False, True]
     assert answer.recommendations[0].advice.startswith("Keep float32 on a CPU without bfloat16")
     assert "This one lacks bfloat16 instructions and lacks float16 ones." in answer.answer
-    assert "float32 against mixed-bfloat16, 10.0x faster" in answer.answer
+    assert "float32 was 10.0x faster than mixed-bfloat16 here" in answer.answer
     assert "TensorFlow's generic Conv2DBackpropFilter took the most (50%)" in answer.answer
     assert answer.scenario.rows[1] == ["this build's CPU", "80.0 ms", "300 ms (3.75x slower)"]
 

@@ -266,7 +266,7 @@ def test_the_short_answer_advises_what_held_and_quotes_the_checks():
     both, _ = both_measured()
     assert page.no_overlap(both).quoted in answer.answer
     piped = measured_all(PIPELINES)
-    assert page.DEFAULT_OPTIMIZATIONS.check(piped).quoted in answer.answer
+    assert page.DEFAULT_OPTIMIZATIONS.check(piped).stated in answer.answer
     assert "the same 2 cores" in answer.answer
     assert f"reads that wait {page.LATENCY_MS} ms, on 2 cores" in answer.recommendations[3].advice
 
