@@ -215,7 +215,9 @@ def pages(site: Path) -> list[str]:
     )
 
 
-def browser():
+@contextlib.contextmanager
+def opened_browser():
+    """A headless Chromium, quit however the checks end."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -224,12 +226,7 @@ def browser():
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-
-
-@contextlib.contextmanager
-def opened_browser():
-    driver = browser()
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:
         yield driver
     finally:
@@ -455,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in reports:
         if r.in_view:
             print(f"site-check: {r.page}: {r.in_view[0]:,} words and {r.in_view[1]} tables in view")
-    print(f"site-check: {len(pages(args.site))} pages checked, screenshots in {shots}")
+    print(f"site-check: {len(reports)} pages checked, screenshots in {shots}")
     return 1 if problems else 0
 
 
