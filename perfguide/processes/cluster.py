@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from perfguide.measure.timer import Measurement, across_processes
 from perfguide.processes.fresh import ChildError, child_environment, last_line
+from perfguide.processes.recording import recorded
 
 HOST = "127.0.0.1"
 #: How often the parent looks at its tasks while they run.
@@ -156,6 +157,17 @@ def run(
     until every task that does not serve has ended, and return what each of those printed on
     stdout. Raises :class:`ChildError` with one line when a task
     fails or the whole run takes over ``timeout_s``; every task is stopped either way."""
+    # Named without the interpreter's path, which differs between the builds' environments.
+    called = f"cluster of {[task.name for task in tasks]}: {command[1:]}, {dict(settings or {})}"
+    return recorded(called, lambda: _run(tasks, command, timeout_s, settings))
+
+
+def _run(
+    tasks: Sequence[Task],
+    command: list[str],
+    timeout_s: float,
+    settings: Mapping[str, str] | None,
+) -> dict[Task, str]:
     spec = cluster_spec(tasks, free_ports(len(tasks)))
     running: list[_Running] = []
     try:

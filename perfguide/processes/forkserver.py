@@ -42,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn
 
 from perfguide.processes import fresh
+from perfguide.processes.recording import recorded
 
 #: Processes run at once: memory is measured, not time, so they may share the cores.
 SIDE_BY_SIDE = 2
@@ -77,6 +78,11 @@ def in_fresh_processes(jobs: Sequence[Task], preload: Sequence[str] = ()) -> lis
     :data:`SIDE_BY_SIDE` run at once, each of them taking the next job as soon as one ends (so
     give the longest first), from the server it has where it can (:func:`_next`): each server
     starts with an import."""
+    called = f"forked from servers with {list(preload)}: {list(jobs)}"
+    return recorded(called, lambda: _in_fresh_processes(jobs, preload))
+
+
+def _in_fresh_processes(jobs: Sequence[Task], preload: Sequence[str]) -> list[Any]:
     found: list[Any] = [None] * len(jobs)
     waiting = _by_start(jobs)
     servers: dict[int, _Server] = {}  # each lane's

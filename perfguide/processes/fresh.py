@@ -44,6 +44,9 @@ class ChildError(RuntimeError):
         super().__init__(message)
         self.usage = usage
 
+    def __reduce__(self) -> tuple:  # pickled with ``usage`` (a recorded failure keeps it)
+        return ChildError, (str(self), self.usage)
+
 
 class BadInput(ValueError):
     """Raised by code a worker runs for the caller when what it was given is wrong (a missing

@@ -33,6 +33,7 @@ from perfguide.measure.environment import quick_everywhere, usable_cores
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
+from perfguide.processes.recording import recorded, replaying
 from perfguide.processes.worker import Job, trace_variant
 from perfguide.report.results import write_atomically
 
@@ -185,15 +186,19 @@ class Workers:
         processes = 1 if self.quick else processes
         self._start = (device, child_environment(settings), echo_stderr)
         self.limits_wanted, self.timeout_s, self.progress = limits, timeout_s, progress
+        # What a page's recording calls these workers (a replay starts none).
+        self._called = f"workers on {device}" + "".join(
+            f", {name}={value}" for name, value in sorted((settings or {}).items())
+        )
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
-        self._workers = [_Worker(*self._start) for _ in range(processes)]
+        self._workers = [] if replaying() else [_Worker(*self._start) for _ in range(processes)]
         # Started only when a comparison needs more processes, and kept for the next one; the
         # calls that set the workers up, the last of each target, for those started later.
         self._extra: list[_Worker] = []
         self._settling_s = 0.0
         self._preparations: dict[str, dict[str, Any]] = {}
         self._finalizer = weakref.finalize(self, _stop_all, self._workers, self._extra)
-        progress(f"starting {processes} fresh processes")
+        progress(f"starting {len(self._workers)} fresh processes")
         for worker in self._workers:
             self._ready(worker)
         self._jobs = 0
@@ -209,10 +214,15 @@ class Workers:
         """Stop the workers."""
         self._finalizer()
 
+    def _recorded(self, what: str, measure: Callable[[], Any]) -> Any:
+        """``measure()``, recorded for the page being built as ``what`` these workers did (see
+        :mod:`perfguide.processes.recording`)."""
+        return recorded(f"{self._called}: {what}", measure)
+
     @property
     def names(self) -> tuple[str, ...]:
         """The workers' process names, as measurements record them."""
-        return tuple(worker.name for worker in self._workers)
+        return self._recorded("names", lambda: tuple(worker.name for worker in self._workers))
 
     @property
     def environment(self) -> dict[str, Any]:
@@ -221,15 +231,18 @@ class Workers:
         from the file :data:`~perfguide.measure.limits.SHARED_FILE_ENV` names, where the first
         workers of a build to measure them write them."""
         if self._environment is None:
-            shared, known = _shared_limits()
-            request = {"environment": True, "limits": self.limits_wanted, "known_limits": known}
-            self._workers[0].send(request)
-            self._environment = self._workers[0].receive(self.timeout_s, self.progress)[
-                "environment"
-            ]
-            if self.limits_wanted and shared and known is None:
-                write_atomically(shared, json.dumps(self._environment["machine_limits"]))
+            what = "environment" + " and limits" * self.limits_wanted
+            self._environment = self._recorded(what, self._measured_environment)
         return self._environment
+
+    def _measured_environment(self) -> dict[str, Any]:
+        shared, known = _shared_limits()
+        request = {"environment": True, "limits": self.limits_wanted, "known_limits": known}
+        self._workers[0].send(request)
+        environment = self._workers[0].receive(self.timeout_s, self.progress)["environment"]
+        if self.limits_wanted and shared and known is None:
+            write_atomically(shared, json.dumps(environment["machine_limits"]))
+        return environment
 
     @property
     def machine_limits(self) -> MachineLimits:
@@ -270,6 +283,23 @@ class Workers:
         times them (``quick``, ``blocks``, ``peak``), pooled process by process. While a claim
         in ``settle`` is undecided, and more processes could decide it, the variants it compares
         are timed in one more fresh process, up to :data:`SETTLE_PROCESSES` in all."""
+        job = _job(workload, variants, size, quick, blocks, peak)
+        settled = [sorted(claim.labels) for claim in settle]
+        return self._recorded(
+            f"run {job}, settling {settled}",
+            lambda: self._run(workload, variants, size, quick, blocks, settle, peak),
+        )
+
+    def _run(
+        self,
+        workload: Workload | str,
+        variants: Sequence[str] | None,
+        size: int | None,
+        quick: bool,
+        blocks: int | None,
+        settle: Sequence[Settling],
+        peak: bool,
+    ) -> list[Measurement]:
         if self.quick:
             quick, blocks, settle = True, None, ()
         job = _job(workload, variants, size, quick, blocks, peak)
@@ -322,9 +352,14 @@ class Workers:
         called with ``kwargs`` in each worker, one after another: one result per process. With
         ``prepared`` (a :meth:`prepare` target), it is handed what that target returned in the
         worker as its first argument."""
-        return [
-            self.call_in(i, target, prepared=prepared, **kwargs) for i in range(len(self._workers))
-        ]
+        request = {"call": target, "kwargs": kwargs, "prepared": prepared}
+        return self._recorded(
+            f"in every process, {_called(request)}",
+            lambda: [
+                self.call_in(i, target, prepared=prepared, **kwargs)
+                for i in range(len(self._workers))
+            ],
+        )
 
     def call_in(
         self, index: int, target: str, *, prepared: str | None = None, **kwargs: Any
@@ -334,7 +369,10 @@ class Workers:
         request = {"call": target, "kwargs": kwargs}
         if prepared is not None:
             request["prepared"] = prepared
-        return self._answer_on(self._workers[index], request)
+        return self._recorded(
+            f"in process {index}, {_called(request)}",
+            lambda: self._answer_on(self._workers[index], request),
+        )
 
     def prepare(self, target: str, **kwargs: Any) -> list[Any]:
         """Set every worker up with ``target`` ("package.module:function") called with
@@ -345,9 +383,13 @@ class Workers:
         Each worker's answer (what it holds says, as plain JSON data), one per process as
         :meth:`call` returns."""
         self._preparations[target] = kwargs
-        for worker in self._extra:
-            self._prepare_on(worker, target, kwargs)
-        return [self._prepare_on(worker, target, kwargs) for worker in self._workers]
+
+        def prepared() -> list[Any]:
+            for worker in self._extra:
+                self._prepare_on(worker, target, kwargs)
+            return [self._prepare_on(worker, target, kwargs) for worker in self._workers]
+
+        return self._recorded(_called({"prepare": target, "kwargs": kwargs}), prepared)
 
     def _prepare_on(self, worker: _Worker, target: str, kwargs: dict[str, Any]) -> Any:
         return self._answer_on(worker, {"prepare": target, "kwargs": kwargs})
@@ -361,13 +403,27 @@ class Workers:
         ``variant`` of ``workload`` at ``size``, taken in the ``index``-th worker; the trace
         file's path (see :func:`perfguide.processes.worker.trace_variant`)."""
         target = f"{trace_variant.__module__}:{trace_variant.__name__}"
-        return self.call_in(
-            index, target, workload=workload.name, variant=variant, size=size, logdir=logdir
+
+        def traced() -> tuple[str, bytes]:
+            path = self.call_in(
+                index, target, workload=workload.name, variant=variant, size=size, logdir=logdir
+            )
+            return str(Path(path).relative_to(logdir)), Path(path).read_bytes()
+
+        # Recorded with the trace itself, which a replay writes where the page reads it.
+        within, trace = self._recorded(
+            f"in process {index}, trace {workload.name} {variant} at {size}", traced
         )
+        path = Path(logdir) / within
+        if not path.is_file():
+            write_atomically(path, trace)
+        return str(path)
 
     def run_in(self, index: int, job: Job) -> list[Measurement]:
         """``job`` timed in the ``index``-th worker alone."""
-        return self._run_on(self._workers[index], index, job)
+        return self._recorded(
+            f"in process {index}, run {job}", lambda: self._run_on(self._workers[index], index, job)
+        )
 
     def _run_on(self, worker: _Worker, index: int, job: Job) -> list[Measurement]:
         worker.send({"job": job.to_json()})
@@ -378,6 +434,11 @@ class Workers:
 
         answer = worker.receive(self.timeout_s, progress)
         return [Measurement.from_dict(record) for record in answer["measurements"]]
+
+
+def _called(request: dict[str, Any]) -> str:
+    """A call or preparation handed to a worker, as a recording names it."""
+    return json.dumps(request, sort_keys=True, default=str)
 
 
 def _job(

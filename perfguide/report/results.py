@@ -45,8 +45,9 @@ def measurements_dir() -> Path:
     return Path(os.environ.get(MEASUREMENTS_DIR_ENV) or default)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one."""
+def write_atomically(path: Path, content: str | bytes) -> None:
+    """Write ``content`` (text, or bytes as they are) to ``path`` so that readers see the old
+    file or the whole new one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -55,8 +56,9 @@ def write_atomically(path: Path, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        binary = isinstance(content, bytes)
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            f.write(content)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
