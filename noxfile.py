@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -22,6 +23,10 @@ DOCS_OUTPUTS = [
     DOCS / "_generated",
     DOCS / "sg_execution_times.rst",
 ]
+# Each page's measurements as the last build took them, and the mark of a complete recording
+# (perfguide.processes.recording.COMPLETE): what a docs-quick build replays.
+RECORDED = DOCS / "_recorded"
+RECORDING_COMPLETE = RECORDED / "complete.json"
 
 # Prints "GPUS=<n>" last, after whatever TensorFlow logs while it starts.
 COUNT_TF_GPUS = (
@@ -86,11 +91,14 @@ def build_docs(
     extras: str = "",
     pins: list[str] | None = None,
     quick: bool = False,
+    replay: bool = False,
 ) -> Path:
     """Build the site from nothing, every chapter run (``quick``: one process a workload and
-    short blocks, rough numbers labelled so); return where it is."""
+    short blocks, rough numbers labelled so; ``replay``: each page's measurements read from the
+    last build's recording, nothing measured); return where it is."""
     env = install(session, device, ",".join(filter(None, ["docs", "serving", extras])), pins)
     env["PERFGUIDE_QUICK"] = "1" if quick else "0"
+    env["PERFGUIDE_REPLAY"] = "1" if replay else "0"
     for path in DOCS_OUTPUTS:
         if path.is_dir():
             shutil.rmtree(path)
@@ -121,8 +129,16 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(name="docs-quick")
 def docs_quick(session: nox.Session) -> None:
-    """The site with rough numbers, then the site check: what to run after editing a page."""
-    html = build_docs(session, "cpu", quick=True)
+    """What to run after editing a page: the site rendered again from the last build's recorded
+    measurements (nothing is measured, and every page says so), then the site check. With no
+    complete recording, or with ``-- --measure``, every chapter is measured quickly instead (one
+    process a workload, short blocks, rough numbers labelled so) and recorded for next time."""
+    if "--measure" not in session.posargs and RECORDING_COMPLETE.is_file():
+        # Replayed as it was measured: a quick page asks for other measurements than a full one.
+        kind = json.loads(RECORDING_COMPLETE.read_text())["kind"]
+        html = build_docs(session, "cpu", quick=kind == "quick", replay=True)
+    else:
+        html = build_docs(session, "cpu", quick=True)
     session.install("selenium")
     session.run("python", str(ROOT / "tools" / "site_check.py"), str(html))
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -22,8 +24,9 @@ from docutils import nodes  # noqa: E402
 from sphinx.util.docutils import SphinxDirective  # noqa: E402
 
 import perfguide  # noqa: E402  (the installed package under documentation)
+from perfguide.measure.environment import quick_everywhere  # noqa: E402
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
-from perfguide.processes import build_state  # noqa: E402
+from perfguide.processes import build_state, recording  # noqa: E402
 from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
 from perfguide.report.chapters import CHAPTERS, footer  # noqa: E402
 from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
@@ -56,6 +59,16 @@ os.environ[ANSWERS_DIR_ENV] = str(EXTRA / "answers")
 # What the build has alive between chapters, and a probe's times at its start, middle and end:
 # the build-machine page shows them, and the site publishes them at <site>/build-state.json.
 os.environ[build_state.BUILD_STATE_ENV] = str(EXTRA / "build-state.json")
+# Each page's measurements, recorded in a file of its own as the build takes them. With
+# PERFGUIDE_REPLAY=1 the build reads them back instead of measuring (`nox -s docs-quick` does so
+# after a build): every page is rendered again in minutes, and every page says so.
+RECORDED = DOCS / "_recorded"
+REPLAYED = recording.complete(RECORDED) if recording.replaying() else None
+if recording.replaying() and REPLAYED is None:
+    raise RuntimeError(
+        f"{recording.REPLAY_ENV}=1 replays the measurements of a whole build, and {RECORDED} "
+        "holds none: build once without it"
+    )
 
 project = "perfguide"
 author = "perfguide contributors"
@@ -99,6 +112,11 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
 }
+if REPLAYED:
+    html_theme_options["announcement"] = (
+        f"A rendering for checking pages: every measurement replays the {REPLAYED['kind']} build "
+        f"of {REPLAYED['measured_at']} (commit {REPLAYED['commit']}); only the recipes ran now."
+    )
 # The theme reads the colour mode from here before the reader picks one; unset, it logs
 # "Got invalid theme mode" to the console.
 html_context = {"default_mode": "auto"}
@@ -141,20 +159,33 @@ PROBED = {
 }
 
 
-def record_build_state(gallery_conf, fname, when):
+def record_build_state(topic, when):
     """Before the first chapter and after each, what the build has alive (see
-    perfguide.processes.build_state), with the probe's times where PROBED says; the build fails
-    where a chapter left a process or a port open."""
-    if fname is None:  # entering a folder of examples, not running one
-        return
-    topic = Path(fname).stem.removeprefix("plot_")
+    perfguide.processes.build_state), with the probe's times where PROBED says (recorded apart
+    from the chapters'); the build fails where a chapter left a process or a port open."""
     if when == "before" and topic != RUN_ORDER[0]:
         return  # the state before a chapter is the one after the chapter before it
-    probed = build_state.probe() if (topic, when) in PROBED else None
+    probed = None
+    if (topic, when) in PROBED:
+        os.environ[recording.RECORDING_ENV] = str(RECORDED / "build-state.pickle")
+        probed = build_state.probe()
+        del os.environ[recording.RECORDING_ENV]
     entry = build_state.record(build_state.state_file(), topic, when, probed=probed)
     # Whatever a chapter leaves running runs beside every later chapter's measurements.
     if when == "after" and (left := build_state.left_behind(entry)):
         raise RuntimeError(f"{topic} left {left} alive after it ended")
+
+
+def between_chapters(gallery_conf, fname, when):
+    """Around each chapter: the build's state, and the chapter's own recording."""
+    if fname is None:  # entering a folder of examples, not running one
+        return
+    topic = Path(fname).stem.removeprefix("plot_")
+    if when == "after":
+        recording.finish(os.environ.pop(recording.RECORDING_ENV))
+    record_build_state(topic, when)
+    if when == "before":
+        os.environ[recording.RECORDING_ENV] = str(RECORDED / f"{topic}.pickle")
 
 
 def chapter_order(path: str) -> int:
@@ -182,7 +213,7 @@ sphinx_gallery_conf = {
     "write_computation_times": True,  # sg_execution_times is in a toctree; never skip it
     "remove_config_comments": True,
     "download_all_examples": True,
-    "reset_modules": ("matplotlib", "conf.reset_keras", "conf.record_build_state"),
+    "reset_modules": ("matplotlib", "conf.reset_keras", "conf.between_chapters"),
     "reset_modules_order": "both",
     "image_scrapers": ("matplotlib",),
     "image_srcset": ["2x"],  # sharp figures on hi-DPI screens
@@ -279,7 +310,39 @@ class RecipeStatus(SphinxDirective):
         return [nodes.raw("", path.read_text(), format="html")]
 
 
+# -- Recordings: a build that measures starts a new one and marks it complete at its end; each
+# notebook page records (or replays) into a file of its own, as each chapter does. -------------
+
+
+def start_recording(app):
+    if not REPLAYED:
+        shutil.rmtree(RECORDED, ignore_errors=True)
+
+
+def notebook_recording(app, docname, source):
+    os.environ[recording.RECORDING_ENV] = str(RECORDED / f"{docname.replace('/', '.')}.pickle")
+
+
+def mark_recording_complete(app, exception):
+    os.environ.pop(recording.RECORDING_ENV, None)
+    if exception is None and not REPLAYED:
+        commit = subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=DOCS.parent, capture_output=True,
+            text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        about = {
+            "kind": "quick" if quick_everywhere() else "full",
+            "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "commit": commit,
+        }
+        recording.mark_complete(RECORDED, about)
+
+
 def setup(app):
+    # Before sphinx-gallery's own handler, which runs the chapters.
+    app.connect("builder-inited", start_recording, priority=100)
+    app.connect("source-read", notebook_recording)
+    app.connect("build-finished", mark_recording_complete)
     app.add_directive("recipe-status", RecipeStatus)
     app.connect("source-read", offline_run_times)
     app.connect("source-read", without_empty_code_blocks)
