@@ -202,9 +202,9 @@ show(ClaimReport([page.memory_claim(memory)]))
 # Same model, same loss?
 # ----------------------
 #
-# Each policy trains from the same weights on the same four batches for 30 steps (8 in a quick
-# run), in one of the page's processes. A policy that changes what the model learns is no
-# speed-up:
+# Each policy trains from the same weights on the same four batches of 16 images for 30 steps
+# (8 in a quick run), in one of the page's processes. A policy that changes what the model
+# learns is no speed-up:
 
 curves = page.loss_curves(workers)
 page.loss_plot(curves)

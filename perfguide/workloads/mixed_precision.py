@@ -173,14 +173,21 @@ WORKLOADS = (PRODUCT, CONVOLUTION, TRAINING, INFERENCE)
 # -- What the policies change besides time -----------------------------------------------------
 
 
+#: Images in each batch of the loss curves. They compare the policies' arithmetic, which a
+#: batch's size does not change, and a policy without fast kernels on a CPU can take seconds a
+#: step at :data:`BATCH`: smaller batches keep the curves' many steps affordable.
+LOSS_BATCH = 16
+
+
 def losses_after(variant: str, steps: int, batches: int = 4) -> list[float]:
     """The training loss of each of ``steps`` steps of one training variant, cycling over
-    ``batches`` fixed batches: the curve every policy must follow within a tolerance."""
-    images, labels = make_data(batches * BATCH)
+    ``batches`` fixed batches of :data:`LOSS_BATCH` images: the curve every policy must follow
+    within a tolerance."""
+    images, labels = make_data(batches * LOSS_BATCH)
     model = compiled_model(*policy_of(variant))
     losses = []
     for step in range(steps):
-        part = slice((step % batches) * BATCH, (step % batches + 1) * BATCH)
+        part = slice((step % batches) * LOSS_BATCH, (step % batches + 1) * LOSS_BATCH)
         losses.append(float(model.train_on_batch(images[part], labels[part])))
     return losses
 
