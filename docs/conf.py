@@ -63,12 +63,17 @@ os.environ[build_state.BUILD_STATE_ENV] = str(EXTRA / "build-state.json")
 # PERFGUIDE_REPLAY=1 the build reads them back instead of measuring (`nox -s docs-quick` does so
 # after a build): every page is rendered again in minutes, and every page says so.
 RECORDED = DOCS / "_recorded"
+BUILD_KIND = "quick" if quick_everywhere() else "full"
 REPLAYED = recording.complete(RECORDED) if recording.replaying() else None
-if recording.replaying() and REPLAYED is None:
-    raise RuntimeError(
-        f"{recording.REPLAY_ENV}=1 replays the measurements of a whole build, and {RECORDED} "
-        "holds none: build once without it"
+if recording.replaying():
+    why_not = (
+        "it holds none" if REPLAYED is None else recording.why_not_replayable(REPLAYED, BUILD_KIND)
     )
+    if why_not:
+        raise RuntimeError(
+            f"cannot replay the measurements recorded in {RECORDED}: {why_not}; measure again "
+            "(nox -s docs-quick -- --measure)"
+        )
 
 project = "perfguide"
 author = "perfguide contributors"
@@ -168,8 +173,10 @@ def record_build_state(topic, when):
     probed = None
     if (topic, when) in PROBED:
         os.environ[recording.RECORDING_ENV] = str(RECORDED / "build-state.pickle")
-        probed = build_state.probe()
-        del os.environ[recording.RECORDING_ENV]
+        try:
+            probed = build_state.probe()
+        finally:
+            del os.environ[recording.RECORDING_ENV]
     entry = build_state.record(build_state.state_file(), topic, when, probed=probed)
     # Whatever a chapter leaves running runs beside every later chapter's measurements.
     if when == "after" and (left := build_state.left_behind(entry)):
@@ -331,9 +338,10 @@ def mark_recording_complete(app, exception):
             text=True, check=True,
         ).stdout.strip()  # fmt: skip
         about = {
-            "kind": "quick" if quick_everywhere() else "full",
+            "kind": BUILD_KIND,
             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "commit": commit,
+            "measuring_code": recording.fingerprint(),
         }
         recording.mark_complete(RECORDED, about)
 

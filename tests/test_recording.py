@@ -104,6 +104,28 @@ def test_replay_takes_0_or_1(monkeypatch):
         recording.replaying()
 
 
+def test_a_change_to_the_code_that_measures_makes_a_recording_stale(tmp_path):
+    for folder in recording.MEASURING:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.py").write_text("SIZE = 64\n")
+    (tmp_path / "pages").mkdir()
+    before = recording.fingerprint(tmp_path)
+    (tmp_path / "pages" / "a.py").write_text("PROSE = 'a page may change'\n")
+    assert recording.fingerprint(tmp_path) == before
+    (tmp_path / "workloads" / "a.py").write_text("SIZE = 16\n")
+    assert recording.fingerprint(tmp_path) != before
+
+
+def test_a_recording_replays_only_under_the_same_code_and_kind():
+    about = {"kind": "full", "measuring_code": recording.fingerprint()}
+    assert recording.why_not_replayable(about, "full") is None
+    assert "full build's, and this build is a quick one" in recording.why_not_replayable(
+        about, "quick"
+    )
+    changed = {**about, "measuring_code": "0" * 16}
+    assert "changed since it was recorded" in recording.why_not_replayable(changed, "full")
+
+
 def test_a_complete_recording_says_what_it_is(tmp_path):
     assert recording.complete(tmp_path) is None
     recording.mark_complete(tmp_path, {"kind": "quick", "commit": "abc1234"})
@@ -135,6 +157,7 @@ def test_workers_replay_what_their_processes_answered_without_starting_any(
         assert replayed.call("perfguide.measure.environment:usable_cores") == cores
         assert replayed.names == names
     assert Path(trace).is_file()
+    recording.finish(page)  # every answer handed back, none left over
 
 
 def test_each_answer_keeps_the_seconds_it_took(page, monkeypatch):

@@ -158,7 +158,7 @@ def run(
     stdout. Raises :class:`ChildError` with one line when a task
     fails or the whole run takes over ``timeout_s``; every task is stopped either way."""
     # Named without the interpreter's path, which differs between the builds' environments.
-    called = f"cluster of {[task.name for task in tasks]}: {command[1:]}, {dict(settings or {})}"
+    called = f"cluster of {list(tasks)}: {command[1:]}, {dict(settings or {})}"
     return recorded(called, lambda: _run(tasks, command, timeout_s, settings))
 
 

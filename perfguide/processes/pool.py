@@ -187,7 +187,7 @@ class Workers:
         self._start = (device, child_environment(settings), echo_stderr)
         self.limits_wanted, self.timeout_s, self.progress = limits, timeout_s, progress
         # What a page's recording calls these workers (a replay starts none).
-        self._called = f"workers on {device}" + "".join(
+        self._called = f"{processes} workers on {device}" + "".join(
             f", {name}={value}" for name, value in sorted((settings or {}).items())
         )
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
@@ -284,7 +284,7 @@ class Workers:
         in ``settle`` is undecided, and more processes could decide it, the variants it compares
         are timed in one more fresh process, up to :data:`SETTLE_PROCESSES` in all."""
         job = _job(workload, variants, size, quick, blocks, peak)
-        settled = [sorted(claim.labels) for claim in settle]
+        settled = [list(claim.labels) for claim in settle]
         return self._recorded(
             f"run {job}, settling {settled}",
             lambda: self._run(workload, variants, size, quick, blocks, settle, peak),

@@ -16,6 +16,7 @@ neither, as when a reader runs a chapter, everything is measured and nothing is 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import pickle
@@ -35,6 +36,10 @@ RECORDING_ENV = "PERFGUIDE_RECORDING"
 REPLAY_ENV = "PERFGUIDE_REPLAY"
 #: What a complete recording of a build holds beside its pages' files: when, what, how.
 COMPLETE = "complete.json"
+#: The package's folders whose code runs where the measuring is: a change there makes a
+#: recording stale even where a page asks for the same measurements.
+MEASURING = ("measure", "processes", "workloads", "diagnose")
+PACKAGE = Path(__file__).resolve().parents[1]
 
 T = TypeVar("T")
 
@@ -165,6 +170,24 @@ def finish(path: Path) -> None:
             f"{recording.path.name}: the page used {recording.position} of its "
             f"{len(recording.answers)} recorded measurements; measure it again"
         )
+
+
+def fingerprint(package: Path = PACKAGE) -> str:
+    """A digest of the code in the package's :data:`MEASURING` folders."""
+    digest = hashlib.sha256()
+    for path in sorted(p for folder in MEASURING for p in (package / folder).rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def why_not_replayable(about: dict[str, Any], kind: str) -> str | None:
+    """Why a build of ``kind`` ("quick" or "full") cannot replay the recording ``about`` (what
+    :func:`mark_complete` was told) describes, or None if it can."""
+    if about.get("measuring_code") != fingerprint():
+        return f"the code that measures ({', '.join(MEASURING)}) changed since it was recorded"
+    if about["kind"] != kind:
+        return f"it is a {about['kind']} build's, and this build is a {kind} one"
+    return None
 
 
 def mark_complete(directory: Path, about: dict[str, Any]) -> None:
