@@ -103,7 +103,7 @@ show(page.kernel_checks(cpu, products, convolutions))
 #
 # A small image classifier (two 3 × 3 convolutions of 32 filters, pooling, two dense layers)
 # under each policy (``float32``, ``mixed-bfloat16``, ``mixed-float16``), every model from the
-# same weights. First inference, one ``predict_on_batch`` of 64 images of 32 × 32 pixels (timed
+# same weights. First inference, one ``predict_on_batch`` of 16 images of 32 × 32 pixels (timed
 # before the training, whose many compiled models would otherwise stay in the processes that
 # time it):
 #
@@ -133,7 +133,7 @@ show(Collapsed(summary, every_step))
 # %%
 
 ax = dot_plot(training)
-ax.set_title("One training step of 64 images, by policy")
+ax.set_title(f"One training step of {mp.BATCH} images, by policy")
 plt.show()
 
 # %%
@@ -202,7 +202,7 @@ show(ClaimReport([page.memory_claim(memory)]))
 # Same model, same loss?
 # ----------------------
 #
-# Each policy trains from the same weights on the same four batches of 16 images for 30 steps
+# Each policy trains from the same weights on the same four batches of 16 images for 20 steps
 # (8 in a quick run), in one of the page's processes. A policy that changes what the model
 # learns is no speed-up:
 

@@ -40,7 +40,7 @@ PROFILED_STEPS = ("float32", "mixed-bfloat16", "mixed-float16", "mixed-bfloat16-
 #: The training steps of the loss curves (fewer in a quick run: a mixed_float16 step can take
 #: seconds on a CPU without float16 kernels), and how far each policy's last loss may land
 #: from float32's.
-LOSS_STEPS, QUICK_LOSS_STEPS = 30, 8
+LOSS_STEPS, QUICK_LOSS_STEPS = 20, 8
 LOSS_TOLERANCE = 0.02
 #: The side of the product timed on a GPU, a multiple of 8 (for tensor cores) and one not.
 GPU_SIDES = (4096, 4095)

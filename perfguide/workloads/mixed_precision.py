@@ -74,8 +74,10 @@ CONVOLUTION = Workload(
 
 # -- A model under each policy ---------------------------------------------------------------
 
-#: Images of SIDE x SIDE pixels with CHANNELS channels, in CLASSES classes; BATCH per step.
-SIDE, CHANNELS, CLASSES, BATCH = 32, 3, 10, 64
+#: Images of SIDE x SIDE pixels with CHANNELS channels, in CLASSES classes; BATCH per step. A
+#: policy without fast kernels on a CPU can take over a second a step even at this batch, and the
+#: page takes many steps of it (timing, profiles, loss curves): a small batch keeps them affordable.
+SIDE, CHANNELS, CLASSES, BATCH = 32, 3, 10, 16
 #: Filters of the two convolutions, units of the hidden dense layer.
 FILTERS, UNITS = 32, 256
 LEARNING_RATE, SEED = 0.1, 0
@@ -173,21 +175,15 @@ WORKLOADS = (PRODUCT, CONVOLUTION, TRAINING, INFERENCE)
 # -- What the policies change besides time -----------------------------------------------------
 
 
-#: Images in each batch of the loss curves. They compare the policies' arithmetic, which a
-#: batch's size does not change, and a policy without fast kernels on a CPU can take seconds a
-#: step at :data:`BATCH`: smaller batches keep the curves' many steps affordable.
-LOSS_BATCH = 16
-
-
 def losses_after(variant: str, steps: int, batches: int = 4) -> list[float]:
     """The training loss of each of ``steps`` steps of one training variant, cycling over
-    ``batches`` fixed batches of :data:`LOSS_BATCH` images: the curve every policy must follow
+    ``batches`` fixed batches of :data:`BATCH` images: the curve every policy must follow
     within a tolerance."""
-    images, labels = make_data(batches * LOSS_BATCH)
+    images, labels = make_data(batches * BATCH)
     model = compiled_model(*policy_of(variant))
     losses = []
     for step in range(steps):
-        part = slice((step % batches) * LOSS_BATCH, (step % batches + 1) * LOSS_BATCH)
+        part = slice((step % batches) * BATCH, (step % batches + 1) * BATCH)
         losses.append(float(model.train_on_batch(images[part], labels[part])))
     return losses
 
