@@ -208,8 +208,8 @@ def noise(session: nox.Session) -> None:
     runs, so a row called faster or slower is a false alarm (the test's level allows about 5 %),
     and 95 % of the second run's medians should fall inside the first run's rerun intervals. The
     two runs also give a new calibration of those intervals, `results/calibration.json` (ship it
-    as perfguide/measure/calibration.json to build the guide with it). A benchmark, not a test:
-    run it alone on the machine."""
+    in perfguide/measure/calibrations/ to build the guide with it on this machine). A benchmark,
+    not a test: run it alone on the machine."""
     install(session, "cpu", "serving")
     RESULTS.mkdir(exist_ok=True)
     files = [str(RESULTS / f"noise-{run}.json") for run in (1, 2)]

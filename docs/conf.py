@@ -321,9 +321,19 @@ class RecipeStatus(SphinxDirective):
 # notebook page records (or replays) into a file of its own, as each chapter does. -------------
 
 
+#: What a measuring build's recordings are of, taken as it starts (the code can change under a
+#: build that takes 20 minutes).
+MEASURED_CODE = {}
+
+
 def start_recording(app):
     if not REPLAYED:
         shutil.rmtree(RECORDED, ignore_errors=True)
+        commit = subprocess.run(
+            ["git", "describe", "--always", "--dirty"], cwd=DOCS.parent, capture_output=True,
+            text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        MEASURED_CODE.update(commit=commit, measuring_code=recording.fingerprint())
 
 
 def notebook_recording(app, docname, source):
@@ -332,16 +342,13 @@ def notebook_recording(app, docname, source):
 
 def mark_recording_complete(app, exception):
     os.environ.pop(recording.RECORDING_ENV, None)
-    if exception is None and not REPLAYED:
-        commit = subprocess.run(
-            ["git", "describe", "--always", "--dirty"], cwd=DOCS.parent, capture_output=True,
-            text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+    # -W fails a build for its warnings only after this event; Sphinx counts them here.
+    failed = exception is not None or getattr(app, "_warncount", 0) > 0
+    if not failed and not REPLAYED:
         about = {
             "kind": BUILD_KIND,
             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "commit": commit,
-            "measuring_code": recording.fingerprint(),
+            **MEASURED_CODE,
         }
         recording.mark_complete(RECORDED, about)
 

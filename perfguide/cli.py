@@ -31,6 +31,7 @@ from rich.text import Text
 from perfguide.diagnose import api, projection
 from perfguide.diagnose.target import InputSpec, Target, TargetError
 from perfguide.measure import calibrate, calibration, environment, runner
+from perfguide.measure.cpu import machine_name
 from perfguide.measure.timer import Measurement, no_progress
 from perfguide.processes import fresh
 from perfguide.processes.noise import NoiseFloor
@@ -492,7 +493,7 @@ def _calibrate(args: argparse.Namespace) -> None:
     runs = _sources([path for path in args.paths if path not in memory])
     growth_runs = [run.growth for run in runs if run.growth] + [growth.load(p) for p in memory]
     env = runs[0].environment
-    cpu = f"{env.get('cpu_model', 'an unknown CPU')} ({env.get('usable_cores', '?')} usable cores)"
+    cpu = machine_name(env.get("cpu_model", "an unknown CPU"), env.get("usable_cores", "?"))
     names = ", ".join(Path(run.name).name for run in runs)
     source = (
         f"perfguide calibrate on {len(runs)} runs of the same workloads ({names}), "

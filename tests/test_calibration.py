@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from perfguide.measure import calibrate, calibration
+from perfguide.measure import calibrate, calibration, cpu
 from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 
@@ -181,13 +181,32 @@ def test_a_calibration_round_trips_and_the_variable_picks_it(tmp_path, monkeypat
     older = {key: value for key, value in fitted.to_dict().items() if key != "growth_drift"}
     assert calibration.Calibration.from_dict(older).growth_drift == 0.0  # before memory runs
     monkeypatch.delenv(calibration.CALIBRATION_ENV)
-    assert calibration.current() == calibration.load(calibration.SHIPPED)
+    assert calibration.current() == calibration.load(calibration.shipped(cpu.this_machine()))
 
 
-def test_the_shipped_calibration_says_where_it_was_measured():
-    shipped = calibration.load(calibration.SHIPPED)
-    assert shipped.cpu_model and "perfguide calibrate" in shipped.source
+@pytest.mark.parametrize("path", sorted(calibration.SHIPPED.glob("*.json")), ids=lambda p: p.stem)
+def test_each_shipped_calibration_says_where_it_was_measured(path):
+    shipped = calibration.load(path)
+    assert shipped.cpu_model.endswith("usable cores)") and "perfguide calibrate" in shipped.source
     assert 0 < shipped.time.process_sd < 0.5 and shipped.time.prior_df > 0
+
+
+def test_a_machine_gets_the_calibration_fitted_on_it_else_the_first_build_machines(
+    tmp_path, monkeypatch
+):
+    rng = np.random.default_rng(3)
+    for name, machine in (("first", "CPU A (2 usable cores)"), ("other", "CPU B (2 usable cores)")):
+        fitted = calibrate.fit([run(rng, 0.0), run(rng, 0.0)], machine, "runs")
+        (tmp_path / f"{name}.json").write_text(json.dumps(fitted.to_dict()))
+    monkeypatch.setattr(calibration, "SHIPPED", tmp_path)
+    monkeypatch.setattr(calibration, "FALLBACK", tmp_path / "first.json")
+    calibration.shipped.cache_clear()
+    try:
+        assert calibration.shipped("CPU B (2 usable cores)") == tmp_path / "other.json"
+        assert calibration.shipped("CPU B (4 usable cores)") == tmp_path / "first.json"
+        assert calibration.shipped("CPU C (2 usable cores)") == tmp_path / "first.json"
+    finally:
+        calibration.shipped.cache_clear()
 
 
 @pytest.mark.parametrize(

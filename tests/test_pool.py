@@ -8,7 +8,7 @@ import platform
 
 import pytest
 
-from perfguide.measure import environment, limits
+from perfguide.measure import cpu, environment, limits
 from perfguide.measure.timer import Measurement
 from perfguide.processes import fresh, pool
 from perfguide.processes.worker import Job
@@ -225,7 +225,7 @@ def test_the_instruction_report_names_what_onednn_and_the_build_use():
     report = fresh.tensorflow_instruction_sets()
     # oneDNN generates its kernels for the best vector set the CPU has; x86 machines have AVX+.
     assert "AVX" in report["onednn_kernels"]
-    flags = {flag.lower().replace("_", "") for flag in environment.cpu_vector_flags()}
+    flags = {flag.lower().replace("_", "") for flag in cpu.cpu_vector_flags()}
     # What the build's generic code leaves unused is among what this CPU has.
     for name in report["not_compiled_for_elsewhere"].split():
         assert name.lower().replace("_", "") in flags, name
@@ -268,9 +268,7 @@ def test_groups_of_different_sizes_are_refused():
 
 @pytest.mark.processes
 def test_a_worker_returns_what_a_function_returns_and_refuses_what_it_cannot_call(two):
-    assert (
-        two.call("perfguide.measure.environment:usable_cores") == [environment.usable_cores()] * 2
-    )
+    assert two.call("perfguide.measure.cpu:usable_cores") == [cpu.usable_cores()] * 2
     with pytest.raises(fresh.ChildError, match="cannot call perfguide.nowhere:f") as raised:
         two.call("perfguide.nowhere:f")
     assert raised.value.usage

@@ -141,7 +141,7 @@ def test_workers_replay_what_their_processes_answered_without_starting_any(
         environment = workers.environment
         measured = workers.run("eager-add", ["numpy"], size=1000, quick=True)
         trace = workers.trace(0, eager.ADD, "eager", 1000, str(logdir))
-        cores = workers.call("perfguide.measure.environment:usable_cores")
+        cores = workers.call("perfguide.measure.cpu:usable_cores")
         names = workers.names
     replay(monkeypatch, page)
     Path(trace).unlink()
@@ -154,7 +154,7 @@ def test_workers_replay_what_their_processes_answered_without_starting_any(
         assert replayed.environment == environment
         assert replayed.run("eager-add", ["numpy"], size=1000, quick=True) == measured
         assert replayed.trace(0, eager.ADD, "eager", 1000, str(logdir)) == trace
-        assert replayed.call("perfguide.measure.environment:usable_cores") == cores
+        assert replayed.call("perfguide.measure.cpu:usable_cores") == cores
         assert replayed.names == names
     assert Path(trace).is_file()
     recording.finish(page)  # every answer handed back, none left over

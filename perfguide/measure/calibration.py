@@ -10,8 +10,11 @@ shift as a whole between runs), nor do the measurements within one, so a calibra
 each fitted workload's own drift and each fitted measurement's (a variant at a size, or a ratio
 of two variants).
 
-The package ships the calibration of the machine that builds the guide (its ``source`` says which
-machine and when); ``$PERFGUIDE_CALIBRATION`` names another file, such as your own machine's.
+The package ships the calibration of each machine that has built the guide (its ``cpu_model``
+names the machine, its ``source`` when and from what), and a run uses the one fitted on its own
+machine; a machine without one gets the guide's first build machine's, which the build-machine
+page then says is another CPU's. ``$PERFGUIDE_CALIBRATION`` names another file, such as your own
+machine's.
 """
 
 from __future__ import annotations
@@ -23,11 +26,15 @@ import os
 from pathlib import Path
 from typing import Any
 
+from perfguide.measure.cpu import this_machine
 from perfguide.measure.stats import Spread
 
 #: Names a calibration file to use instead of the one the package ships.
 CALIBRATION_ENV = "PERFGUIDE_CALIBRATION"
-SHIPPED = Path(__file__).with_name("calibration.json")
+#: The calibrations the package ships, a file for each machine that has built the guide.
+SHIPPED = Path(__file__).with_name("calibrations")
+#: The calibration a machine without one of its own is given: the first build machine's.
+FALLBACK = SHIPPED / "amd-epyc.json"
 
 
 def row_key(workload: str, label: str, size: object, device: str | None) -> str:
@@ -158,6 +165,15 @@ def load(path: Path) -> Calibration:
         raise ValueError(f"{path} is not a calibration file ({error})") from None
 
 
+@functools.cache
+def shipped(machine: str) -> Path:
+    """The shipped calibration fitted on ``machine`` (as
+    :func:`~perfguide.measure.cpu.machine_name` names one), else :data:`FALLBACK`."""
+    fitted = (path for path in sorted(SHIPPED.glob("*.json")) if load(path).cpu_model == machine)
+    return next(fitted, FALLBACK)
+
+
 def current() -> Calibration:
-    """``$PERFGUIDE_CALIBRATION``'s calibration, or the one the package ships."""
-    return load(Path(os.environ.get(CALIBRATION_ENV) or SHIPPED))
+    """``$PERFGUIDE_CALIBRATION``'s calibration, or the one the package ships for this machine."""
+    named = os.environ.get(CALIBRATION_ENV)
+    return load(Path(named) if named else shipped(this_machine()))

@@ -14,61 +14,15 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from perfguide.measure import calibration
+from perfguide.measure.cpu import cpu_model, cpu_vector_flags, usable_cores
 
-# The SIMD, vector and matrix extensions, matched by pattern rather than listed: each CPU
-# generation adds some (avx512_fp16, avx_vnni, amx_int8...) and TensorFlow names the ones its
-# build leaves unused, so a fixed list would miss what a newer CPU has. The SSE family, AVX and
-# every avx*/avx512* flag, AMX (amx_*), FMA (and AMD's FMA4) and F16C; not MMX/3DNow! (obsolete)
-# nor flags that only mention SSE (misalignsse). Linux calls SSE3 "pni".
-_VECTOR_FLAG = re.compile(r"sse\d?(_\d)?|sse4a|ssse3|pni|avx\w*|amx_\w+|fma4?|f16c")
-_FLAG_NAMES = {"pni": "sse3"}
-_CPUINFO = Path("/proc/cpuinfo")
 # Terraform shares the TF_ prefix; its variables say nothing about TensorFlow.
 _TERRAFORM_PREFIXES = ("TF_CLI_", "TF_VAR_", "TF_LOG", "TF_PLUGIN_", "TF_REGISTRY_", "TF_DATA_DIR")
-
-
-def _cpuinfo_field(name: str) -> str:
-    if not _CPUINFO.exists():
-        return ""
-    for line in _CPUINFO.read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == name:
-            return value.strip()
-    return ""
-
-
-def cpu_model() -> str:
-    """The CPU's marketing name, as the OS reports it."""
-    return _cpuinfo_field("model name") or platform.processor() or "unknown"
-
-
-def cpu_vector_flags() -> list[str]:
-    """The SIMD, vector and matrix extensions the CPU has, in /proc/cpuinfo's order (Linux
-    only; else empty).
-
-    >>> _vector_flags("fpu vme sse sse2 pni ssse3 fma sse4_1 avx avx512f avx_vnni amx_tile")
-    ['sse', 'sse2', 'sse3', 'ssse3', 'fma', 'sse4_1', 'avx', 'avx512f', 'avx_vnni', 'amx_tile']
-    """
-    return _vector_flags(_cpuinfo_field("flags"))
-
-
-def _vector_flags(flags: str) -> list[str]:
-    names = [_FLAG_NAMES.get(flag, flag) for flag in flags.split() if _VECTOR_FLAG.fullmatch(flag)]
-    return list(dict.fromkeys(names))
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (affinity), which can be fewer than the machine has."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def gpu_names() -> list[str]:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from perfguide.measure.environment import usable_cores
+from perfguide.measure.cpu import usable_cores
 from perfguide.measure.timer import Timed, loop_floor_s, measure
 
 #: Bytes of the array the copy reads and of the one it writes: ten million float32 values, the

@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from perfguide.measure.environment import quick_everywhere, usable_cores
+from perfguide.measure.cpu import usable_cores
+from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line
