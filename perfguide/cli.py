@@ -502,7 +502,9 @@ def _calibrate(args: argparse.Namespace) -> None:
     if growth_runs:
         source += f"; memory growth on {len(growth_runs)} runs of the memory chapter"
     try:
-        fitted = calibrate.fit([run.measurements for run in runs], cpu, source, growth_runs)
+        measured = [run.measurements for run in runs]
+        claimed = [run.per_process for run in runs]
+        fitted = calibrate.fit(measured, cpu, source, growth_runs, claimed)
     except ValueError as error:
         raise UsageError(str(error)) from None
     print(fitted.describe())

@@ -15,6 +15,7 @@ from perfguide import cli
 from perfguide.cli import main
 from perfguide.measure import calibration, environment
 from perfguide.report import results
+from perfguide.report.claims import per_process
 
 
 def run_cli(capsys, *argv):
@@ -221,13 +222,18 @@ def test_compare_sets_files_side_by_side_with_verdicts(capsys, tmp_path):
 RERUN_ENV = {"cpu_model": "CPU A", "usable_cores": 2, "date": "2026-11-25T10:00:00+00:00"}
 
 
-def two_runs(tmp_path, rng) -> list:
-    """Two results files of the same made-up workloads, as two runs on one machine save them."""
+def run_of(rng) -> list:
+    """Made-up measurements of one run (tests/test_calibration.py's)."""
     from test_calibration import run
 
+    return run(rng, 0.0)
+
+
+def two_runs(tmp_path, rng) -> list:
+    """Two results files of the same made-up workloads, as two runs on one machine save them."""
     paths = [tmp_path / "a.json", tmp_path / "b.json"]
     for path in paths:
-        results.save(path, RERUN_ENV, run(rng, 0.0))
+        results.save(path, RERUN_ENV, run_of(rng))
     return paths
 
 
@@ -262,6 +268,28 @@ def test_calibrate_fits_memory_runs_beside_the_timing_runs(capsys, tmp_path):
     written = calibration.load(fitted)
     assert code == 0 and written.fit["growth_runs"] == 3 and written.growth_drift > 1000
     assert "memory growth on 3 runs" in written.source and "B a call" in out
+
+
+def test_calibrate_fits_the_ratios_claims_were_judged_on_each_in_its_own_drift(
+    capsys, tmp_path
+):
+    # A claim's ratio that lands near itself run after run, and one that moves 2-fold.
+    rng = np.random.default_rng(0)
+    paths = [tmp_path / f"run-{k}.json" for k in range(3)]
+    for path, moved in zip(paths, (1.0, 2.0, 0.5), strict=True):
+        claims = [
+            per_process("steady", [3.0, 3.1, 2.9], 1, "faster"),
+            per_process("restless", [3.0 * moved, 3.1 * moved, 2.9 * moved], 1, "faster"),
+        ]
+        ratios = {claim.statement: list(claim.processes) for claim in claims}
+        results.save(path, RERUN_ENV, run_of(rng), {results.PER_PROCESS: ratios})
+    fitted = tmp_path / "calibration.json"
+    code, _, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
+    written = calibration.load(fitted)
+    steady, restless = (written.per_process_for(s).drift_sd for s in ("steady", "restless"))
+    assert code == 0 and written.fit["per_process"] == 6
+    assert restless > steady != written.ratio.drift_sd  # each leaning on the others' drift
+    assert written.per_process_for("never published").drift_sd == written.ratio.drift_sd
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ import pytest
 
 from perfguide.measure.timer import Measurement
 from perfguide.report import results
+from perfguide.report.claims import Claim, per_process
+from perfguide.report.side_by_side import Source
 
 MEASUREMENT = Measurement("numpy", "iteration", 100, 3, 0.01, (1e-5, 2e-5, 3e-5, 4e-5, 5e-5))
 
@@ -57,6 +59,18 @@ def test_bad_files_raise_one_line_reasons(tmp_path, content, reason):
 def test_measurements_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv(results.MEASUREMENTS_DIR_ENV, str(tmp_path))
     assert results.measurements_dir() == tmp_path
+
+
+def test_a_chapter_publishes_the_ratios_its_claims_were_judged_on_in_each_process(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setenv(results.MEASUREMENTS_DIR_ENV, str(tmp_path))
+    judged = per_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
+    timed = Claim("a is faster than b", True, "on times: nothing of its own to publish")
+    results.publish("timing", {"cpu_model": "CPU X"}, [MEASUREMENT], [judged, timed])
+    assert Source.load(tmp_path).per_process == {"x misleads": [6.0, 8.0, 7.0]}
+    results.publish("timing", {"cpu_model": "CPU X"}, [MEASUREMENT])
+    assert Source.load(tmp_path).per_process == {}
 
 
 def test_malformed_numbers_are_caught_before_use(tmp_path):

@@ -117,7 +117,8 @@ show(both.table("Pipeline and step, apart and together, and what the cores allow
 
 # %%
 
-show(page.overlap_claims(both, overlap))
+overlap_checks = page.overlap_claims(both, overlap)
+show(overlap_checks)
 
 # %%
 # Reading ahead needs a core to read on. Each of the two alone keeps most of the cores busy
@@ -372,7 +373,7 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 
 published = overlap + pipelines + inputs + remote + python + wide
-print(results.publish("tf_data", env, published))
+print(results.publish("tf_data", env, published, overlap_checks.claims))
 workers.close()
 
 # %%

@@ -292,7 +292,8 @@ print(answer)
 # page on your own machine, install the guide's package from a checkout of its repository
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below.
 
-print(results.publish("tf_function", env, series + retracing + tracing + rows))
+published = series + retracing + tracing + rows
+print(results.publish("tf_function", env, published, series_checks.claims))
 workers.close()
 
 

@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from perfguide.measure import stats
-from perfguide.measure.calibration import Calibration
+from perfguide.measure.calibration import Calibration, per_process_key
 from perfguide.measure.memory import Growth
 from perfguide.measure.stats import Spread
 from perfguide.measure.timer import Measurement
@@ -148,6 +148,39 @@ def ratio_rows(a: Sequence[Measurement], b: Sequence[Measurement]) -> Rows:
     return rows
 
 
+#: The ratios a run's claims were judged on, each process's, by claim statement.
+PerProcessRun = Mapping[str, Sequence[float]]
+
+
+def per_process_pairs(a: PerProcessRun, b: PerProcessRun) -> dict[str, tuple[Row, Row]]:
+    """The ratios each process worked out for itself (as claims publish them), matched between
+    two runs, by :func:`~perfguide.measure.calibration.per_process_key`."""
+    return {
+        per_process_key(statement): (
+            (statistics.median(values), values),
+            (statistics.median(b[statement]), b[statement]),
+        )
+        for statement, values in a.items()
+        if statement in b
+    }
+
+
+def fit_per_process(runs: Sequence[PerProcessRun], ratio: Spread) -> tuple[dict[str, float], int]:
+    """Each claimed ratio's own drift (weighed with the drift of them all, and that with the
+    machine's ratio drift), judged with the ``ratio`` spread of variants timed together, which
+    these ratios leave as it is fitted; and how many pairs of values were matched."""
+    claims: dict[str, list[tuple[Row, Row]]] = {}
+    for a, b in itertools.combinations(runs, 2):
+        for key, pair in per_process_pairs(a, b).items():
+            claims.setdefault(key, []).append(pair)
+    if not claims:
+        return {}, 0
+    prior = (ratio.process_sd, ratio.prior_df)
+    group = _weighed([pair for pairs in claims.values() for pair in pairs], prior, ratio.drift_sd)
+    drifts = {key: _weighed(pairs, prior, group) for key, pairs in claims.items()}
+    return drifts, sum(map(len, claims.values()))
+
+
 def _merged(parts: Sequence[Rows]) -> Rows:
     rows: Rows = {}
     for part in parts:
@@ -200,10 +233,12 @@ def fit(
     cpu_model: str,
     source: str,
     growth_runs: Sequence[GrowthRun] = (),
+    per_process_runs: Sequence[PerProcessRun] = (),
 ) -> Calibration:
     """The calibration that runs of the same code on one machine imply, every pair of them
     matched row by row (see the module); with two or more memory runs (``growth_runs``), the
-    drift of growth rates too."""
+    drift of growth rates too; with the ratios each run's claims were judged on in every
+    process (``per_process_runs``, one a run), their drifts as ratios'."""
     if len(runs) < 2:
         raise ValueError(f"a calibration needs at least two runs, got {len(runs)}")
     pairs = list(itertools.combinations(runs, 2))
@@ -220,6 +255,7 @@ def fit(
         )
     time, time_drifts, time_rows_drift, time_covered = fit_spread(times)
     ratio, ratio_drifts, ratio_rows_drift, ratio_covered = fit_spread(ratios)
+    claimed, claimed_pairs = fit_per_process(per_process_runs, ratio)
     record = {
         "runs": len(runs),
         **matched,
@@ -232,5 +268,7 @@ def fit(
         record |= {"growth_runs": len(growth_runs), "growth_rates": rates}
         record["growth_covered"] = covered
     drifts = {"time": time_drifts, "ratio": ratio_drifts}
-    measurements = {"time": time_rows_drift, "ratio": ratio_rows_drift}
+    if claimed_pairs:
+        record["per_process"] = claimed_pairs
+    measurements = {"time": time_rows_drift, "ratio": ratio_rows_drift | claimed}
     return Calibration(time, ratio, cpu_model, source, record, growth_drift, drifts, measurements)

@@ -57,6 +57,21 @@ def ratio_key(workload: str, a: str, b: str, size: object, device: str | None) -
     return row_key(workload, f"{first}/{second}", size, device)
 
 
+#: The group a calibration fits ratios under that each process works out for itself, which a
+#: claim judges (a hand-rolled timer's reading over the harness's, say): no workload times them.
+PER_PROCESS = "per-process"
+
+
+def per_process_key(statement: str) -> str:
+    """The name a calibration gives a ratio each process works out for itself: the statement
+    of the claim judged on it.
+
+    >>> per_process_key("x misleads")
+    'per-process|x misleads'
+    """
+    return f"{PER_PROCESS}|{statement}"
+
+
 @dataclasses.dataclass(frozen=True)
 class Calibration:
     """The spreads of times and of ratios on one machine, and where they were measured."""
@@ -98,6 +113,18 @@ class Calibration:
         """The spread a ratio of two of ``workload``'s variants timed in the same processes is
         judged with (``key``: its :func:`ratio_key`), as :meth:`time_for`."""
         return self._own(self.ratio, "ratio", workload, key)
+
+    def per_process_for(self, statement: str) -> Spread:
+        """The spread a ratio each process works out for itself is judged with (the claim's
+        ``statement`` names it): the machine's ratio spread, with that ratio's own drift where
+        the fit saw it; never another claim's, however its group drifted.
+
+        >>> fitted = Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "CPU X", "runs",
+        ...                      measurement_drift={"ratio": {"per-process|x misleads": 0.4}})
+        >>> fitted.per_process_for("x misleads").drift_sd, fitted.per_process_for("y").drift_sd
+        (0.4, 0.01)
+        """
+        return self._own(self.ratio, "ratio", "", per_process_key(statement))
 
     def _own(self, spread: Spread, kind: str, workload: str, key: str | None) -> Spread:
         drift = self.measurement_drift.get(kind, {}).get(key)

@@ -74,6 +74,9 @@ class Claim:
     #: The effect as a sentence with its subject first ("a was 2.00x faster than b"), where the
     #: claim knows its subject.
     measured: str = ""
+    #: Each process's value of a ratio it worked out for itself, where the claim was judged on
+    #: one (published, so that a calibration fits how far it moves between runs).
+    processes: tuple[float, ...] = ()
 
     @property
     def sentence(self) -> str:
@@ -384,8 +387,10 @@ def _times(factor: float) -> str:
 def per_process(statement: str, ratios: Sequence[float], factor: float, what: str) -> Claim:
     """A claim on a ratio each fresh process worked out for itself (what a hand-rolled timer
     reported over what the harness measured, say), judged as :class:`Faster` judges a ratio:
-    their median, where it lands in a rerun here (from the processes' spread and this
-    machine's), against ``factor`` with the same band. ``what`` names the ratio ("too slow").
+    their median, where it lands in a rerun here (from the processes' spread and how far this
+    machine moves it between runs: its own drift where a calibration was fitted on it, see
+    :meth:`~perfguide.measure.calibration.Calibration.per_process_for`), against ``factor``
+    with the same band. ``what`` names the ratio ("too slow").
 
     >>> claim = per_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
     >>> claim.verdict, claim.effect
@@ -394,7 +399,8 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
     'too slow: 7.00x, 6.00x to 8.00x across 3 processes; rerun interval: ...'
     """
     median = statistics.median(ratios)
-    low, high = stats.rerun_interval(median, ratios, calibration.current().ratio)
+    spread = calibration.current().per_process_for(statement)
+    low, high = stats.rerun_interval(median, ratios, spread)
     held, reason = judge(median, low, high, factor)
     # A factor of 1 claims a direction, which the statement says: nothing to add beside it.
     target = "" if factor == 1 else f"at least {factor:g}x"
@@ -405,7 +411,8 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
         + (f" (claimed: {target})" if target else "")
         + (f"; {reason}" if reason else "")
     )
-    return Claim(statement, held, evidence, f"{three_figures(median)}x {what}", target, interval)
+    effect = f"{three_figures(median)}x {what}"
+    return Claim(statement, held, evidence, effect, target, interval, processes=tuple(ratios))
 
 
 def takes_at_most(variant: str, reference: str, times: float) -> Faster:

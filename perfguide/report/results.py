@@ -28,9 +28,12 @@ from typing import Any
 from perfguide.measure.environment import QUICK_ENV
 from perfguide.measure.timer import Measurement
 from perfguide.report.chapters import chapter
+from perfguide.report.claims import Claim
 
 #: Gallery examples publish their JSON into the directory this variable names (the docs set it).
 MEASUREMENTS_DIR_ENV = "PERFGUIDE_MEASUREMENTS_DIR"
+#: A results file's ratios that its claims were judged on, each process's, by claim statement.
+PER_PROCESS = "per_process"
 
 
 class ResultsError(Exception):
@@ -100,11 +103,18 @@ def document(
     }
 
 
-def publish(topic: str, environment: dict[str, Any], measurements: Sequence[Measurement]) -> str:
+def publish(
+    topic: str,
+    environment: dict[str, Any],
+    measurements: Sequence[Measurement],
+    claims: Sequence[Claim] = (),
+) -> str:
     """Save a chapter's measurements as its results file in :func:`measurements_dir` (named in
-    the table of chapters), and say where."""
+    the table of chapters), with each ratio its ``claims`` were judged on in every process
+    (:data:`PER_PROCESS`), and say where."""
     path = measurements_dir() / chapter(topic).results
-    save(path, environment, measurements)
+    ratios = {claim.statement: list(claim.processes) for claim in claims if claim.processes}
+    save(path, environment, measurements, {PER_PROCESS: ratios} if ratios else None)
     # A build names its own folder and links the file; a reader's run needs to find it.
     where = path.name if os.environ.get(MEASUREMENTS_DIR_ENV) else path
     return f"published {len(measurements)} measurements to {where}"
@@ -194,6 +204,11 @@ def load_results(path: Path) -> tuple[dict[str, Any], list[Measurement]]:
         if problem := _problem(record):
             raise ResultsError(f"{path} has {problem}")
     return document["environment"], [Measurement.from_dict(r) for r in document["measurements"]]
+
+
+def load_per_process(path: Path) -> dict[str, list[float]]:
+    """The ratios a results file's claims were judged on, each process's, by claim statement."""
+    return load(path).get(PER_PROCESS, {})
 
 
 def load_measurements(path: Path) -> list[Measurement]:

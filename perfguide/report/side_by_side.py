@@ -74,6 +74,8 @@ class Source:
     measurements: list[Measurement]
     #: The memory chapter's growth rates, by experiment and way, where a docs build has them.
     growth: dict[str, dict[str, Growth]] = dataclasses.field(default_factory=dict)
+    #: The ratios its claims were judged on, each process's, by claim statement.
+    per_process: dict[str, list[float]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path) -> Source:
@@ -90,7 +92,13 @@ class Source:
         if not measurements:
             raise results.ResultsError(f"{path} holds no measurements")
         rates = growth.load(memory[0]) if memory else {}
-        return cls(str(path), loaded[0][0], measurements, rates)
+        ratios = {
+            statement: values
+            for file in files
+            if file not in memory
+            for statement, values in results.load_per_process(file).items()
+        }
+        return cls(str(path), loaded[0][0], measurements, rates, ratios)
 
     def describe(self) -> str:
         """Which machine, libraries, process-wide settings and devices the measurements came
