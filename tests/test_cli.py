@@ -270,9 +270,7 @@ def test_calibrate_fits_memory_runs_beside_the_timing_runs(capsys, tmp_path):
     assert "memory growth on 3 runs" in written.source and "B a call" in out
 
 
-def test_calibrate_fits_the_ratios_claims_were_judged_on_each_in_its_own_drift(
-    capsys, tmp_path
-):
+def test_calibrate_fits_the_ratios_claims_were_judged_on_each_in_its_own_drift(capsys, tmp_path):
     # A claim's ratio that lands near itself run after run, and one that moves 2-fold.
     rng = np.random.default_rng(0)
     paths = [tmp_path / f"run-{k}.json" for k in range(3)]
