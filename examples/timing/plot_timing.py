@@ -224,15 +224,15 @@ print(page.against_steady(pools))
 #
 # The box at the top of this page, built from the checks above.
 
-answer = page.short_answer(
+checks = (
     first_call_checks,
     single_call_checks,
     pipeline_checks,
     order_checks,
     process_checks,
     pool_checks,
-    step,
 )
+answer = page.short_answer(*checks, step)
 # sphinx_gallery_start_ignore
 answer.publish("timing")
 # sphinx_gallery_end_ignore
@@ -249,14 +249,6 @@ print(answer)
 # (``python -m pip install -e ".[cpu]"``) and run the script downloaded below;
 # ``python -m perfguide env`` measures how far apart fresh processes land on your machine.
 
-checks = (
-    first_call_checks,
-    single_call_checks,
-    pipeline_checks,
-    order_checks,
-    process_checks,
-    pool_checks,
-)
 print(results.publish("timing", env, measured, [c for r in checks for c in r.claims]))
 workers.close()
 
