@@ -276,7 +276,7 @@ def to_json(assessment: Assessment, projection: ModelProjection | None = None) -
                 "advised": a.advised,
                 "why_not": a.why_not,
                 "chapter": a.chapter,
-                **dataclasses.asdict(a.claim),
+                **a.claim.to_dict(),
             }
             for a in assessment.advice
         ],

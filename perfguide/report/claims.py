@@ -78,6 +78,10 @@ class Claim:
     #: one (published, so that a calibration fits how far it moves between runs).
     processes: tuple[float, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        """The claim as plain JSON data."""
+        return {**dataclasses.asdict(self), "processes": list(self.processes)}
+
     @property
     def sentence(self) -> str:
         """What was measured, subject first where the claim knows it, else its effect."""
