@@ -5,13 +5,14 @@ TensorFlow: the launcher is what is tested."""
 import json
 import socket
 import sys
+import tempfile
 import time
 
 import psutil
 import pytest
 
 from perfguide.processes import cluster
-from perfguide.processes.fresh import ChildError
+from perfguide.processes.fresh import SCRATCH_PREFIX, ChildError
 
 TWO_WORKERS = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
 #: Prints its TF_CONFIG, its pid and the cores it may use.
@@ -112,3 +113,18 @@ def test_a_run_ends_when_the_tasks_that_do_not_serve_have_and_stops_the_servers(
 
 def _children_alive() -> list[psutil.Process]:
     return [p for p in psutil.Process().children(recursive=True) if p.status() != "zombie"]
+
+
+@pytest.mark.processes
+def test_what_tasks_leave_in_their_temporary_folders_goes_with_the_run(tmp_path, monkeypatch):
+    # A cluster's servers are killed, so they cannot clean up after themselves.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    tasks = [cluster.Task("chief", 0), cluster.Task("ps", 0, serves=True)]
+    leave = (
+        "import json, os, tempfile, time\n"
+        "print(tempfile.mkdtemp(), flush=True)\n"
+        "if json.loads(os.environ['TF_CONFIG'])['task']['type'] == 'ps': time.sleep(60)"
+    )
+    (left,) = cluster.run(tasks, python(leave), timeout_s=60).values()
+    assert left.startswith(str(tmp_path / SCRATCH_PREFIX))
+    assert list(tmp_path.iterdir()) == []

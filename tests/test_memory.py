@@ -6,6 +6,7 @@ import json
 import os
 import resource
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from perfguide.measure import memory as probe
 from perfguide.pages import memory as page
 from perfguide.processes import forkserver, memory_runs
 from perfguide.processes.forkserver import Task, in_fresh_processes
-from perfguide.processes.fresh import ChildError, child_environment, run_command
+from perfguide.processes.fresh import SCRATCH_PREFIX, ChildError, child_environment, run_command
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import memory
 from tests.recipes import run_recipe
@@ -465,3 +466,14 @@ def test_the_one_graph_recipe_answers_as_the_timed_reduce_retracing_way():
     for rows in (1, 7):
         x = memory.batch(rows)
         np.testing.assert_allclose(recipe["call"](x), timed(x), rtol=1e-6)
+
+
+@pytest.mark.processes
+def test_what_forked_processes_leave_in_their_temporary_folder_goes_with_them(
+    tmp_path, monkeypatch
+):
+    # A forked process ends without its exit handlers, so it cannot clean up after itself.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    left = in_fresh_processes([Task("tempfile:mkdtemp", {}), Task("tempfile:mkdtemp", {})])
+    assert all(path.startswith(str(tmp_path / SCRATCH_PREFIX)) for path in left)
+    assert list(tmp_path.iterdir()) == []

@@ -5,6 +5,8 @@ measurements are pooled process by process."""
 import json
 import os
 import platform
+import sys
+import tempfile
 
 import pytest
 
@@ -214,6 +216,24 @@ def test_a_worker_that_takes_too_long_is_stopped():
     with workers, pytest.raises(fresh.ChildError, match="took too long") as error:
         workers.run("matmul", ["python-loops"], size=128)
     assert not error.value.usage
+
+
+@pytest.mark.processes
+def test_what_a_worker_leaves_in_its_temporary_folder_goes_with_it(tmp_path, monkeypatch):
+    # A worker ends without its exit handlers, so it cannot clean up after itself.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pool.Workers(1) as workers:
+        (left,) = workers.call("tempfile:mkdtemp")
+        assert left.startswith(str(tmp_path / fresh.SCRATCH_PREFIX)) and os.path.isdir(left)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_one_off_command_leaves_nothing_in_its_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    command = [sys.executable, "-c", "import tempfile; print(tempfile.mkdtemp())"]
+    left = fresh.run_command(command, fresh.child_environment(), 60, "a test").stdout
+    assert left.startswith(str(tmp_path / fresh.SCRATCH_PREFIX))
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.skipif(

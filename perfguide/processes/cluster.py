@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from perfguide.measure.timer import Measurement, across_processes
-from perfguide.processes.fresh import ChildError, child_environment, last_line
+from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
 from perfguide.processes.recording import recorded
 
 HOST = "127.0.0.1"
@@ -95,6 +95,7 @@ class _Running:
     process: subprocess.Popen
     stdout: IO[bytes]
     stderr: IO[bytes]
+    scratch: tempfile.TemporaryDirectory
 
     def printed(self, stream: IO[bytes]) -> str:
         stream.seek(0)
@@ -132,10 +133,12 @@ def _stop(running: Sequence[_Running]) -> None:
         r.process.wait()
         r.stdout.close()
         r.stderr.close()
+        r.scratch.cleanup()
 
 
 def _start(task: Task, command: list[str], env: dict[str, str]) -> _Running:
     stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115
+    env, scratch = own_scratch(env)
     process = subprocess.Popen(
         command,
         env=env,
@@ -144,7 +147,7 @@ def _start(task: Task, command: list[str], env: dict[str, str]) -> _Running:
         start_new_session=True,  # its own process group: stopped with all it started
         preexec_fn=_pin(task.core),  # noqa: PLW1509 (no threads are started before it)
     )
-    return _Running(task, process, stdout, stderr)
+    return _Running(task, process, stdout, stderr, scratch)
 
 
 def run(

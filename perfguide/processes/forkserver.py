@@ -151,9 +151,11 @@ class _Server:
         self.job = job
         # Lives as long as the server: close() closes it.
         self._stderr = tempfile.TemporaryFile("w+", errors="replace")  # noqa: SIM115
+        # The server's children share it: they run one at a time and it is removed with them.
+        env, self._scratch = fresh.own_scratch(fresh.child_environment() | dict(job.env))
         self._process = subprocess.Popen(
             [sys.executable, "-m", __name__, json.dumps(list(preload))],
-            env=fresh.child_environment() | dict(job.env),
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -188,6 +190,7 @@ class _Server:
         self._process.wait()
         self._process.stdout.close()
         self._stderr.close()
+        self._scratch.cleanup()
 
 
 def serve(preload: Sequence[str]) -> None:

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 
 from perfguide.measure import environment
@@ -34,6 +35,8 @@ BASE_VARIABLES = (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 )  # fmt: skip
 BASE_PREFIXES = ("LC_",)
+#: What the temporary folder of a process's own is called (see :func:`own_scratch`).
+SCRATCH_PREFIX = "perfguide-process-"
 
 
 class ChildError(RuntimeError):
@@ -79,6 +82,16 @@ def child_environment(settings: Mapping[str, str] | None = None) -> dict[str, st
     return base | environment.variables_with_prefixes(PASSED_PREFIXES) | settings
 
 
+def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.TemporaryDirectory]:
+    """``env`` with a new temporary folder as the process's ``TMPDIR``, and that folder, which
+    the caller removes (``cleanup()``) once the process has ended. What a process writes there
+    (TensorFlow's autograph its converted functions, a workload its data files) would otherwise
+    outlive it: a worker and a forked child end without their exit handlers, and a cluster's
+    servers are killed."""
+    folder = tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True)
+    return {**env, "TMPDIR": folder.name}, folder
+
+
 def last_line(text: str) -> str:
     """The last line of ``text`` that is not blank (a child's reason for failing)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -90,15 +103,22 @@ def run_command(
 ) -> subprocess.CompletedProcess:
     """Run ``command`` (``what`` it does, for errors) and return what it printed; on failure
     pass its stderr on to ours and raise :class:`ChildError`."""
-    try:
-        done = subprocess.run(
-            command, env=env, capture_output=True, text=True, errors="replace", timeout=timeout_s
-        )
-    except subprocess.TimeoutExpired as error:
-        stderr = error.stderr or ""
-        stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
-        sys.stderr.write(stderr)
-        raise ChildError(f"{what} took over {timeout_s} s: {last_line(stderr)}") from None
+    env, scratch = own_scratch(env)
+    with scratch:
+        try:
+            done = subprocess.run(
+                command,
+                env=env,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=timeout_s,
+            )
+        except subprocess.TimeoutExpired as error:
+            stderr = error.stderr or ""
+            stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
+            sys.stderr.write(stderr)
+            raise ChildError(f"{what} took over {timeout_s} s: {last_line(stderr)}") from None
     if done.returncode != 0:
         sys.stderr.write(done.stderr)
         raise ChildError(f"{what} failed (exit status {done.returncode}): {last_line(done.stderr)}")

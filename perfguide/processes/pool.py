@@ -33,7 +33,7 @@ from perfguide.measure.cpu import usable_cores
 from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.timer import Measurement, across_processes, no_progress
-from perfguide.processes.fresh import ChildError, child_environment, last_line
+from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
 from perfguide.processes.recording import recorded, replaying
 from perfguide.processes.worker import Job, trace_variant
 from perfguide.report.results import write_atomically
@@ -74,6 +74,7 @@ class _Worker:
         # Kept until the worker stops and read only if it fails, unless it goes to our stderr.
         self.stderr = None if echo_stderr else tempfile.TemporaryFile()  # noqa: SIM115
         command = [sys.executable, "-m", "perfguide.processes.worker", device]
+        env, self.scratch = own_scratch(env)
         self.process = subprocess.Popen(
             command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr
         )
@@ -136,6 +137,7 @@ class _Worker:
         self.process.stdout.close()
         if self.stderr is not None:
             self.stderr.close()
+        self.scratch.cleanup()
 
 
 def _shared_limits() -> tuple[Path | None, dict[str, Any] | None]:
