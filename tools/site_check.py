@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -226,11 +227,14 @@ def opened_browser():
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    # Chromium leaves folders in its TMPDIR when it quits: this one goes with them.
+    with tempfile.TemporaryDirectory(prefix="site-check-browser-") as scratch:
+        service = Service(executable_path=CHROMEDRIVER, env={**os.environ, "TMPDIR": scratch})
+        driver = webdriver.Chrome(service=service, options=options)
+        try:
+            yield driver
+        finally:
+            driver.quit()
 
 
 class LinkChecker:
