@@ -75,8 +75,17 @@ def test_a_measurement_inside_another_is_part_of_its_answer(page, monkeypatch):
 def test_a_page_that_asks_for_something_else_is_told_to_measure_again(page, monkeypatch):
     recording.recorded("run eager-add", lambda: 1)
     replay(monkeypatch, page)
-    with pytest.raises(recording.RecordingError, match="recorded as run eager-add.*run matmul"):
+    expected = "measurement 1 is not what was recorded \\(after 'run ': recorded 'eager-add', now"
+    with pytest.raises(recording.RecordingError, match=expected):
         recording.recorded("run matmul", lambda: 1)
+
+
+def test_a_long_key_is_shown_where_it_departs_from_the_recorded_one(page, monkeypatch):
+    recording.recorded("run eager-add" + "," * 5000, lambda: 1)
+    replay(monkeypatch, page)
+    with pytest.raises(recording.RecordingError) as error:
+        recording.recorded("run eager-add" + "," * 4000 + "!", lambda: 1)
+    assert "now '!'" in str(error.value) and len(str(error.value)) < 300
 
 
 def test_a_page_that_asks_for_more_or_less_than_was_recorded_is_stale(page, monkeypatch):

@@ -112,8 +112,8 @@ class Recording:
         answer = self.answers[self.position]
         if answer.key != key:
             raise RecordingError(
-                f"{self.path.name}: measurement {self.position + 1} was recorded as "
-                f"{answer.key}, and the page now asks for {key}; measure it again"
+                f"{self.path.name}: measurement {self.position + 1} is not what was recorded "
+                f"({first_difference(answer.key, key)}); measure it again"
             )
         self.position += 1
         return answer
@@ -121,6 +121,23 @@ class Recording:
     def unused(self) -> int:
         """Recorded answers a replay has not handed back (none when recording)."""
         return len(self.answers) - self.position if self.replay else 0
+
+
+def first_difference(recorded: str, asked: str, around: int = 60) -> str:
+    """Where the ``asked`` key first departs from the ``recorded`` one, with up to ``around``
+    characters of each side (keys run to thousands of characters).
+
+    >>> print(first_difference("run Job(size=140, quick=True)", "run Job(size=1400)", around=6))
+    after 'ze=140': recorded ', quic…', now '0)'
+    """
+    same = len(os.path.commonprefix([recorded, asked]))
+    before = recorded[max(same - around, 0) : same]
+
+    def shown(key: str) -> str:
+        rest = key[same:]
+        return repr(rest[:around] + "…" * (len(rest) > around))
+
+    return f"after {before!r}: recorded {shown(recorded)}, now {shown(asked)}"
 
 
 def without_temporary_folders(key: str) -> str:
