@@ -124,11 +124,13 @@ class Calibration:
         >>> fitted.per_process_for("x misleads").drift_sd, fitted.per_process_for("y").drift_sd
         (0.4, 0.01)
         """
-        return self._own(self.ratio, "ratio", "", per_process_key(statement))
+        return self._own(self.ratio, "ratio", None, per_process_key(statement))
 
-    def _own(self, spread: Spread, kind: str, workload: str, key: str | None) -> Spread:
+    def _own(self, spread: Spread, kind: str, workload: str | None, key: str | None) -> Spread:
+        """``spread`` with the drift of the measurement ``key`` names where the fit saw it, else
+        that of ``workload`` (None: no workload's)."""
         drift = self.measurement_drift.get(kind, {}).get(key)
-        if drift is None:
+        if drift is None and workload is not None:
             drift = self.workload_drift.get(kind, {}).get(workload)
         return spread if drift is None else dataclasses.replace(spread, drift_sd=drift)
 

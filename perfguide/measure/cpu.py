@@ -3,6 +3,7 @@ may use, and the name a calibration gives such a machine."""
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import re
@@ -18,10 +19,15 @@ _FLAG_NAMES = {"pni": "sse3"}
 _CPUINFO = Path("/proc/cpuinfo")
 
 
+@functools.cache
+def _read(path: Path) -> str:
+    """``path``'s text ("" if it is missing), read once: a calibration names this machine at
+    every claim."""
+    return path.read_text() if path.exists() else ""
+
+
 def _cpuinfo_field(name: str) -> str:
-    if not _CPUINFO.exists():
-        return ""
-    for line in _CPUINFO.read_text().splitlines():
+    for line in _read(_CPUINFO).splitlines():
         key, _, value = line.partition(":")
         if key.strip() == name:
             return value.strip()

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from perfguide.measure.cpu import machine_name
 from perfguide.measure.memory import Growth
 from perfguide.measure.timer import Measurement
 from perfguide.report import growth, results
@@ -107,7 +108,7 @@ class Source:
         cores = env.get("usable_cores")
         machine = env.get("cpu_model") or "unknown CPU"
         if cores:
-            machine += f" ({cores} usable cores)"
+            machine = machine_name(machine, cores)
         gpus = env.get("gpus") or []
         devices = ", ".join(sorted({m.device for m in self.measurements}))
         parts = [machine, *(f"GPU {gpu}" for gpu in gpus)]
