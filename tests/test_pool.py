@@ -230,10 +230,19 @@ def test_what_a_worker_leaves_in_its_temporary_folder_goes_with_it(tmp_path, mon
 
 def test_a_one_off_command_leaves_nothing_in_its_temporary_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    command = [sys.executable, "-c", "import tempfile; print(tempfile.mkdtemp())"]
-    left = fresh.run_command(command, fresh.child_environment(), 60, "a test").stdout
+    monkeypatch.delenv(environment.SHARED_TMPDIR_ENV, raising=False)
+    command = [
+        sys.executable,
+        "-c",
+        "import tempfile; from perfguide.measure import environment as e; "
+        "print(tempfile.mkdtemp()); print(e.shared_temporary_folder())",
+    ]
+    done = fresh.run_command(command, fresh.child_environment(), 60, "a test")
+    left, shared = done.stdout.split()
     assert left.startswith(str(tmp_path / fresh.SCRATCH_PREFIX))
     assert list(tmp_path.iterdir()) == []
+    # What the processes of a run share stays in the temporary folder of the one that started them.
+    assert shared == str(tmp_path)
 
 
 @pytest.mark.skipif(

@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -110,6 +112,17 @@ def apply_thread_settings() -> None:
         if not (text.isascii() and text.isdigit()):
             raise ValueError(f"{name} must be a whole number of threads (0: default), got {text!r}")
         getattr(tf.config.threading, THREAD_VARIABLES[name])(int(text))
+
+
+#: Names the folder where the processes of a run keep what they share (converted models, say):
+#: the temporary folder of the process that started them, which a fresh process's own
+#: ``TMPDIR`` (:func:`perfguide.processes.fresh.own_scratch`) would otherwise hide from it.
+SHARED_TMPDIR_ENV = "PERFGUIDE_SHARED_TMPDIR"
+
+
+def shared_temporary_folder() -> Path:
+    """The folder :data:`SHARED_TMPDIR_ENV` names, else this process's temporary folder."""
+    return Path(os.environ.get(SHARED_TMPDIR_ENV) or tempfile.gettempdir())
 
 
 #: Set to 1, every run is a quick one: one fresh process a workload, short blocks, no extra

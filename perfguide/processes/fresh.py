@@ -87,9 +87,11 @@ def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.Tempor
     the caller removes (``cleanup()``) once the process has ended. What a process writes there
     (TensorFlow's autograph its converted functions, a workload its data files) would otherwise
     outlive it: a worker and a forked child end without their exit handlers, and a cluster's
-    servers are killed."""
+    servers are killed. What processes share goes to the folder
+    :func:`~perfguide.measure.environment.shared_temporary_folder` names them."""
     folder = tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True)
-    return {**env, "TMPDIR": folder.name}, folder
+    shared = str(environment.shared_temporary_folder())
+    return {**env, "TMPDIR": folder.name, environment.SHARED_TMPDIR_ENV: shared}, folder
 
 
 def last_line(text: str) -> str:

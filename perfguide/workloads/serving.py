@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from perfguide.measure import environment
 from perfguide.measure.timer import Timed
 from perfguide.workloads import training_loop
 from perfguide.workloads.base import Workload, forward_flops, watched
@@ -175,12 +176,13 @@ def _folder(name: str) -> Path:
             digest.update(importlib.metadata.version(package).encode())
         except importlib.metadata.PackageNotFoundError:
             digest.update(b"-")
-    return Path(tempfile.gettempdir()) / "perfguide-serving" / f"{name}-{digest.hexdigest()[:16]}"
+    cache = environment.shared_temporary_folder() / "perfguide-serving"
+    return cache / f"{name}-{digest.hexdigest()[:16]}"
 
 
 def saved_file(name: str, kind: str) -> Path:
     """Model ``name`` written as ``kind`` (see :data:`WRITERS`), converted once and kept in the
-    temporary directory; written beside its place and moved in whole, so that a process never
+    temporary folder the run's processes share; written beside its place and moved in whole, so that a process never
     reads a half-written file."""
     filename, write, source = WRITERS[kind]
     path = _folder(name) / filename
