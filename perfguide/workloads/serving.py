@@ -182,8 +182,8 @@ def _folder(name: str) -> Path:
 
 def saved_file(name: str, kind: str) -> Path:
     """Model ``name`` written as ``kind`` (see :data:`WRITERS`), converted once and kept in the
-    temporary folder the run's processes share; written beside its place and moved in whole, so that a process never
-    reads a half-written file."""
+    temporary folder the run's processes share; written beside its place and moved in whole, so
+    that a process never reads a half-written file."""
     filename, write, source = WRITERS[kind]
     path = _folder(name) / filename
     if path.exists():
