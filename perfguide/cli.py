@@ -176,8 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="SPEC",
         help="one positional argument, in order: a tensor as dtype[shape] (float32[32,128], "
-        "int32[32], float32[] for a scalar) or a Python number (3, 0.5); a model's input may "
-        "be named (tokens=int32[32,8]); repeatable",
+        "int32[32], float32[] for a scalar, string[64] for text), a ragged batch by its rows' "
+        "lengths (float32[32,1..20]), or a Python number (3, 0.5); a model's input may be "
+        "named (tokens=int32[32,8]); repeatable",
     )
     diagnose.add_argument(
         "--inputs",

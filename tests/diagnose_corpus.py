@@ -164,6 +164,33 @@ def random_augmentation(images):
     return images * tf.random.uniform([], 0.8, 1.2) + noise
 
 
+def normalize_text(text):
+    """A text pipeline's first step: lower-case, keep letters and spaces, collapse the spaces."""
+    kept = tf.strings.regex_replace(tf.strings.lower(text), "[^a-z ]", "")
+    return tf.strings.regex_replace(kept, " +", " ")
+
+
+def ragged_row_means(rows):
+    """The mean of each row of a ragged batch (sequences of different lengths)."""
+    return tf.reduce_sum(rows, axis=1) / tf.cast(tf.maximum(rows.row_lengths(), 1), rows.dtype)
+
+
+def scored_features(features):
+    """A feature dict as a recommender's input function gives it: ids to embed, a weight, and
+    a title whose length counts."""
+    table = tf.reshape(tf.range(40, dtype=tf.float32), [10, 4])
+    embedded = tf.reduce_sum(tf.gather(table, features["ids"]), axis=[1, 2])
+    title = tf.cast(tf.strings.length(features["title"]), tf.float32)
+    return embedded * features["weight"] + title
+
+
+def feature_inputs():
+    """The inputs of :func:`scored_features`: one dict of 32 examples' features."""
+    ids = tf.random.stateless_uniform([32, 5], seed=[0, 2], maxval=10, dtype=tf.int32)
+    titles = tf.constant([f"Title number {i}" for i in range(32)])
+    return ({"ids": ids, "weight": tf.constant(0.5), "title": titles},)
+
+
 def word_inputs():
     """The inputs of :func:`string_ops`: a batch of sentences."""
     words = [f"The Quick brown FOX {i} jumps" for i in range(64)]
@@ -187,6 +214,9 @@ FUNCTIONS = {
     "python_if_on_value": ["float32[32]"],
     "while_loop": ["float32[64]"],
     "string_ops": "word_inputs",
+    "normalize_text": ["string[64]"],
+    "ragged_row_means": ["float32[32,1..12]"],
+    "scored_features": "feature_inputs",
     "reshape_by_shape": ["float32[8,4,4]"],
     "elementwise_chain": ["float32[512,512]"],
     "loop_by_number": ["float32[16]", "3"],

@@ -23,22 +23,6 @@ def test_the_package_is_callable_and_stays_a_package():
     assert perfguide.diagnose.target is target_module
 
 
-def test_example_arguments_give_dtypes_shapes_numbers_and_names():
-    specs = [
-        spec
-        for arg in (np.zeros((32, 4), np.int32), 0.5, 3, {"tokens": np.ones((2, 8), np.int64)})
-        for spec in api.specs_of(arg)
-    ]
-    assert specs == [
-        InputSpec("int32", (32, 4)),
-        InputSpec(number=0.5),
-        InputSpec(number=3),
-        InputSpec("int64", (2, 8), name="tokens"),
-    ]
-    with pytest.raises(TargetError, match="an example argument is a str"):
-        api.spec_of("words")
-
-
 def test_a_function_in_a_module_file_is_named_by_its_file():
     reference = api.reference(kind_of, folder=None)
     assert reference.endswith("perfguide/diagnose/target.py:kind_of")
@@ -111,11 +95,15 @@ def scaled_by(k):
     return scaled
 
 
+def lowered(text):
+    return tf.strings.lower(tf.strings.regex_replace(text, "[^A-Za-z ]", ""))
+
+
 if __name__ == "__main__":
-    for function in (shifted_norms, scaled_by(2.0)):
-        found = perfguide.diagnose(
-            function, np.zeros((8, 4), np.float32), quick=True, processes=1, trace="{trace}"
-        )
+    numbers = np.zeros((8, 4), np.float32)
+    text = tf.constant(["Hello, World!"] * 64)
+    for function, arg in ((shifted_norms, numbers), (scaled_by(2.0), numbers), (lowered, text)):
+        found = perfguide.diagnose(function, arg, quick=True, processes=1, trace="{trace}")
         print(found.short_answer)
         print(found.evidence.trace)
 """
@@ -133,6 +121,7 @@ def test_a_scripts_own_functions_are_diagnosed_in_fresh_processes(tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0].startswith("shifted_norms(float32[8,4]) is")
     assert lines[2].startswith("scaled(float32[8,4]) is")
+    assert lines[4].startswith("lowered(string[64]) is")
     traces = sorted((tmp_path / "trace").rglob("*.xplane.pb"))
-    assert len(traces) == 2 and all(path.stat().st_size > 1000 for path in traces)
-    assert str(traces[0]) in lines[1] + lines[3]
+    assert len(traces) == 3 and all(path.stat().st_size > 1000 for path in traces)
+    assert str(traces[0]) in lines[1] + lines[3] + lines[5]

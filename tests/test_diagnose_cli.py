@@ -15,7 +15,7 @@ SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
     ("argv", "fragment"),
     [
         (["diagnose", "nowhere.py:f"], "no such file nowhere.py"),
-        (["diagnose", f"{SLOW}:scale", "--input", "float32[x]"], "neither a tensor spec"),
+        (["diagnose", f"{SLOW}:scale", "--input", "float32[x]"], "each dimension must be"),
         (["diagnose", f"{SLOW}:scale", "--json", "/no/such/dir/out.json"], "does not exist"),
         # These two get as far as a worker process, which finds the input wrong.
         pytest.param(

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import diagnose_corpus
 import pytest
+import tensorflow as tf
 
 from perfguide.cli import main
-from perfguide.diagnose import report
+from perfguide.diagnose import examples, report
 from perfguide.diagnose.evidence import KINDS
 from perfguide.diagnose.examine import assessment_of
 from perfguide.diagnose.forms import RANDOM_CALLS
@@ -123,9 +124,35 @@ def test_code_that_cannot_be_a_graph_is_told_why_at_its_line(workers):
     assert found.short_answer().startswith("reads_numpy(float32[64,32]) cannot run as a graph")
 
 
+def test_the_readers_own_strings_ragged_and_feature_dicts_are_diagnosed(workers, tmp_path):
+    # As perfguide.diagnose sends them from Python: the values themselves.
+    text = tf.constant(["Hello, World!", "  Two   spaces  "] * 32)
+    rows = tf.ragged.constant([[1.0, 2.0, 3.0], [4.0], []] * 8)
+    (features,) = diagnose_corpus.feature_inputs()
+    for function, arg, said in (
+        ("normalize_text", text, "normalize_text(string[64])"),
+        ("ragged_row_means", rows, "ragged_row_means(float32[24,0..3])"),
+        ("scored_features", features, "scored_features({'ids': int32[32,5], 'weight': float32[]"),
+    ):
+        path = tmp_path / f"{function}.pkl"
+        described = examples.write((examples.portable(arg),), path)
+        target = Target(f"{CORPUS}:{function}", examples=str(path), described=described)
+        found, evidence = assessment_of(target, workers, quick=True, settle=False)
+        assert_sound(found, evidence)
+        assert evidence.target.startswith(said)
+        assert {"eager", "tf-function"} <= {m.label for m in evidence.forms}
+        (retraced,) = evidence.retracing
+        assert "batch doubled" in retraced["varied"] and "error" not in retraced
+
+
 @pytest.mark.parametrize(
     "function, inputs",
-    [("python_row_loop", ["float32[16,8]"]), ("reads_numpy", ["float32[64,32]"])],
+    [
+        ("python_row_loop", ["float32[16,8]"]),
+        ("reads_numpy", ["float32[64,32]"]),
+        ("normalize_text", ["string[64]"]),
+        ("ragged_row_means", ["float32[32,1..12]"]),
+    ],
 )
 def test_the_command_diagnoses_what_once_ended_it(capsys, function, inputs):
     argv = ["diagnose", f"{CORPUS}:{function}", "--quick", "--processes", "1"]

@@ -32,7 +32,7 @@ def test_input_specs_parse(text, spec):
     [
         ("float33[3]", "unknown dtype 'float33'"),
         ("float32[3,0]", "above 0"),
-        ("float32[3,x]", "neither a tensor spec"),
+        ("float32[3,x]", "each dimension must be a whole number"),
         ("float32[65536,65536]", "more than"),
         ("nan", "not a finite number"),
         ("tensor", "neither a tensor spec"),

@@ -28,9 +28,10 @@ still measured. The first line printed is the answer; ``--json`` also carries ev
 with a kind a program can act on.
 
 Arguments are given in order, one ``--input`` each: a tensor as a dtype and a shape
-(``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with random values, or a
-Python number as itself (``3``, ``0.5``). Where they need to be more than random, ``--inputs
-file.py:make_inputs`` names a function that returns them. ``--json`` writes a results file that
+(``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar, ``string[64]`` for text)
+filled with random values, a ragged batch by its rows' lengths (``float32[32,1..20]``), or a
+Python number as itself (``3``, ``0.5``). Where they need to be more than random, or are a dict
+of features, ``--inputs file.py:make_inputs`` names a function that returns them. ``--json`` writes a results file that
 ``perfguide show`` and ``perfguide compare`` read (the diagnosis rides along in it); ``--html``
 writes a one-page report with the plot below; ``--docs-url`` points the chapter links at where
 you read this guide.

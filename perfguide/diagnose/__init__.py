@@ -2,8 +2,9 @@
 model, from the command line or from Python: the package is callable, as
 ``perfguide.diagnose(target, *example_args)`` (:func:`perfguide.diagnose.api.diagnose`).
 
-:mod:`~perfguide.diagnose.target` says what the function and its inputs are (no TensorFlow
-needed). Inside fresh worker processes, :mod:`~perfguide.diagnose.loading` loads the reader's
+:mod:`~perfguide.diagnose.target` says what the function and its inputs are, and
+:mod:`~perfguide.diagnose.examples` carries a reader's own example arguments (neither needs
+TensorFlow). Inside fresh worker processes, :mod:`~perfguide.diagnose.loading` loads the reader's
 code and makes its inputs, :mod:`~perfguide.diagnose.forms` checks its forms (a Keras model's
 from :mod:`~perfguide.diagnose.model_forms`, a SavedModel's or LiteRT file's from
 :mod:`~perfguide.diagnose.saved_forms`) and registers those that compute what the reader's own

@@ -4,8 +4,10 @@ the same code path as ``perfguide diagnose`` (see :mod:`perfguide.diagnose`).
 The target is a function, a Keras model or a path the command takes. A function reaches the
 fresh worker processes by its file where a module holds it, else (a notebook cell's, or
 ``__main__``'s) pickled with ``cloudpickle``, with the globals it uses; a model is saved to a
-``.keras`` file. Example arguments give the inputs' dtypes and shapes (the workers fill them
-with seeded random values) or are Python numbers; a dict gives a model's inputs by name.
+``.keras`` file. The example arguments go to the workers as they are (in a file they read: see
+:mod:`perfguide.diagnose.examples`): anything a ``tf.function`` takes, such as tensors of
+strings, ragged and sparse tensors, and tuples, lists and dicts of them; a dict gives a
+model's inputs by name.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from perfguide.diagnose import examples, report
 from perfguide.diagnose import projection as projections
-from perfguide.diagnose import report
 from perfguide.diagnose.evidence import Advice, Assessment, Evidence
 from perfguide.diagnose.examine import assessment_of
 from perfguide.diagnose.projection import ModelProjection
-from perfguide.diagnose.target import DTYPES, PICKLED_SUFFIX, InputSpec, Target, TargetError
+from perfguide.diagnose.target import PICKLED_SUFFIX, Target, TargetError
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report import results
@@ -100,12 +102,17 @@ def run(
 
 def diagnose(target: Any, *example_args: Any, **options: Any) -> Diagnosis:
     """Diagnose a function, a Keras model or a saved model's path, called with
-    ``example_args`` (their dtypes and shapes; numbers as themselves): see :func:`run` for the
-    ``options``. :class:`~perfguide.diagnose.target.TargetError` says in one line what cannot
-    be diagnosed."""
+    ``example_args``: see :func:`run` for the ``options``.
+    :class:`~perfguide.diagnose.target.TargetError` says in one line what cannot be
+    diagnosed."""
+    args = tuple(
+        examples.portable(arg, f"example argument {i + 1}") for i, arg in enumerate(example_args)
+    )
     with tempfile.TemporaryDirectory(prefix="perfguide-target-") as folder:
-        specs = tuple(spec for arg in example_args for spec in specs_of(arg))
-        return run(Target(reference(target, Path(folder)), specs), **options)
+        path = Path(folder) / "examples.pkl"
+        described = examples.write(args, path)
+        found = Target(reference(target, Path(folder)), examples=str(path), described=described)
+        return run(found, **options)
 
 
 def reference(target: Any, folder: Path) -> str:
@@ -149,35 +156,3 @@ def pickled(function: Any, folder: Path) -> str:
     path = folder / f"{name if name.isidentifier() else 'function'}{PICKLED_SUFFIX}"
     path.write_bytes(data)
     return str(path)
-
-
-def specs_of(arg: Any) -> list[InputSpec]:
-    """The input specs an example argument gives: a number's own, an array's or tensor's
-    dtype and shape, a dict's by name (a model's inputs)."""
-    if isinstance(arg, dict):
-        return [dataclasses.replace(spec_of(v), name=str(k)) for k, v in arg.items()]
-    return [spec_of(arg)]
-
-
-def spec_of(value: Any) -> InputSpec:
-    """One example argument as an input spec.
-
-    >>> import numpy as np
-    >>> spec_of(np.zeros((32, 4), np.int32)).describe(), spec_of(0.5).describe()
-    ('int32[32,4]', '0.5')
-    """
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return InputSpec(number=value)
-    import numpy as np
-
-    try:
-        array = np.asarray(value)
-    except ValueError:  # ragged: no dtype and shape to take
-        array = np.asarray(None)  # refused below, as any other object
-    if array.dtype.name not in DTYPES:
-        raise TargetError(
-            f"an example argument is a {type(value).__name__} of {array.dtype.name}: give "
-            f"arrays, tensors or numbers of {', '.join(DTYPES)}"
-        )
-    shape = ",".join(map(str, array.shape))
-    return InputSpec.parse(f"{array.dtype.name}[{shape}]")

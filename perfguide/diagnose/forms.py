@@ -260,7 +260,14 @@ def _function_call(make: Callable[[], Any], args: tuple[Any, ...]) -> Timed:
 def _untried(args: tuple[Any, ...]) -> dict[str, str]:
     """Forms never tried on ``args``, and why."""
     # TensorFlow 2.21 aborts the whole process when XLA is handed a string.
-    strings = [str(i + 1) for i, a in enumerate(args) if tf.is_tensor(a) and a.dtype == tf.string]
+    strings = [
+        str(i + 1)
+        for i, arg in enumerate(args)
+        if any(
+            tf.is_tensor(leaf) and leaf.dtype == tf.string
+            for leaf in tf.nest.flatten(arg, expand_composites=True)
+        )
+    ]
     if not strings:
         return {}
     return {

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from perfguide.diagnose import examples
 from perfguide.diagnose.reasons import one_line
 from perfguide.diagnose.target import InputSpec, Target, is_file_reference, kind_of
 from perfguide.processes.fresh import BadInput
@@ -86,20 +87,62 @@ def load_inference_model(path: str) -> tuple[Any, str | None]:
         return load_model(path, compile=False), str(error)
 
 
+#: Letters the words of a ``string`` input are drawn from, and how many words a string has.
+_LETTERS, _WORDS = np.array(list("abcdefghijklmnopqrstuvwxyz")), (1, 12)
+
+
 def _tensor(spec: InputSpec, rng: np.random.Generator) -> Any:
     if not spec.is_tensor:
         return spec.number
-    if spec.dtype == "bool":
-        values = rng.random(spec.shape) < 0.5
-    elif spec.dtype.startswith(("int", "uint")):
-        values = rng.integers(0, 10, spec.shape)  # small: valid as class labels and indices
+    if spec.lengths is None:
+        return _values(spec.dtype, spec.shape, rng)
+    rows, *inner = spec.shape
+    lengths = rng.integers(spec.lengths[0], spec.lengths[1] + 1, rows)
+    flat = _values(spec.dtype, (int(lengths.sum()), *inner), rng)
+    return tf.RaggedTensor.from_row_lengths(flat, lengths)
+
+
+def _values(dtype: str, shape: tuple[int, ...], rng: np.random.Generator) -> Any:
+    """A tensor of ``dtype`` and ``shape`` of seeded random values: text of a few words for
+    strings, small whole numbers (valid as labels and indices), else normal floats."""
+    if dtype == "string":
+        count = int(np.prod(shape))
+        words = rng.integers(*_WORDS, count)
+        text = [" ".join("".join(rng.choice(_LETTERS, rng.integers(2, 10))) for _ in range(n))
+                for n in words]  # fmt: skip
+        return tf.reshape(tf.constant(text, tf.string), shape)
+    if dtype == "bool":
+        values = rng.random(shape) < 0.5
+    elif dtype.startswith(("int", "uint")):
+        values = rng.integers(0, 10, shape)
     else:
-        values = rng.standard_normal(spec.shape).astype(np.float32)
-    return tf.cast(tf.constant(values), spec.dtype)
+        values = rng.standard_normal(shape).astype(np.float32)
+    return tf.cast(tf.constant(values), dtype)
+
+
+def restored(value: Any) -> Any:
+    """An example argument as the reader passed it, from its parts
+    (:func:`perfguide.diagnose.examples.portable`)."""
+    if isinstance(value, examples.Dense):
+        tensor = tf.constant(value.values, dtype=value.dtype)
+        return tf.Variable(tensor) if value.variable else tensor
+    if isinstance(value, examples.Ragged):
+        return tf.RaggedTensor.from_nested_row_splits(restored(value.flat), value.row_splits)
+    if isinstance(value, examples.Sparse):
+        return tf.SparseTensor(value.indices, restored(value.values), value.dense_shape)
+    if isinstance(value, dict):
+        return {key: restored(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        items = [restored(item) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    return value
 
 
 def arguments(target: Target, seed: int = 0) -> tuple[Any, ...]:
-    """The function's arguments: from the factory, or made from the specs (seeded)."""
+    """The function's arguments: the reader's own, from the factory, or made from the specs
+    (seeded)."""
+    if target.examples is not None:
+        return tuple(restored(arg) for arg in examples.read(target.examples))
     if target.factory is not None:
         made = reader_call(target.factory, load(target.factory))
         return tuple(made) if isinstance(made, (tuple, list)) else (made,)
@@ -121,13 +164,15 @@ def named_batch(target: Target, expected: dict[str, str]) -> Any:
     :func:`spec_text`): one input's tensor, or several by name, the names the specs give or,
     where they give none, in order."""
     args = arguments(target)
+    names = [spec.name for spec in target.inputs]
+    if target.examples is not None and len(args) == 1 and isinstance(args[0], dict):
+        names, args = [str(name) for name in args[0]], tuple(args[0].values())
     takes = ", ".join(f"{name}={spec}" for name, spec in expected.items())
     if len(args) != len(expected):
         raise BadInput(
             f"{target.name} takes {len(expected)} input{'s' * (len(expected) > 1)} ({takes}), "
             f"not {len(args)}: give each as --input name=dtype[shape]"
         )
-    names = [spec.name for spec in target.inputs]
     if not any(names):
         return args[0] if len(args) == 1 else dict(zip(expected, args, strict=True))
     if unknown := [name for name in names if name not in expected]:

@@ -6,6 +6,7 @@ the parent process judges it (:mod:`perfguide.diagnose.findings`).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,11 @@ def retracing(registered: Registered) -> dict[str, Any]:
     if python is None:  # a LiteRT file: no TensorFlow graph
         return {"varied": []}
     files = reader_files(registered.target)
-    varied = [(label, a) for label, a in _varied(args) if _accepts(python, a)]
+    try:
+        candidates = _varied(args)
+    except Exception:  # arguments no batch can be built from (a sparse tensor of open shape)
+        candidates = []
+    varied = [(label, a) for label, a in candidates if _accepts(python, a)]
     calls = [args] + [a for _, a in varied]
     answer: dict[str, Any] = {"varied": [label for label, _ in varied]}
     try:
@@ -50,16 +55,17 @@ def retracing(registered: Registered) -> dict[str, Any]:
 
 
 def _varied(args: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...]]]:
-    """Typical other calls: each tensor's first dimension doubled, then plus one (all tensors
-    together: a batch), and each Python number or scalar tensor as other Python numbers."""
+    """Typical other calls: every batched tensor's first dimension doubled, then plus one (all
+    of them together, wherever they sit in the arguments' tuples, lists and dicts: a batch;
+    ragged and sparse ones too), then a ragged batch's rows one value shorter, and each Python
+    number or scalar tensor as other Python numbers."""
     calls = []
-    tensors = [i for i, a in enumerate(args) if tf.is_tensor(a) and a.shape.rank]
+    leaves = [leaf for arg in args for leaf in tf.nest.flatten(arg)]
     for label, grow in (("batch doubled", lambda n: 2 * n), ("batch plus one", lambda n: n + 1)):
-        if tensors:
-            changed = list(args)
-            for i in tensors:
-                changed[i] = tf.concat([args[i]] * 2, axis=0)[: grow(args[i].shape[0])]
-            calls.append((label, tuple(changed)))
+        if any(_batched(leaf) for leaf in leaves):
+            calls.append((label, _each_leaf(args, functools.partial(_grown, grow=grow))))
+    if any(isinstance(leaf, tf.RaggedTensor) for leaf in leaves):
+        calls.append(("ragged rows one value shorter", _each_leaf(args, _shortened)))
     for i, a in enumerate(args):
         number = tf.is_tensor(a) and (a.dtype.is_floating or a.dtype.is_integer)
         scalar = isinstance(a, (int, float)) or (number and a.shape.rank == 0)
@@ -71,6 +77,34 @@ def _varied(args: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...]]]:
                 label = f"argument {i + 1} as the Python number {changed[i]}"
                 calls.append((label, tuple(changed)))
     return calls
+
+
+def _batched(value: Any) -> bool:
+    """Whether ``value`` is a tensor (dense, ragged or sparse; not a variable, which keeps its
+    shape) with a batch dimension."""
+    return tf.is_tensor(value) and not isinstance(value, tf.Variable) and bool(value.shape.rank)
+
+
+def _each_leaf(args: tuple[Any, ...], change: Callable[[Any], Any]) -> tuple[Any, ...]:
+    """``args`` with ``change`` applied to every batched tensor in them."""
+    return tuple(
+        tf.nest.map_structure(lambda leaf: change(leaf) if _batched(leaf) else leaf, arg)
+        for arg in args
+    )
+
+
+def _grown(value: Any, grow: Callable[[int], int]) -> Any:
+    """``value`` with ``grow(batch)`` rows: its own, then its own again."""
+    rows = int(value.shape[0])
+    if isinstance(value, tf.SparseTensor):
+        twice = tf.sparse.concat(0, [value, value])
+        return tf.sparse.slice(twice, [0] * value.shape.rank, [grow(rows), *value.shape[1:]])
+    return tf.concat([value, value], axis=0)[: grow(rows)]
+
+
+def _shortened(value: Any) -> Any:
+    """A ragged batch with each row one value shorter (an empty row stays empty)."""
+    return value[:, :-1] if isinstance(value, tf.RaggedTensor) else value
 
 
 def _accepts(python: Callable[..., Any], args: tuple[Any, ...]) -> bool:

@@ -133,7 +133,7 @@ def litert_batch(target: Target) -> tuple[Target, dict[str, np.ndarray]]:
     """The batch a LiteRT file is called with, by input name: the reader's specs, or where they
     give none, of the shapes the file holds (the target then names them)."""
     specs = litert_specs(target.function)
-    if not target.inputs and target.factory is None:
+    if not target.inputs and target.factory is None and target.examples is None:
         named = [dataclasses.replace(spec, name=name) for name, spec in specs.items()]
         target = dataclasses.replace(target, inputs=tuple(named))
     expected = {name: spec.describe() for name, spec in specs.items()}

@@ -6,19 +6,24 @@ function pickled by :func:`perfguide.diagnose`, ``function.pkl``), or a saved mo
 file (``model.keras``, ``model.h5``), a SavedModel directory or a LiteRT file (``model.tflite``);
 a model's inputs are then the batch it predicts (and a Keras model trains on). Its arguments
 come from ``--input`` specs, one per positional argument: a tensor as a dtype and a shape
-(``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar) filled with seeded random
-values, or a Python number as itself (``3``, ``0.5``); a model's inputs may be named
-(``tokens=int32[32,8]``). Or they come from a factory (``file.py:make_inputs``) that returns
-them. Parsing here needs no TensorFlow, so bad
-input is refused before any process starts; the worker that runs the function turns the specs
-into tensors (:mod:`perfguide.diagnose.loading`).
+(``float32[32,128]``, ``int32[32]``, ``float32[]`` for a scalar, ``string[64]`` for text)
+filled with seeded random values, a ragged batch by the range of its rows' lengths in the
+dimension after the batch (``int32[32,1..20]``: 32 rows of 1 to 20 values, drawn evenly;
+``None`` there is ``1..16``), or a Python number as itself (``3``, ``0.5``); a model's inputs
+may be named (``tokens=int32[32,8]``). Or they come from a factory (``file.py:make_inputs``)
+that returns them, or, from Python, they are the reader's own values
+(:mod:`perfguide.diagnose.examples`). Parsing here needs no TensorFlow, so bad input is refused
+before any process starts; the worker that runs the function turns the specs into tensors
+(:mod:`perfguide.diagnose.loading`).
 
 >>> InputSpec.parse("float32[32,128]")
-InputSpec(dtype='float32', shape=(32, 128), number=None, name=None)
+InputSpec(dtype='float32', shape=(32, 128), number=None, name=None, lengths=None)
 >>> InputSpec.parse("tokens=int32[32,8]").describe()
 'tokens=int32[32,8]'
 >>> InputSpec.parse("0.5").describe(), InputSpec.parse("int32[]").describe()
 ('0.5', 'int32[]')
+>>> InputSpec.parse("float32[32,None,8]").describe(), InputSpec.parse("string[64]").describe()
+('float32[32,1..16,8]', 'string[64]')
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import Any
 
 DTYPES = (
     "float16", "bfloat16", "float32", "float64",
-    "int8", "int16", "int32", "int64", "uint8", "bool",
+    "int8", "int16", "int32", "int64", "uint8", "bool", "string",
 )  # fmt: skip
 #: The reader's function (or model's inference calls), a model's training steps, and its
 #: inference calls at another batch size, as workloads in the worker that times them.
@@ -43,7 +48,10 @@ PICKLED_SUFFIX = ".pkl"
 MODEL_KINDS = ("keras", "saved-model", "litert")
 #: Elements one input may hold: more is a typo, not a diagnosis (4 GB of float32).
 MAX_ELEMENTS = 2**30
-_TENSOR = re.compile(r"(?P<dtype>[a-z0-9]+)\[(?P<dims>[0-9, ]*)\]")
+_TENSOR = re.compile(r"(?P<dtype>[a-z0-9]+)\[(?P<dims>[0-9A-Za-z., ]*)\]")
+#: The row lengths of a ragged dimension written as ``None``.
+RAGGED_LENGTHS = (1, 16)
+_LENGTHS = re.compile(r"(?P<low>[0-9]+)\.\.(?P<high>[0-9]+)")
 _NAMED = re.compile(r"(?P<name>[A-Za-z_][\w.:/-]*)=(?P<spec>.+)")
 
 
@@ -54,12 +62,14 @@ class TargetError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class InputSpec:
     """One argument: a tensor (``dtype`` and ``shape``) or a Python ``number``; for a model's
-    input, maybe its ``name``."""
+    input, maybe its ``name``. A ragged batch has the row ``lengths`` (the lowest and highest)
+    of its second dimension, which ``shape`` leaves out."""
 
     dtype: str | None = None
     shape: tuple[int, ...] = ()
     number: int | float | None = None
     name: str | None = None
+    lengths: tuple[int, int] | None = None
 
     @classmethod
     def parse(cls, text: str) -> InputSpec:
@@ -90,12 +100,18 @@ class InputSpec:
             known = ", ".join(DTYPES)
             raise TargetError(f"input {text!r}: unknown dtype {dtype!r}; use one of {known}")
         parts = [part.strip() for part in dims.split(",")] if dims.strip() else []
+        lengths = None
+        if len(parts) > 1 and (parts[1] == "None" or _LENGTHS.fullmatch(parts[1])):
+            lengths = _lengths(parts.pop(1), text)
         if not all(part.isdigit() and int(part) > 0 for part in parts):
-            raise TargetError(f"input {text!r}: each dimension must be a whole number above 0")
+            raise TargetError(
+                f"input {text!r}: each dimension must be a whole number above 0 (the second "
+                "may be a ragged one's row lengths, such as 1..20 or None)"
+            )
         shape = tuple(int(part) for part in parts)
-        if math.prod(shape) > MAX_ELEMENTS:
+        if math.prod(shape) * (lengths[1] if lengths else 1) > MAX_ELEMENTS:
             raise TargetError(f"input {text!r} holds more than {MAX_ELEMENTS:,} elements")
-        return cls(dtype=dtype, shape=shape)
+        return cls(dtype=dtype, shape=shape, lengths=lengths)
 
     @property
     def is_tensor(self) -> bool:
@@ -103,9 +119,22 @@ class InputSpec:
 
     def describe(self) -> str:
         """The spec as the reader wrote it (normalized)."""
-        value = f"{self.dtype}[{','.join(map(str, self.shape))}]" if self.is_tensor else None
+        dims = [str(d) for d in self.shape]
+        if self.lengths:
+            dims.insert(1, "{}..{}".format(*self.lengths))
+        value = f"{self.dtype}[{','.join(dims)}]" if self.is_tensor else None
         value = value or repr(self.number)
         return f"{self.name}={value}" if self.name else value
+
+
+def _lengths(text: str, spec: str) -> tuple[int, int]:
+    """The row lengths ``low..high`` (or ``None``) of a ragged dimension in ``spec``."""
+    if text == "None":
+        return RAGGED_LENGTHS
+    low, high = (int(n) for n in _LENGTHS.fullmatch(text).groups())
+    if not 0 <= low <= high or high == 0:
+        raise TargetError(f"input {spec!r}: row lengths {text} must run from a low to a high")
+    return low, high
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,11 +142,14 @@ class Target:
     """A function (``module:function``, ``file.py:function`` or ``function.pkl``) or a saved
     model (of one of the :data:`MODEL_KINDS`), and how to make its arguments: ``inputs`` specs,
     or a ``factory`` named like a function that returns them (for a Keras model: the batch, or
-    the batch and its targets)."""
+    the batch and its targets), or the reader's own ``examples`` (the file
+    :func:`perfguide.diagnose.examples.write` wrote them to) and how they are ``described``."""
 
     function: str
     inputs: tuple[InputSpec, ...] = ()
     factory: str | None = None
+    examples: str | None = None
+    described: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Files by absolute path: the worker that imports them may not share our directory.
@@ -130,6 +162,8 @@ class Target:
             object.__setattr__(self, "factory", checked_reference(self.factory, "input factory"))
             if self.inputs:
                 raise TargetError("give --input specs or an --inputs factory, not both")
+        if self.examples is not None and (self.inputs or self.factory):
+            raise TargetError("give example arguments, input specs or a factory: one of them")
         names = [spec.name for spec in self.inputs]
         if any(names) and self.kind not in MODEL_KINDS:
             raise TargetError("only a model's inputs take names; a function's go in order")
@@ -157,19 +191,28 @@ class Target:
         """``fn(float32[32,128], 0.5)``, or ``fn(*make_inputs())``."""
         if self.factory is not None:
             return f"{self.name}(*{self.factory.rpartition(':')[2]}())"
-        return f"{self.name}({', '.join(spec.describe() for spec in self.inputs)})"
+        described = self.described or tuple(spec.describe() for spec in self.inputs)
+        return f"{self.name}({', '.join(described)})"
 
     def to_json(self) -> dict[str, Any]:
         inputs = [dataclasses.asdict(spec) for spec in self.inputs]
-        return {"function": self.function, "inputs": inputs, "factory": self.factory}
+        fields = {"function": self.function, "inputs": inputs, "factory": self.factory}
+        return fields | {"examples": self.examples, "described": list(self.described)}
 
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Target:
         inputs = tuple(
-            InputSpec(spec["dtype"], tuple(spec["shape"]), spec["number"], spec["name"])
+            InputSpec(
+                spec["dtype"],
+                tuple(spec["shape"]),
+                spec["number"],
+                spec["name"],
+                tuple(spec["lengths"]) if spec.get("lengths") else None,
+            )
             for spec in fields["inputs"]
         )
-        return cls(fields["function"], inputs, fields["factory"])
+        described = tuple(fields.get("described", ()))
+        return cls(fields["function"], inputs, fields["factory"], fields.get("examples"), described)
 
 
 def is_file_reference(module: str) -> bool:
