@@ -94,11 +94,16 @@ def portable(value: Any, where: str = "an example argument") -> Any:
     if isinstance(value, Mapping):
         return {key: portable(item, f"{where}[{key!r}]") for key, item in value.items()}
     if isinstance(value, (tuple, list)):
-        items = [portable(item, f"{where}[{i}]") for i, item in enumerate(value)]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return same_kind(value, [portable(item, f"{where}[{i}]") for i, item in enumerate(value)])
     if isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes, type(None))):
         return value
     raise TargetError(f"{where} is {_what(value)}: {_GIVE}")
+
+
+def same_kind(sequence: tuple | list, items: list[Any]) -> tuple | list:
+    """``items`` as a sequence of ``sequence``'s own type (a namedtuple's fields by place)."""
+    kind = type(sequence)
+    return kind(*items) if hasattr(sequence, "_fields") else kind(items)
 
 
 def _tensor(tf: Any, value: Any) -> Dense | Ragged:

@@ -133,8 +133,7 @@ def restored(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: restored(item) for key, item in value.items()}
     if isinstance(value, (tuple, list)):
-        items = [restored(item) for item in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return examples.same_kind(value, [restored(item) for item in value])
     return value
 
 
