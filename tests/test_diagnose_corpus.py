@@ -152,11 +152,15 @@ def test_the_readers_own_strings_ragged_and_feature_dicts_are_diagnosed(workers,
         ("reads_numpy", ["float32[64,32]"]),
         ("normalize_text", ["string[64]"]),
         ("ragged_row_means", ["float32[32,1..12]"]),
+        ("scored_features", "feature_inputs"),
     ],
 )
 def test_the_command_diagnoses_what_once_ended_it(capsys, function, inputs):
     argv = ["diagnose", f"{CORPUS}:{function}", "--quick", "--processes", "1"]
-    argv += [part for spec in inputs for part in ("--input", spec)]
+    if isinstance(inputs, str):  # a factory in the corpus
+        argv += ["--inputs", f"{CORPUS}:{inputs}"]
+    else:
+        argv += [part for spec in inputs for part in ("--input", spec)]
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith(f"Short answer: {function}(")
 
