@@ -129,7 +129,7 @@ def describe(value: Any) -> str:
     if isinstance(value, (Dense, Ragged, Sparse)):
         return value.describe()
     if isinstance(value, np.ndarray):
-        return f"{value.dtype.name}[{','.join(map(str, value.shape))}]"
+        return Dense(value, value.dtype.name).describe()
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{key!r}: {describe(v)}" for key, v in value.items()) + "}"
     if isinstance(value, (tuple, list)):
