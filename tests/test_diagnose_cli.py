@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from perfguide import workloads
 from perfguide.cli import main
 
-SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions
 
 
 @pytest.mark.parametrize(

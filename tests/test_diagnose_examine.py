@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from perfguide import workloads
 from perfguide.diagnose import examine
 from perfguide.diagnose.target import WORKLOAD, InputSpec, Target
 from perfguide.processes import pool
@@ -14,7 +15,7 @@ from perfguide.report.claims import Faster
 
 pytestmark = pytest.mark.processes
 
-SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions
 ROW_NORMS = Target(f"{SLOW}:row_norms", (InputSpec.parse("float32[32,16]"),))
 
 

@@ -8,11 +8,12 @@ import diagnose_corpus
 import numpy as np
 import pytest
 
+from perfguide import workloads
 from perfguide.diagnose import forms, model_forms
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, InputSpec, Target
 from perfguide.workloads import WORKLOADS, serving
 
-SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions
 
 
 @pytest.fixture

@@ -1,11 +1,9 @@
 """The diagnose chapter prints what the command prints for a target, and draws its plot."""
 
-from pathlib import Path
-
 from perfguide.diagnose.target import InputSpec
 from perfguide.pages import diagnose as page
 
-SCALE = f"{Path(__file__).parent.parent / 'examples/diagnose/slow_functions.py'}:scale"
+SCALE = "perfguide.workloads.diagnose:scale"
 
 
 def test_the_page_runs_the_commands_quick_assessment_and_prints_its_report(monkeypatch, capsys):

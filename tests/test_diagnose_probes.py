@@ -6,10 +6,11 @@ from pathlib import Path
 
 import diagnose_corpus
 
+from perfguide import workloads
 from perfguide.diagnose import forms, graph_facts, memory_series, reasons, retracing
 from perfguide.diagnose.target import InputSpec, Target
 
-SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions
 
 
 def register(function, *inputs):

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from perfguide import workloads
 from perfguide.diagnose.target import InputSpec, Target, TargetError
 
-SLOW = Path(__file__).parents[1] / "examples" / "diagnose" / "slow_functions.py"
+SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions
 
 
 @pytest.mark.parametrize(
@@ -45,7 +46,7 @@ def test_bad_input_specs_say_why(text, message):
 
 def test_a_target_names_files_by_absolute_path_and_describes_its_call(monkeypatch):
     monkeypatch.chdir(SLOW.parent)
-    target = Target("slow_functions.py:scale", (InputSpec.parse("float32[2]"), InputSpec(number=2)))
+    target = Target("diagnose.py:scale", (InputSpec.parse("float32[2]"), InputSpec(number=2)))
     assert target.function == f"{SLOW}:scale"
     assert target.describe() == "scale(float32[2], 2)"
     assert Target.from_json(json.loads(json.dumps(target.to_json()))) == target

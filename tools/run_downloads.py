@@ -1,5 +1,5 @@
 """Run every chapter as a reader downloads it: its script with ``python`` and its notebook with
-nbclient, each in an empty folder of its own (with the files the page offers beside it), quick
+nbclient, each alone in an empty folder of its own, quick
 (``PERFGUIDE_QUICK=1``). A chapter passes when both exit cleanly and print at least one verdict,
 and its notebook has no empty code cell.
 
@@ -27,22 +27,19 @@ from nbclient.exceptions import CellExecutionError
 
 from perfguide.report.chapters import CHAPTERS
 
-ROOT = Path(__file__).resolve().parent.parent
 VERDICT = re.compile(r"\b(HELD|DID NOT HOLD|INCONCLUSIVE)\b")
 #: A chapter's budget, quick, as a reader's machine might take it.
 TIMEOUT_S = 900
+ROOT = Path(__file__).resolve().parent.parent
 QUICK = os.environ | {"PERFGUIDE_QUICK": "1", "MPLBACKEND": "Agg"}
 
 
 def folder_for(gallery: Path, topic: str) -> Path:
-    """An empty folder holding what the chapter's page offers to download: its script, its
-    notebook and the other scripts beside it (the functions the diagnose page examines)."""
+    """An empty folder holding the chapter's two downloads, its script and its notebook, and
+    nothing else: each must run alone."""
     folder = Path(tempfile.mkdtemp(prefix=f"perfguide-download-{topic}-"))
     shutil.copy(gallery / topic / f"plot_{topic}.py", folder)
     shutil.copy(gallery / topic / f"plot_{topic}.ipynb", folder)
-    for material in (ROOT / "examples" / topic).glob("*.py"):
-        if not material.name.startswith("plot_"):
-            shutil.copy(material, folder)
     return folder
 
 

@@ -67,9 +67,8 @@ inside the graph), while this page is built; what it prints is what you would se
 # ----------------------------
 #
 # The command's own functions, called in view: the page's diagnoses share three fresh processes
-# (the command starts its own). To run this page yourself, download
-# :download:`slow_functions.py </../examples/diagnose/slow_functions.py>`, the functions it
-# diagnoses, beside its script.
+# (the command starts its own). The functions it diagnoses come with the package, in
+# ``perfguide.workloads.diagnose``; give the command ``your_file.py:your_function`` for yours.
 
 import shutil
 import tempfile
@@ -81,18 +80,17 @@ from perfguide.report import results
 
 workers = Workers(limits=True)
 print(results.where_measured(workers.environment))
-# The page runs in its own folder, beside the file of functions it diagnoses.
-FUNCTIONS = Path("slow_functions.py").resolve()
+FUNCTIONS = "perfguide.workloads.diagnose"
 
 
 # %%
 # A tf.function called with Python numbers
 # ----------------------------------------
 #
-# .. literalinclude:: /../examples/diagnose/slow_functions.py
+# .. literalinclude:: /../perfguide/workloads/diagnose.py
 #    :pyobject: scale
 #
-# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:scale --input float32[64,256]
+# ``python -m perfguide diagnose perfguide.workloads.diagnose:scale --input float32[64,256]
 # --input 0.5 --quick``
 
 page.diagnose(workers, f"{FUNCTIONS}:scale", "float32[64,256]", "0.5")
@@ -101,10 +99,10 @@ page.diagnose(workers, f"{FUNCTIONS}:scale", "float32[64,256]", "0.5")
 # A Python loop of small ops
 # --------------------------
 #
-# .. literalinclude:: /../examples/diagnose/slow_functions.py
+# .. literalinclude:: /../perfguide/workloads/diagnose.py
 #    :pyobject: row_norms
 #
-# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:row_norms
+# ``python -m perfguide diagnose perfguide.workloads.diagnose:row_norms
 # --input float32[32,16] --quick``
 
 page.diagnose(workers, f"{FUNCTIONS}:row_norms", "float32[32,16]")
@@ -113,10 +111,10 @@ page.diagnose(workers, f"{FUNCTIONS}:row_norms", "float32[32,16]")
 # One large product
 # -----------------
 #
-# .. literalinclude:: /../examples/diagnose/slow_functions.py
+# .. literalinclude:: /../perfguide/workloads/diagnose.py
 #    :pyobject: product
 #
-# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:product
+# ``python -m perfguide diagnose perfguide.workloads.diagnose:product
 # --input float32[1024,1024] --input float32[1024,1024] --quick``
 
 page.diagnose(
@@ -127,7 +125,7 @@ page.diagnose(
 # A function that cannot be a graph
 # ---------------------------------
 #
-# .. literalinclude:: /../examples/diagnose/slow_functions.py
+# .. literalinclude:: /../perfguide/workloads/diagnose.py
 #    :pyobject: clipped_mean
 #
 # ``.numpy()`` asks for a value, and a graph being traced has none yet, so ``tf.function`` and
@@ -135,7 +133,7 @@ page.diagnose(
 # same, and reads a profile of eager calls for how much of a call is its ops: the rest is the
 # most a graph could save, were the ``.numpy()`` replaced by a tensor op.
 #
-# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:clipped_mean
+# ``python -m perfguide diagnose perfguide.workloads.diagnose:clipped_mean
 # --input float32[256,64] --quick``
 
 page.diagnose(workers, f"{FUNCTIONS}:clipped_mean", "float32[256,64]")
@@ -144,7 +142,7 @@ page.diagnose(workers, f"{FUNCTIONS}:clipped_mean", "float32[256,64]")
 # A graph that waits for Python
 # -----------------------------
 #
-# .. literalinclude:: /../examples/diagnose/slow_functions.py
+# .. literalinclude:: /../perfguide/workloads/diagnose.py
 #    :pyobject: log_magnitude
 #
 # NumPy inside the function through ``tf.numpy_function``: in a graph, the runtime stops at that op
@@ -153,7 +151,7 @@ page.diagnose(workers, f"{FUNCTIONS}:clipped_mean", "float32[256,64]")
 # Python from a profiler trace: the part of the call no graph can speed up. Replacing the NumPy
 # with TensorFlow ops is what would let a graph or XLA pay.
 #
-# ``python -m perfguide diagnose examples/diagnose/slow_functions.py:log_magnitude
+# ``python -m perfguide diagnose perfguide.workloads.diagnose:log_magnitude
 # --input float32[64] --quick``
 
 page.diagnose(workers, f"{FUNCTIONS}:log_magnitude", "float32[64]")

@@ -1,8 +1,9 @@
-"""Functions that are slow for different reasons, for ``perfguide diagnose`` to find out why.
+"""Functions that are slow for different reasons, for ``perfguide diagnose`` to find out why
+(the diagnose chapter's, installed with the package so that its script runs alone).
 
 Try one yourself, for example::
 
-    python -m perfguide diagnose examples/diagnose/slow_functions.py:row_norms --input float32[32,16]
+    python -m perfguide diagnose perfguide.workloads.diagnose:row_norms --input float32[32,16]
 """
 
 import numpy as np
