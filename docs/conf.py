@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ from docutils import nodes  # noqa: E402
 from sphinx.util.docutils import SphinxDirective  # noqa: E402
 
 import perfguide  # noqa: E402  (the installed package under documentation)
+from perfguide.measure import calibration  # noqa: E402
 from perfguide.measure.environment import quick_everywhere  # noqa: E402
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
 from perfguide.processes import build_state, recording  # noqa: E402
@@ -56,7 +58,7 @@ os.environ[SHARED_FILE_ENV] = str(DOCS / "_generated" / "machine_limits.json")
 # recipes' status lines, the checklist page reads them all, and the site publishes them at
 # <site>/answers/ for the site check, which holds each page's advice against every other's.
 os.environ[ANSWERS_DIR_ENV] = str(EXTRA / "answers")
-# What the build has alive between chapters, and a probe's times at its start, middle and end:
+# What the build has alive between chapters, and a probe's times before each chapter:
 # the build-machine page shows them, and the site publishes them at <site>/build-state.json.
 os.environ[build_state.BUILD_STATE_ENV] = str(EXTRA / "build-state.json")
 # Each page's measurements, recorded in a file of its own as the build takes them. With
@@ -156,10 +158,12 @@ run_order_name = os.environ.get(RUN_ORDER_ENV) or "reading"
 if run_order_name not in RUN_ORDERS:
     raise ValueError(f"{RUN_ORDER_ENV}={run_order_name!r}: choose one of {', '.join(RUN_ORDERS)}")
 RUN_ORDER = RUN_ORDERS[run_order_name]
-# Where the build times its probe: before the first chapter, after the middle one, after the last.
+# Where the build times its probe (about 5 s each): before the first chapter, after every
+# second one and after the last, so that every chapter judges its times on the host a probe
+# found at most one chapter before it.
 PROBED = {
     (RUN_ORDER[0], "before"),
-    (RUN_ORDER[len(RUN_ORDER) // 2 - 1], "after"),
+    *((topic, "after") for topic in RUN_ORDER[1::2]),
     (RUN_ORDER[-1], "after"),
 }
 
@@ -177,6 +181,9 @@ def record_build_state(topic, when):
             probed = build_state.probe()
         finally:
             del os.environ[recording.RECORDING_ENV]
+    if probed:
+        # The chapters after it judge their times on the host this probe found.
+        os.environ[calibration.HOST_PROBE_ENV] = json.dumps(probed)
     entry = build_state.record(build_state.state_file(), topic, when, probed=probed)
     # Whatever a chapter leaves running runs beside every later chapter's measurements.
     if when == "after" and (left := build_state.left_behind(entry)):

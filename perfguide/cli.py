@@ -157,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="PATH",
         help="two or more runs: `run --all --json` files, or a docs build's measurements folder; "
-        "`run memory --json` files add memory runs",
+        "`run memory --json` files add memory runs, a docs build's build-state.json its host's "
+        "probe",
     )
     calibrate_command.add_argument(
         "--json", metavar="PATH", required=True, help="where to write the calibration"
@@ -487,14 +488,20 @@ OWN_RUNS = {"memory": _run_memory, "distributed": _run_distributed}
 
 
 def _calibrate(args: argparse.Namespace) -> None:
+    from perfguide.processes import build_state
     from perfguide.report import growth
 
     _check_writable(args.json)
     memory = [path for path in args.paths if growth.holds_growth(path)]
-    runs = _sources([path for path in args.paths if path not in memory])
+    states = [path for path in args.paths if build_state.holds_state(path)]
+    runs = _sources([path for path in args.paths if path not in memory + states])
     growth_runs = [run.growth for run in runs if run.growth] + [growth.load(p) for p in memory]
     env = runs[0].environment
-    cpu = machine_name(env.get("cpu_model", "an unknown CPU"), env.get("usable_cores", "?"))
+    cpu = machine_name(
+        env.get("cpu_model", "an unknown CPU"),
+        env.get("usable_cores", "?"),
+        env.get("cpu_vector_flags", ()),
+    )
     names = ", ".join(Path(run.name).name for run in runs)
     source = (
         f"perfguide calibrate on {len(runs)} runs of the same workloads ({names}), "
@@ -502,10 +509,13 @@ def _calibrate(args: argparse.Namespace) -> None:
     )
     if growth_runs:
         source += f"; memory growth on {len(growth_runs)} runs of the memory chapter"
+    probes = [probed for path in states for probed in build_state.probes(build_state.load(path))]
+    if probes:
+        source += f"; the host by {len(probes)} probes of {len(states)} builds"
     try:
         measured = [run.measurements for run in runs]
         claimed = [run.per_process for run in runs]
-        fitted = calibrate.fit(measured, cpu, source, growth_runs, claimed)
+        fitted = calibrate.fit(measured, cpu, source, growth_runs, claimed, probes)
     except ValueError as error:
         raise UsageError(str(error)) from None
     print(fitted.describe())

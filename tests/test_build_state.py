@@ -1,12 +1,17 @@
 """What a docs build records between its chapters: what its process and children hold, and the
 probe's times, in one file written atomically, shown as two tables."""
 
+import json
+import math
 import socket
 import subprocess
 import sys
 
+from perfguide.measure.calibration import Calibration
+from perfguide.measure.stats import Spread
 from perfguide.processes import build_state
 from perfguide.report.chapters import chapter
+from perfguide.report.format import format_percent
 
 
 def test_alive_sees_a_child_process_and_a_port_this_process_holds():
@@ -81,10 +86,11 @@ EAGER, MEMORY = (chapter(topic).title for topic in ("eager", "memory"))
 
 def test_the_probe_table_sets_the_last_probe_against_the_first():
     table = build_state.probe_table(RECORDS)
-    assert table.header == ["probe", f"before {EAGER}", f"after {MEMORY}", "last against first"]
+    assert table.header == ["when", "eager-add eager", "matmul tf-function"]
     assert table.rows == [
-        ["eager-add eager", "20.0 µs", "24.0 µs", "1.20x slower"],
-        ["matmul tf-function", "1.00 ms", "1.00 ms", "as fast"],
+        [f"before {EAGER}", "20.0 µs", "1.00 ms"],
+        [f"after {MEMORY}", "24.0 µs", "1.00 ms"],
+        ["last against first", "1.20x slower", "as fast"],
     ]
 
 
@@ -99,3 +105,35 @@ def test_the_alive_table_says_what_share_of_the_cores_the_host_took_between_rows
     # 4 s of steal over 100 s on 2 cores: 2 %; none over the next 100 s.
     assert [row[-1] for row in build_state.alive_table(RECORDS).rows] == ["", "2.00 %", "0 %"]
     assert build_state.probe_table([entry("eager", "after")]).rows == []
+
+
+def test_a_calibrated_host_adds_where_the_build_stood_and_the_drift_it_added():
+    # The calibration's builds timed the probe at 20 µs and 1 ms, moving 10 %; this build's
+    # first probe ran as fast, its last 1.2x slower on eager-add (the median of the two: 1.095x).
+    fitted = Calibration(
+        Spread(0.04, 5, 0.1), Spread(0.03, 8, 0.05), "CPU X", "runs",
+        host_probe={"eager-add eager": 20e-6, "matmul tf-function": 1e-3}, host_sd=0.05,
+    )  # fmt: skip
+    table = build_state.probe_table(RECORDS, fitted)
+    shift = (math.log(1.2) + 0) / 2
+    added = format_percent(math.sqrt(shift**2 - 0.05**2))
+    assert table.header[-2:] == ["host against the calibrated one", "times' drift added"]
+    assert [row[-2:] for row in table.rows] == [
+        ["as fast", "0 %"],
+        ["1.10x slower", added],
+        ["", ""],
+    ]
+    assert len(build_state.probe_table(RECORDS).header) == 3  # no calibrated host, no such columns
+
+
+def test_the_probe_a_chapter_ran_after_and_every_probe_of_a_build(tmp_path):
+    path = tmp_path / "build-state.json"
+    path.write_text(json.dumps(RECORDS))
+    assert build_state.holds_state(path)
+    assert not build_state.holds_state(tmp_path / "missing.json")
+    (tmp_path / "results.json").write_text(json.dumps({"measurements": []}))
+    assert not build_state.holds_state(tmp_path / "results.json")
+    assert build_state.probes(RECORDS) == [RECORDS[0]["probe"], RECORDS[2]["probe"]]
+    # eager ran after the first probe; memory after eager's record, which timed none.
+    assert build_state.probe_before(RECORDS, "eager") == RECORDS[0]["probe"]
+    assert build_state.probe_before(RECORDS, "memory") == RECORDS[0]["probe"]

@@ -184,6 +184,23 @@ def test_a_calibration_round_trips_and_the_variable_picks_it(tmp_path, monkeypat
     assert calibration.current() == calibration.load(calibration.shipped(cpu.this_machine()))
 
 
+def test_a_run_that_timed_the_probe_is_judged_on_its_host_and_says_so(tmp_path, monkeypatch):
+    rng = np.random.default_rng(2)
+    probes = [{"matmul": 1e-3}, {"matmul": 1.1e-3}, {"matmul": 0.9e-3}]
+    fitted = calibrate.fit([run(rng, 0.0), run(rng, 0.0)], "CPU X", "runs", probes=probes)
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(fitted.to_dict()))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
+    assert calibration.current() == fitted and fitted.host_excess == 0.0
+    assert "the fitted runs' host moving 10.0 %" in fitted.describe()
+    # The same run's host found 2x slower: its times drift further, its record says why.
+    monkeypatch.setenv(calibration.HOST_PROBE_ENV, json.dumps({"matmul": 2e-3}))
+    slow = calibration.current()
+    assert slow.host_seen == {"matmul": 2e-3} and slow.host_excess > 0.6
+    assert "this run's host 2.00x the fitted runs' time" in slow.describe()
+    assert calibration.Calibration.from_dict(slow.to_dict()) == slow
+
+
 @pytest.mark.parametrize("path", sorted(calibration.SHIPPED.glob("*.json")), ids=lambda p: p.stem)
 def test_each_shipped_calibration_says_where_it_was_measured(path):
     shipped = calibration.load(path)

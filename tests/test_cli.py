@@ -3,8 +3,10 @@
 import dataclasses
 import io
 import json
+import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -288,6 +290,33 @@ def test_calibrate_fits_the_ratios_claims_were_judged_on_each_in_its_own_drift(c
     assert code == 0 and written.fit["per_process"] == 6
     assert restless > steady != written.ratio.drift_sd  # each leaning on the others' drift
     assert written.per_process_for("never published").drift_sd == written.ratio.drift_sd
+
+
+def test_calibrate_fits_the_host_from_the_builds_probes(capsys, tmp_path, monkeypatch):
+    # Two builds' state files: the probe timed three times, 1 ms apart around 2 ms.
+    paths = two_runs(tmp_path, np.random.default_rng(0))
+    for k, probed in enumerate(([1e-3, None, 2e-3], [3e-3])):
+        state = [{"chapter": "c", "when": "after", "probe": p and {"matmul": p}} for p in probed]
+        paths.append(tmp_path / f"build-state-{k}.json")
+        paths[-1].write_text(json.dumps(state))
+    fitted = tmp_path / "calibration.json"
+    code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
+    written = calibration.load(fitted)
+    assert code == 0 and written.fit["probes"] == 3
+    assert written.host_probe == pytest.approx({"matmul": 2e-3})
+    assert "the host by 3 probes of 2 builds" in written.source
+    assert written.host_sd == pytest.approx(statistics.stdev([math.log(0.5), 0, math.log(1.5)]))
+    # A later run whose probe took 8 ms (4x) widens its times' drift by the excess.
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(fitted))
+    monkeypatch.setenv(calibration.HOST_PROBE_ENV, json.dumps({"matmul": 8e-3}))
+    widened = calibration.current()
+    excess = math.sqrt(math.log(4) ** 2 - written.host_sd**2)
+    assert widened.host_excess == pytest.approx(excess)
+    assert widened.time.drift_sd == written.time.drift_sd  # the fit's own spread stays
+    widest = math.hypot(written.time.drift_sd, excess)
+    assert widened.time_for("never timed").drift_sd == pytest.approx(widest)
+    # Ratios of variants timed together keep their drift: a slow host moves both alike.
+    assert widened.ratio_for("never timed") == written.ratio_for("never timed")
 
 
 @pytest.mark.parametrize(

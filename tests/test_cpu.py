@@ -52,8 +52,10 @@ def test_no_cpuinfo_means_no_vector_flags(tmp_path, monkeypatch):
     assert cpu.cpu_vector_flags() == []
 
 
-def test_a_machine_is_named_by_its_cpu_and_the_cores_a_process_may_use(tmp_path, monkeypatch):
+def test_a_machine_is_named_by_its_cpu_its_widest_vectors_and_the_cores_a_process_may_use(
+    tmp_path, monkeypatch
+):
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: sse\n\n")
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: sse avx avx512f\n\n")
     monkeypatch.setattr(cpu, "_CPUINFO", cpuinfo)
-    assert cpu.this_machine() == f"Some CPU ({cpu.usable_cores()} usable cores)"
+    assert cpu.this_machine() == f"Some CPU with AVX-512 ({cpu.usable_cores()} usable cores)"

@@ -4,7 +4,9 @@
 
 Each later build against the first: its claims matched by chapter and statement (the verdicts
 that changed, those between HELD and DID NOT HOLD apart), then its medians against the first
-build's rerun intervals, as ``perfguide compare --reruns`` reads two results files; and how each
+build's rerun intervals, as ``perfguide compare --reruns`` reads two results files (each
+chapter's intervals judged on the host the first build's probe found before it, as that build
+judged them); and how each
 chapter's medians moved beside its place in each build's run (a build run with
 ``PERFGUIDE_RUN_ORDER=reversed`` tells a chapter's place from its drift). A site is a built
 ``docs/_build/html``; its ``measurements/`` folder holds what it measured, its
@@ -14,12 +16,42 @@ chapter's medians moved beside its place in each build's run (a build run with
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
 import sys
 from pathlib import Path
 
+from perfguide.measure.calibration import HOST_PROBE_ENV
+from perfguide.report import growth, results
 from perfguide.report.rebuilds import Rebuild, chapter_shifts, place_correlation, site_verdicts
 from perfguide.report.results import ResultsError
 from perfguide.report.side_by_side import SideBySide, Source
+
+
+def coverage(sites: list[Path]) -> list[str]:
+    """Each later build's medians inside the first's intervals, chapter by chapter, each
+    chapter's on the host its results file says it was judged on."""
+    counted: dict[str, list] = {}
+    for file in sorted((sites[0] / "measurements").glob("*.json")):
+        if growth.holds_growth(file):
+            continue
+        seen = results.load_results(file)[0]["calibration"].get("host_seen")
+        os.environ.pop(HOST_PROBE_ENV, None)
+        if seen:
+            os.environ[HOST_PROBE_ENV] = json.dumps(seen)
+        chapter = [Source.load(site / "measurements" / file.name) for site in sites]
+        for reruns in SideBySide(chapter).reruns():
+            counted.setdefault(reruns.letter, []).append(reruns)
+    lines = []
+    for letter, parts in counted.items():
+        n, inside = sum(len(p.half_widths) for p in parts), sum(p.inside for p in parts)
+        half = statistics.median(h for p in parts for h in p.half_widths)
+        lines.append(
+            f"{letter} in A: {inside} of {n} medians inside ({inside / n:.1%}), "
+            f"median half-width {half:.0%}"
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(map(str, moved)))
         print(f"{place_correlation(moved)}\n")
     print("\n".join(SideBySide(sources).rerun_lines()))
+    print("On each chapter's host:\n" + "\n".join(coverage(args.sites)))
     return 0
 
 

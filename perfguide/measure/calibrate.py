@@ -13,9 +13,11 @@ a workload (a tiny eager op moves further than a large product), so a stable one
 narrow interval it earns and a restless one a wide one. Memory growth rates move between runs
 too: where the runs include the memory chapter's (a docs build's ``memory.json``), the drift in
 bytes a call with which 95 % of each run's processes' rates fall inside another run's intervals
-(:func:`fit_growth_drift`). The runs it is fitted to should be reruns of the same code (a
-workload changed between runs is no drift, and would widen every interval), as far apart as the
-reruns its intervals promise to cover.
+(:func:`fit_growth_drift`). Where the runs timed a fixed probe too (a docs build's
+``build-state.json``), the probe's typical time and how far it moved (:func:`fit_host`), which
+a later run's own probe is held against. The runs it is fitted to should be reruns of the same
+code (a workload changed between runs is no drift, and would widen every interval), as far
+apart as the reruns its intervals promise to cover.
 """
 
 from __future__ import annotations
@@ -228,17 +230,41 @@ def fit_growth_drift(runs: Sequence[GrowthRun]) -> tuple[float, float, int]:
     return drift, _growth_covered(pairs, drift), len(pairs)
 
 
+def fit_host(probes: Sequence[Mapping[str, float]]) -> tuple[dict[str, float], float]:
+    """The probe's typical time (seconds by probe: the median over ``probes``, each one
+    timing's seconds by probe) and how far a timing stood from it (the standard deviation over
+    the timings of the median log ratio of their probes to it; 0 for one timing).
+
+    >>> reference, moved = fit_host([{"add": 1.0}, {"add": 2.0}, {"add": 4.0}])
+    >>> reference, round(moved, 3)
+    ({'add': 2.0}, 0.693)
+    """
+    labels = {label for probed in probes for label in probed}
+    reference = {
+        label: math.exp(statistics.median(math.log(p[label]) for p in probes if label in p))
+        for label in sorted(labels)
+    }
+    shifts = [
+        statistics.median(math.log(seconds / reference[label]) for label, seconds in p.items())
+        for p in probes
+        if p
+    ]
+    return reference, statistics.stdev(shifts) if len(shifts) > 1 else 0.0
+
+
 def fit(
     runs: Sequence[Sequence[Measurement]],
     cpu_model: str,
     source: str,
     growth_runs: Sequence[GrowthRun] = (),
     per_process_runs: Sequence[PerProcessRun] = (),
+    probes: Sequence[Mapping[str, float]] = (),
 ) -> Calibration:
     """The calibration that runs of the same code on one machine imply, every pair of them
     matched row by row (see the module); with two or more memory runs (``growth_runs``), the
     drift of growth rates too; with the ratios each run's claims were judged on in every
-    process (``per_process_runs``, one a run), their drifts as ratios'."""
+    process (``per_process_runs``, one a run), their drifts as ratios'; with the times of the
+    fixed probe the runs took (``probes``, seconds by probe each), the host they ran on."""
     if len(runs) < 2:
         raise ValueError(f"a calibration needs at least two runs, got {len(runs)}")
     pairs = list(itertools.combinations(runs, 2))
@@ -271,4 +297,10 @@ def fit(
     if claimed_pairs:
         record["per_process"] = claimed_pairs
     measurements = {"time": time_rows_drift, "ratio": ratio_rows_drift | claimed}
-    return Calibration(time, ratio, cpu_model, source, record, growth_drift, drifts, measurements)
+    host_probe, host_sd = fit_host(probes) if probes else ({}, 0.0)
+    if probes:
+        record["probes"] = len(probes)
+    return Calibration(
+        time, ratio, cpu_model, source, record, growth_drift, drifts, measurements,
+        host_probe, host_sd,
+    )  # fmt: skip

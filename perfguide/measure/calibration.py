@@ -15,6 +15,13 @@ names the machine, its ``source`` when and from what), and a run uses the one fi
 machine; a machine without one gets the guide's first build machine's, which the build-machine
 page then says is another CPU's. ``$PERFGUIDE_CALIBRATION`` names another file, such as your own
 machine's.
+
+A host can run a whole build slow or fast: a calibration's drift covers the host's moves over
+the runs it was fitted on, not a run on an hour slower than all of them. So a calibration also
+holds how long a fixed probe took in the runs it was fitted on (a docs build times it before
+its chapters), and a run that timed the probe too (``$PERFGUIDE_HOST_PROBE``) widens its
+intervals on times by how far its host stood from there, beyond how far the fitted runs' hosts
+moved themselves (:attr:`Calibration.host_excess`).
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +44,8 @@ CALIBRATION_ENV = "PERFGUIDE_CALIBRATION"
 SHIPPED = Path(__file__).with_name("calibrations")
 #: The calibration a machine without one of its own is given: the first build machine's.
 FALLBACK = SHIPPED / "amd-epyc.json"
+#: Holds the probe's times this run took (JSON, seconds by probe), which its intervals widen by.
+HOST_PROBE_ENV = "PERFGUIDE_HOST_PROBE"
 
 
 def row_key(workload: str, label: str, size: object, device: str | None) -> str:
@@ -93,6 +104,48 @@ class Calibration:
     #: Each measurement's own drift, as ``workload_drift``, by :func:`row_key` for "time" and
     #: :func:`ratio_key` for "ratio".
     measurement_drift: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    #: The probe's time in the fitted runs, seconds by probe (the median over their probes;
+    #: empty: the fit saw no probe, and no run's intervals widen with its host).
+    host_probe: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: How far the fitted runs' probes stood from ``host_probe`` (standard deviation of the
+    #: log): the host's moves that the drifts above already hold.
+    host_sd: float = 0.0
+    #: The probe's times in this run, seconds by probe (empty: not timed).
+    host_seen: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    @property
+    def host_shift(self) -> float:
+        """How far this run's host stood from the fitted runs' (the median over the probes both
+        timed of the log of their time ratio; 0 where either did not time it).
+
+        >>> fitted = Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "CPU X", "runs",
+        ...                      host_probe={"add": 1.0, "matmul": 2.0}, host_seen={"add": 2.0})
+        >>> round(fitted.host_factor, 3)
+        2.0
+        """
+        shared = [label for label in self.host_seen if label in self.host_probe]
+        if not shared:
+            return 0.0
+        return statistics.median(
+            math.log(self.host_seen[label] / self.host_probe[label]) for label in shared
+        )
+
+    @property
+    def host_factor(self) -> float:
+        """This run's probe time over the fitted runs' (1: as fast, or not timed)."""
+        return math.exp(self.host_shift)
+
+    @property
+    def host_excess(self) -> float:
+        """The drift a time gains on this run's host (a standard deviation of the log): its
+        distance from the fitted runs' host beyond how far theirs moved, 0 within that.
+
+        >>> fitted = Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "CPU X", "runs",
+        ...                      host_probe={"add": 1.0}, host_sd=0.3, host_seen={"add": 1.65})
+        >>> round(fitted.host_excess, 2)
+        0.4
+        """
+        return math.sqrt(max(0.0, self.host_shift**2 - self.host_sd**2))
 
     def time_for(self, workload: str, key: str | None = None) -> Spread:
         """The spread a time of ``workload`` is judged with: the machine's, with the
@@ -106,8 +159,16 @@ class Calibration:
         (0.05, 0.02)
         >>> fitted.time_for("matmul", "matmul|xla|8|cpu").drift_sd
         0.03
+
+        On a host that stood further from the fitted runs' than they moved, the drift widens by
+        :attr:`host_excess`:
+
+        >>> slow = dataclasses.replace(fitted, host_probe={"add": 1.0}, host_seen={"add": 1.5})
+        >>> round(slow.time_for("other").drift_sd, 3)
+        0.406
         """
-        return self._own(self.time, "time", workload, key)
+        spread = self._own(self.time, "time", workload, key)
+        return dataclasses.replace(spread, drift_sd=math.hypot(spread.drift_sd, self.host_excess))
 
     def ratio_for(self, workload: str, key: str | None = None) -> Spread:
         """The spread a ratio of two of ``workload``'s variants timed in the same processes is
@@ -156,7 +217,19 @@ deviations of the log); measured on CPU X by two runs
             + f"; memory growth rates drifting {self.growth_drift:.0f} B a call"
             * bool(self.growth_drift)
             + f"; measured on {self.cpu_model} by {self.source}"
+            + self._host()
         ).replace("%", " %")
+
+    def _host(self) -> str:
+        if not self.host_probe:
+            return ""
+        said = f"; the fitted runs' host moving {self.host_sd:.1%}"
+        if self.host_seen:
+            said += (
+                f"; this run's host {self.host_factor:.2f}x the fitted runs' time, "
+                f"times drifting {self.host_excess:.1%} more"
+            )
+        return said
 
     def _workload_range(self) -> str:
         return "".join(
@@ -180,6 +253,9 @@ deviations of the log); measured on CPU X by two runs
             record.get("growth_drift", 0.0),
             record.get("workload_drift", {}),
             record.get("measurement_drift", {}),
+            record.get("host_probe", {}),
+            record.get("host_sd", 0.0),
+            record.get("host_seen", {}),
         )
 
 
@@ -202,7 +278,15 @@ def shipped(machine: str) -> Path:
     return next(fitted, FALLBACK)
 
 
+@functools.cache
+def _on_host(path: Path, probed: str) -> Calibration:
+    fitted = load(path)
+    return dataclasses.replace(fitted, host_seen=json.loads(probed)) if probed else fitted
+
+
 def current() -> Calibration:
-    """``$PERFGUIDE_CALIBRATION``'s calibration, or the one the package ships for this machine."""
+    """``$PERFGUIDE_CALIBRATION``'s calibration, or the one the package ships for this machine,
+    on the host ``$PERFGUIDE_HOST_PROBE`` timed (if it is set)."""
     named = os.environ.get(CALIBRATION_ENV)
-    return load(Path(named) if named else shipped(this_machine()))
+    path = Path(named) if named else shipped(this_machine())
+    return _on_host(path, os.environ.get(HOST_PROBE_ENV, ""))

@@ -5,9 +5,11 @@ workers are fresh processes, but anything a chapter leaves behind (a child proce
 threads or ports, work still running) runs beside every later chapter's measurements. So between
 chapters the build records what its process and its children hold (:func:`alive`): the child
 processes, the threads, the TCP ports, the resident memory, and how busy they keep the cores
-while nothing is measured. Before the first chapter, after the middle one and after the last,
-it also times the noise floor's probes in one fresh process (:func:`probe`): a probe that slows
-over the build shows drift that comes from the build's own state, not from a chapter's code.
+while nothing is measured. Before the first chapter and after every second one, it also times
+the noise floor's probes in one fresh process (:func:`probe`): a probe that slows over the
+build shows drift that comes from the build's own state, not from a chapter's code, and each
+chapter judges its times on the host the last probe before it found
+(:attr:`~perfguide.measure.calibration.Calibration.host_excess`).
 
 The records go to one JSON file (:func:`record`, the path in ``$PERFGUIDE_BUILD_STATE``), a
 list of ``{"chapter", "when", "at", "steal_s", "cores", "alive": {...}, "probe": {label: seconds} |
@@ -17,6 +19,7 @@ other guests), so that two records tell how much of the time between them the ho
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -25,6 +28,7 @@ from typing import Any
 
 import psutil
 
+from perfguide.measure.calibration import Calibration
 from perfguide.processes.noise import time_probes
 from perfguide.processes.pool import Workers
 from perfguide.report.chapters import chapter
@@ -98,6 +102,40 @@ def load(path: str | Path) -> list[dict[str, Any]]:
     """The records of a build's state file (none if it has none yet)."""
     path = Path(path)
     return json.loads(path.read_text()) if path.is_file() else []
+
+
+def holds_state(path: str | Path) -> bool:
+    """Whether ``path`` is a build's state file (False for anything else, unread or not JSON:
+    its reader says what is wrong with it)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(document, list) and all(
+        isinstance(entry, dict) and "probe" in entry for entry in document
+    )
+
+
+def probes(records: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """Every time the build timed the probe: its seconds by probe, in order."""
+    return [entry["probe"] for entry in records if entry["probe"]]
+
+
+def probe_before(records: list[dict[str, Any]], topic: str) -> dict[str, float] | None:
+    """The probe's times the build took last before ``topic``'s chapter ran (None: none).
+
+    >>> records = [{"chapter": "a", "when": "before", "probe": {"p": 1.0}},
+    ...            {"chapter": "a", "when": "after", "probe": {"p": 2.0}},
+    ...            {"chapter": "b", "when": "after", "probe": None}]
+    >>> probe_before(records, "a"), probe_before(records, "b"), probe_before(records, "c")
+    ({'p': 1.0}, {'p': 2.0}, {'p': 2.0})
+    """
+    seen = None
+    for entry in records:
+        if entry["chapter"] == topic and entry["when"] == "after":
+            break
+        seen = entry["probe"] or seen
+    return seen
 
 
 def record(
@@ -184,18 +222,27 @@ def alive_table(records: list[dict[str, Any]]) -> Table:
     )
 
 
-def probe_table(records: list[dict[str, Any]]) -> Table:
-    """The probe's times at each point of the build that timed it, and the last against the
-    first."""
+def probe_table(records: list[dict[str, Any]], calibrated: Calibration | None = None) -> Table:
+    """A row for each point of the build that timed the probe: its times, and, with a
+    ``calibrated`` host, that host against the one it was fitted on and how much further the
+    times measured next drift there; a last row sets the last point against the first."""
     probed = [entry for entry in records if entry["probe"]]
     labels = list(probed[0]["probe"]) if probed else []
-    header = ["probe", *map(_point, probed), "last against first"]
-    rows = [
-        [
-            label,
-            *(format_seconds(e["probe"][label]) for e in probed),
-            format_speedup(probed[0]["probe"][label] / probed[-1]["probe"][label]),
-        ]
-        for label in labels
-    ]
-    return Table("The probe, each in one fresh process, through the build", header, rows)
+    hosted = calibrated is not None and bool(calibrated.host_probe)
+    header = ["when", *labels]
+    if hosted:
+        header += ["host against the calibrated one", "times' drift added"]
+    rows = []
+    for entry in probed:
+        row = [_point(entry), *(format_seconds(entry["probe"][label]) for label in labels)]
+        if hosted:
+            seen = dataclasses.replace(calibrated, host_seen=entry["probe"])
+            row += [format_speedup(1 / seen.host_factor), format_percent(seen.host_excess)]
+        rows.append(row)
+    if len(probed) > 1:
+        first, last = probed[0]["probe"], probed[-1]["probe"]
+        rows.append(
+            ["last against first", *(format_speedup(first[k] / last[k]) for k in labels)]
+            + ["", ""] * hosted
+        )
+    return Table("The probe, each time in one fresh process, through the build", header, rows)

@@ -108,7 +108,7 @@ class Source:
         cores = env.get("usable_cores")
         machine = env.get("cpu_model") or "unknown CPU"
         if cores:
-            machine = machine_name(machine, cores)
+            machine = machine_name(machine, cores, env.get("cpu_vector_flags", ()))
         gpus = env.get("gpus") or []
         devices = ", ".join(sorted({m.device for m in self.measurements}))
         parts = [machine, *(f"GPU {gpu}" for gpu in gpus)]
@@ -236,6 +236,29 @@ class Shift:
         )
 
 
+@dataclasses.dataclass
+class Reruns:
+    """A rerun's rows against the first run's: how many were called faster or slower (false
+    alarms, which the test's level caps at about :data:`SIGNIFICANCE`), how many of its medians
+    lie inside the first run's intervals (which promise 95 %), and those intervals' half-widths
+    as shares of their medians (an interval can cover by being wider than the machine needs)."""
+
+    letter: str
+    apart: int
+    inside: int
+    half_widths: list[float]
+
+    def line(self, first: str) -> str:
+        n = len(self.half_widths)
+        return (
+            f"{self.letter} as a rerun of {first}: {self.apart} of {n} rows called faster or "
+            f"slower ({self.apart / n:.0%} false alarms; each row tested at {SIGNIFICANCE:.0%}), "
+            f"{self.inside} of {n} medians inside {first}'s 95 % rerun intervals "
+            f"({self.inside / n:.0%}; their median half-width "
+            f"{statistics.median(self.half_widths):.0%} of the median)"
+        )
+
+
 class SideBySide:
     """Rows of several sources' measurements, matched by workload, variant, size and (with
     ``match_device``) device; each later source judged against the first."""
@@ -331,31 +354,26 @@ class SideBySide:
             if shift is not None
         ]
 
-    def rerun_lines(self) -> list[str]:
+    def reruns(self) -> list[Reruns]:
         """For files that are reruns of the same code on one machine (an A/A check): per later
-        file, the rows called faster or slower (false alarms, which the test's level caps at
-        about :data:`SIGNIFICANCE`) and its medians inside the first file's intervals (which
-        promise 95 %) with how wide those intervals are (their median half-width, as a share
-        of the median: an interval can cover by being wider than the machine needs)."""
-        lines = []
-        first = self.letters[0]
+        file, its rows matched with the first file's, the rows called faster or slower, and its
+        medians inside the first file's intervals."""
+        counted = []
         for i, letter in enumerate(self.letters[1:], start=1):
             pairs = [(a, b) for a, b in self._pairs(i) if a is not None and b is not None]
-            if not pairs:
-                continue
-            apart = sum(v in (FASTER, SLOWER) for v in verdicts(pairs))
-            inside = sum(a.interval_s[0] <= b.median_s <= a.interval_s[1] for a, b in pairs)
-            half = statistics.median(
-                (a.interval_s[1] - a.interval_s[0]) / 2 / a.median_s for a, _ in pairs
+            counted.append(
+                Reruns(
+                    letter,
+                    sum(v in (FASTER, SLOWER) for v in verdicts(pairs)) if pairs else 0,
+                    sum(a.interval_s[0] <= b.median_s <= a.interval_s[1] for a, b in pairs),
+                    [(a.interval_s[1] - a.interval_s[0]) / 2 / a.median_s for a, _ in pairs],
+                )
             )
-            n = len(pairs)
-            lines.append(
-                f"{letter} as a rerun of {first}: {apart} of {n} rows called faster or slower "
-                f"({apart / n:.0%} false alarms; each row tested at {SIGNIFICANCE:.0%}), {inside} "
-                f"of {n} medians inside {first}'s 95 % rerun intervals ({inside / n:.0%}; their "
-                f"median half-width {half:.0%} of the median)"
-            )
-        return lines
+        return counted
+
+    def rerun_lines(self) -> list[str]:
+        """:meth:`reruns` as a line per later file that shares rows with the first."""
+        return [counted.line(self.letters[0]) for counted in self.reruns() if counted.half_widths]
 
     def missing(self) -> list[str]:
         """A line per source that lacks rows another has: how many, and which first."""
