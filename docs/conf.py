@@ -58,7 +58,7 @@ os.environ[SHARED_FILE_ENV] = str(DOCS / "_generated" / "machine_limits.json")
 # recipes' status lines, the checklist page reads them all, and the site publishes them at
 # <site>/answers/ for the site check, which holds each page's advice against every other's.
 os.environ[ANSWERS_DIR_ENV] = str(EXTRA / "answers")
-# What the build has alive between chapters, and a probe's times before each chapter:
+# What the build has alive between chapters, and a probe's times between them (PROBED below):
 # the build-machine page shows them, and the site publishes them at <site>/build-state.json.
 os.environ[build_state.BUILD_STATE_ENV] = str(EXTRA / "build-state.json")
 # Each page's measurements, recorded in a file of its own as the build takes them. With
@@ -212,9 +212,6 @@ sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
-    # Other scripts beside a chapter (the functions the diagnose page examines) are its
-    # material, not pages of their own (sphinx-gallery matches the bare file name).
-    "ignore_pattern": r"^(?!plot_)[^/\\]+\.py$",
     "subsection_order": [f"../examples/{topic}" for topic in RUN_ORDER] + ["*"],
     "minigallery_sort_order": "conf.chapter_order",
     # One page per chapter in the navigation, no one-chapter section pages between them.

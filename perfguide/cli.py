@@ -495,6 +495,10 @@ def _calibrate(args: argparse.Namespace) -> None:
     memory = [path for path in args.paths if growth.holds_growth(path)]
     states = [path for path in args.paths if build_state.holds_state(path)]
     runs = _sources([path for path in args.paths if path not in memory + states])
+    if not runs:
+        raise UsageError(
+            "calibrate needs at least two runs of timings besides memory runs and build states"
+        )
     growth_runs = [run.growth for run in runs if run.growth] + [growth.load(p) for p in memory]
     env = runs[0].environment
     cpu = machine_name(

@@ -126,7 +126,7 @@ def test_a_calibrated_host_adds_where_the_build_stood_and_the_drift_it_added():
     assert len(build_state.probe_table(RECORDS).header) == 3  # no calibrated host, no such columns
 
 
-def test_the_probe_a_chapter_ran_after_and_every_probe_of_a_build(tmp_path):
+def test_a_state_file_is_told_apart_and_its_probes_read(tmp_path):
     path = tmp_path / "build-state.json"
     path.write_text(json.dumps(RECORDS))
     assert build_state.holds_state(path)
@@ -134,6 +134,3 @@ def test_the_probe_a_chapter_ran_after_and_every_probe_of_a_build(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps({"measurements": []}))
     assert not build_state.holds_state(tmp_path / "results.json")
     assert build_state.probes(RECORDS) == [RECORDS[0]["probe"], RECORDS[2]["probe"]]
-    # eager ran after the first probe; memory after eager's record, which timed none.
-    assert build_state.probe_before(RECORDS, "eager") == RECORDS[0]["probe"]
-    assert build_state.probe_before(RECORDS, "memory") == RECORDS[0]["probe"]

@@ -1,7 +1,9 @@
 """Two builds of the site side by side: claims matched by chapter and statement, wherever they
 stand on the page, and a folder that is not a built site refused in one line."""
 
+import dataclasses
 import json
+import os
 import runpy
 from pathlib import Path
 
@@ -82,3 +84,28 @@ def test_a_chapter_s_shift_is_set_beside_its_place_in_each_build(tmp_path):
     assert "1.30x slower in the later build" in str(shifts[0])
     assert "rho +1.00" in place_correlation(shifts)
     assert "nothing to correlate" in place_correlation(chapter_shifts(before, before))
+
+
+def test_the_tool_judges_each_chapter_on_the_host_its_first_build_found(tmp_path, monkeypatch):
+    from perfguide.measure import calibration
+    from perfguide.measure.stats import Spread
+
+    fitted = calibration.Calibration(
+        Spread(0.05, 5, 0.05), Spread(0.03, 8, 0.02), "CPU X", "runs", host_probe={"p": 1.0}
+    )
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(fitted.to_dict()))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
+    row = Measurement("v", "call", 1, 1, 0.0, (1.0,) * 5, workload="w", size=1)
+    later = measured_site(tmp_path / "later", ["calm", "slow"], {"calm": 2.0, "slow": 2.0})
+    first = tmp_path / "first" / "measurements"
+    first.mkdir(parents=True)
+    # The first build found its host 3x slower before "slow" only: that chapter's interval
+    # widens to hold a rerun 2x away, the other's does not.
+    for topic, seen in (("calm", {"p": 1.0}), ("slow", {"p": 3.0})):
+        env = {"calibration": {"host_seen": seen}}
+        results.save(first / f"{topic}.json", env, [dataclasses.replace(row, workload=topic)])
+    tool = runpy.run_path(str(Path(__file__).parents[1] / "tools" / "rebuild_check.py"))
+    (line,) = tool["coverage"]([first.parent, later])
+    assert line.startswith(f"{later} in {first.parent}: 1 of 2 medians inside (50.0%)")
+    assert calibration.HOST_PROBE_ENV not in os.environ  # the tool leaves the variable as found

@@ -31,24 +31,35 @@ from perfguide.report.side_by_side import SideBySide, Source
 
 def coverage(sites: list[Path]) -> list[str]:
     """Each later build's medians inside the first's intervals, chapter by chapter, each
-    chapter's on the host its results file says it was judged on."""
+    chapter's on the host its results file says it was judged on (a chapter a later build
+    lacks is left out of that build's count)."""
     counted: dict[str, list] = {}
-    for file in sorted((sites[0] / "measurements").glob("*.json")):
-        if growth.holds_growth(file):
-            continue
-        seen = results.load_results(file)[0]["calibration"].get("host_seen")
+    saved = os.environ.pop(HOST_PROBE_ENV, None)
+    try:
+        for file in sorted((sites[0] / "measurements").glob("*.json")):
+            if growth.holds_growth(file):
+                continue
+            seen = results.load_results(file)[0].get("calibration", {}).get("host_seen")
+            os.environ.pop(HOST_PROBE_ENV, None)
+            if seen:
+                os.environ[HOST_PROBE_ENV] = json.dumps(seen)
+            found = [site for site in sites[1:] if (site / "measurements" / file.name).is_file()]
+            chapter = [
+                Source.load(site / "measurements" / file.name) for site in [sites[0], *found]
+            ]
+            for site, reruns in zip(found, SideBySide(chapter).reruns(), strict=True):
+                if reruns.half_widths:
+                    counted.setdefault(str(site), []).append(reruns)
+    finally:
         os.environ.pop(HOST_PROBE_ENV, None)
-        if seen:
-            os.environ[HOST_PROBE_ENV] = json.dumps(seen)
-        chapter = [Source.load(site / "measurements" / file.name) for site in sites]
-        for reruns in SideBySide(chapter).reruns():
-            counted.setdefault(reruns.letter, []).append(reruns)
+        if saved is not None:
+            os.environ[HOST_PROBE_ENV] = saved
     lines = []
-    for letter, parts in counted.items():
+    for site, parts in counted.items():
         n, inside = sum(len(p.half_widths) for p in parts), sum(p.inside for p in parts)
         half = statistics.median(h for p in parts for h in p.half_widths)
         lines.append(
-            f"{letter} in A: {inside} of {n} medians inside ({inside / n:.1%}), "
+            f"{site} in {sites[0]}: {inside} of {n} medians inside ({inside / n:.1%}), "
             f"median half-width {half:.0%}"
         )
     return lines
@@ -64,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = [site_verdicts(site) for site in args.sites]
         sources = [Source.load(site / "measurements") for site in args.sites]
         shifts = [chapter_shifts(args.sites[0], site) for site in args.sites[1:]]
+        on_hosts = coverage(args.sites)
     except (ValueError, ResultsError) as error:
         print(f"rebuild-check: error: {error}", file=sys.stderr)
         return 2
@@ -73,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(map(str, moved)))
         print(f"{place_correlation(moved)}\n")
     print("\n".join(SideBySide(sources).rerun_lines()))
-    print("On each chapter's host:\n" + "\n".join(coverage(args.sites)))
+    print("On each chapter's host:\n" + "\n".join(on_hosts))
     return 0
 
 

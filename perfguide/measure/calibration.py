@@ -18,7 +18,7 @@ machine's.
 
 A host can run a whole build slow or fast: a calibration's drift covers the host's moves over
 the runs it was fitted on, not a run on an hour slower than all of them. So a calibration also
-holds how long a fixed probe took in the runs it was fitted on (a docs build times it before
+holds how long a fixed probe took in the runs it was fitted on (a docs build times it between
 its chapters), and a run that timed the probe too (``$PERFGUIDE_HOST_PROBE``) widens its
 intervals on times by how far its host stood from there, beyond how far the fitted runs' hosts
 moved themselves (:attr:`Calibration.host_excess`).
@@ -89,7 +89,7 @@ class Calibration:
 
     time: Spread
     ratio: Spread
-    #: The CPU it was measured on, as the environment record names it.
+    #: The machine it was measured on, as :func:`~perfguide.measure.cpu.machine_name` names it.
     cpu_model: str
     #: When, and from what: a reader's "measured how?".
     source: str
@@ -147,10 +147,11 @@ class Calibration:
         """
         return math.sqrt(max(0.0, self.host_shift**2 - self.host_sd**2))
 
-    def time_for(self, workload: str, key: str | None = None) -> Spread:
+    def time_for(self, workload: str, key: str | None = None, on_host: bool = True) -> Spread:
         """The spread a time of ``workload`` is judged with: the machine's, with the
         measurement's own drift (``key``, its :func:`row_key`) where the fit saw it, else the
-        workload's.
+        workload's; widened for this run's host unless ``on_host`` is False (two times of one
+        run in a ratio: its host moved both alike).
 
         >>> fitted = Calibration(Spread(0.04, 5, 0.02), Spread(0.03, 8, 0.01), "CPU X", "runs",
         ...                      workload_drift={"time": {"matmul": 0.05}},
@@ -168,11 +169,14 @@ class Calibration:
         0.406
         """
         spread = self._own(self.time, "time", workload, key)
+        if not on_host:
+            return spread
         return dataclasses.replace(spread, drift_sd=math.hypot(spread.drift_sd, self.host_excess))
 
     def ratio_for(self, workload: str, key: str | None = None) -> Spread:
         """The spread a ratio of two of ``workload``'s variants timed in the same processes is
-        judged with (``key``: its :func:`ratio_key`), as :meth:`time_for`."""
+        judged with (``key``: its :func:`ratio_key`), as :meth:`time_for`, never widened for
+        the host: it moves both variants alike."""
         return self._own(self.ratio, "ratio", workload, key)
 
     def per_process_for(self, statement: str) -> Spread:
@@ -224,7 +228,7 @@ deviations of the log); measured on CPU X by two runs
         if not self.host_probe:
             return ""
         said = f"; the fitted runs' host moving {self.host_sd:.1%}"
-        if self.host_seen:
+        if self.host_seen.keys() & self.host_probe.keys():
             said += (
                 f"; this run's host {self.host_factor:.2f}x the fitted runs' time, "
                 f"times drifting {self.host_excess:.1%} more"

@@ -12,8 +12,9 @@ from perfguide.processes.pool import Workers
 
 
 def diagnose(workers: Workers, reference: str, *inputs: str) -> None:
-    """Print the command's report on ``reference`` (``file.py:function``, or a saved model) with
-    ``inputs`` as ``--input`` reads them, and draw its plot; timed quickly in ``workers``."""
+    """Print the command's report on ``reference`` (``module:function``, ``file.py:function``
+    or a saved model) with ``inputs`` as ``--input`` reads them, and draw its plot; timed
+    quickly in ``workers``."""
     target = Target(reference, tuple(map(InputSpec.parse, inputs)))
     found, evidence = assessment_of(target, workers, quick=True, settle=False)
     print(report.text(found, evidence))

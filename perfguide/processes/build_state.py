@@ -5,10 +5,10 @@ workers are fresh processes, but anything a chapter leaves behind (a child proce
 threads or ports, work still running) runs beside every later chapter's measurements. So between
 chapters the build records what its process and its children hold (:func:`alive`): the child
 processes, the threads, the TCP ports, the resident memory, and how busy they keep the cores
-while nothing is measured. Before the first chapter and after every second one, it also times
-the noise floor's probes in one fresh process (:func:`probe`): a probe that slows over the
-build shows drift that comes from the build's own state, not from a chapter's code, and each
-chapter judges its times on the host the last probe before it found
+while nothing is measured. Before the first chapter, after every second one and after the last,
+it also times the noise floor's probes in one fresh process (:func:`probe`): a probe that slows
+over the build shows drift that comes from the build's own state, not from a chapter's code,
+and each chapter judges its times on the host the last probe before it found
 (:attr:`~perfguide.measure.calibration.Calibration.host_excess`).
 
 The records go to one JSON file (:func:`record`, the path in ``$PERFGUIDE_BUILD_STATE``), a
@@ -119,23 +119,6 @@ def holds_state(path: str | Path) -> bool:
 def probes(records: list[dict[str, Any]]) -> list[dict[str, float]]:
     """Every time the build timed the probe: its seconds by probe, in order."""
     return [entry["probe"] for entry in records if entry["probe"]]
-
-
-def probe_before(records: list[dict[str, Any]], topic: str) -> dict[str, float] | None:
-    """The probe's times the build took last before ``topic``'s chapter ran (None: none).
-
-    >>> records = [{"chapter": "a", "when": "before", "probe": {"p": 1.0}},
-    ...            {"chapter": "a", "when": "after", "probe": {"p": 2.0}},
-    ...            {"chapter": "b", "when": "after", "probe": None}]
-    >>> probe_before(records, "a"), probe_before(records, "b"), probe_before(records, "c")
-    ({'p': 1.0}, {'p': 2.0}, {'p': 2.0})
-    """
-    seen = None
-    for entry in records:
-        if entry["chapter"] == topic and entry["when"] == "after":
-            break
-        seen = entry["probe"] or seen
-    return seen
 
 
 def record(

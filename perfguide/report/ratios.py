@@ -27,7 +27,8 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
     """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
     in another run here, 95 %: from each process's own ratio where the same processes timed
     both (a process that runs everything slower moves both sides), else from both sides'
-    spreads added (see :mod:`perfguide.measure.stats`), each with its own drift. Pass
+    spreads added (see :mod:`perfguide.measure.stats`), each with its own drift (not the
+    host's, which moves both sides alike). Pass
     measurements :func:`in_common`."""
     ratio = slow.median_s / fast.median_s
     spreads = calibration.current()
@@ -41,7 +42,7 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
         ratio,
         slow.process_median_s,
         fast.process_median_s,
-        *(spreads.time_for(m.workload, m.row_key) for m in (slow, fast)),
+        *(spreads.time_for(m.workload, m.row_key, on_host=False) for m in (slow, fast)),
     )
 
 
