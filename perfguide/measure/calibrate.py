@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from perfguide.measure import stats
-from perfguide.measure.calibration import Calibration, per_process_key
+from perfguide.measure.calibration import Calibration, host_shift, per_process_key
 from perfguide.measure.memory import Growth
 from perfguide.measure.stats import Spread
 from perfguide.measure.timer import Measurement
@@ -244,11 +244,7 @@ def fit_host(probes: Sequence[Mapping[str, float]]) -> tuple[dict[str, float], f
         label: math.exp(statistics.median(math.log(p[label]) for p in probes if label in p))
         for label in sorted(labels)
     }
-    shifts = [
-        statistics.median(math.log(seconds / reference[label]) for label, seconds in p.items())
-        for p in probes
-        if p
-    ]
+    shifts = [host_shift(probed, reference) for probed in probes if probed]
     return reference, statistics.stdev(shifts) if len(shifts) > 1 else 0.0
 
 

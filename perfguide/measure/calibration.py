@@ -83,6 +83,19 @@ def per_process_key(statement: str) -> str:
     return f"{PER_PROCESS}|{statement}"
 
 
+def host_shift(seen: dict[str, float], reference: dict[str, float]) -> float:
+    """How far one timing of the probe (``seen``, seconds by probe) stood from ``reference``:
+    the median over the probes both hold of the log of their time ratio (0 if they share none).
+
+    >>> round(host_shift({"add": 2.0, "mul": 4.0, "new": 9.0}, {"add": 1.0, "mul": 1.0}), 3)
+    1.04
+    """
+    shared = [label for label in seen if label in reference]
+    if not shared:
+        return 0.0
+    return statistics.median(math.log(seen[label] / reference[label]) for label in shared)
+
+
 @dataclasses.dataclass(frozen=True)
 class Calibration:
     """The spreads of times and of ratios on one machine, and where they were measured."""
@@ -123,12 +136,7 @@ class Calibration:
         >>> round(fitted.host_factor, 3)
         2.0
         """
-        shared = [label for label in self.host_seen if label in self.host_probe]
-        if not shared:
-            return 0.0
-        return statistics.median(
-            math.log(self.host_seen[label] / self.host_probe[label]) for label in shared
-        )
+        return host_shift(self.host_seen, self.host_probe)
 
     @property
     def host_factor(self) -> float:
