@@ -493,13 +493,21 @@ def predicts(
     >>> print(predicts("fits", (1.9, 1.8, 2.0), (2.0, 1.2, 3.3), "a ratio", within=1.25).quoted)
     1.05x the prediction (rerun interval: 0.633x to 1.75x; inconclusive, claimed: \
 within 1.25x either way)
+    >>> predicts("fits", (1.0, -0.2, 2.2), (2.0, 1.9, 2.1), "a saving", 1.25).verdict
+    'INCONCLUSIVE'
     >>> print(predicts("fits", (1.0, 0.95, 1.05), (2.0, 1.9, 2.1), "a ratio", 1.25).evidence)
     a ratio predicted 1.00 (rerun interval: 0.950 to 1.05), measured 2.00 (1.90 to 2.10): 2.00x \
 the prediction (1.86x to 2.15x)
     """
     (guess, guess_low, guess_high), (value, low, high) = predicted, measured
     ratio = value / guess
-    half = math.hypot(math.log(high / low), math.log(guess_high / guess_low)) / 2
+    # An interval reaching zero (a predicted saving that may be none) bounds no ratio.
+    bounded = min(low, guess_low, guess) > 0
+    half = (
+        math.hypot(math.log(high / low), math.log(guess_high / guess_low)) / 2
+        if bounded
+        else math.inf
+    )
     ratio_low, ratio_high = ratio * math.exp(-half), ratio * math.exp(half)
     held = (
         True
