@@ -67,6 +67,11 @@ MEASURED_PAGES = ("checklist.html",)
 # printed output aside), and tables, neither inside a collapsed section.
 WORD_BUDGET, TABLE_BUDGET = 2500, 6
 SEARCH_TERM, SEARCH_MUST_FIND = "xla", "auto_examples/linear_regression/plot_linear_regression"
+SEARCH_HITS = """
+const heading = document.querySelector('#search-results h2');
+if (!heading || heading.textContent !== 'Search Results') return null;
+return [...document.querySelectorAll('#search-results a')].map((a) => a.href);
+"""
 
 # Whether a box of its own scrolls or clips an element: the theme's article container scrolls
 # sideways too, but a reader never sees what only it would scroll to.
@@ -413,13 +418,12 @@ def check_checklist(driver, base: str, chapters: dict[str, ChapterText]) -> Iter
 def check_search(driver, base: str) -> Iterator[str]:
     driver.get(f"{base}search.html?q={SEARCH_TERM}")
     deadline = time.monotonic() + 30
-    found: list[str] = []
-    while time.monotonic() < deadline and not found:
+    found = None
+    # Sphinx lists the hits one at a time; its heading says "Search Results" once all are in.
+    while time.monotonic() < deadline and found is None:
         time.sleep(0.5)
-        found = driver.execute_script(
-            "return [...document.querySelectorAll('#search-results a')].map((a) => a.href);"
-        )
-    if not any(SEARCH_MUST_FIND in href for href in found):
+        found = driver.execute_script(SEARCH_HITS)
+    if not any(SEARCH_MUST_FIND in href for href in found or []):
         yield f"a search for {SEARCH_TERM!r} does not list {SEARCH_MUST_FIND}.html"
 
 
