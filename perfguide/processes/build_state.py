@@ -39,7 +39,7 @@ from perfguide.report.format import (
     format_seconds,
     format_speedup,
 )
-from perfguide.report.results import write_atomically
+from perfguide.report.results import read_json, write_atomically
 
 #: The environment variable that names the build's state file.
 BUILD_STATE_ENV = "PERFGUIDE_BUILD_STATE"
@@ -107,10 +107,7 @@ def load(path: str | Path) -> list[dict[str, Any]]:
 def holds_state(path: str | Path) -> bool:
     """Whether ``path`` is a build's state file (False for anything else, unread or not JSON:
     its reader says what is wrong with it)."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
+    document = read_json(path)
     return isinstance(document, list) and all(
         isinstance(entry, dict) and "probe" in entry for entry in document
     )

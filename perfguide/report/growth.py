@@ -17,7 +17,7 @@ from typing import Any
 from perfguide.measure.memory import Experiment, Growth, Peaks
 from perfguide.report.compare import Table
 from perfguide.report.format import NEXT_PROCESS, format_bytes
-from perfguide.report.results import write_atomically
+from perfguide.report.results import read_json, write_atomically
 
 
 def growth_table(
@@ -139,10 +139,7 @@ def save(
 def holds_growth(path: str | Path) -> bool:
     """Whether ``path`` is a file :func:`save` wrote (False for anything else, unread or not
     JSON: its reader says what is wrong with it)."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
+    document = read_json(path)
     return isinstance(document, dict) and "growth" in document and "measurements" not in document
 
 

@@ -70,6 +70,15 @@ def write_atomically(path: Path, content: str | bytes) -> None:
         raise
 
 
+def read_json(path: str | Path) -> Any:
+    """The JSON document in ``path``, or None where it cannot be read as one (its own reader
+    says what is wrong with it)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
 def save(
     path: Path,
     environment: dict[str, Any],
