@@ -62,7 +62,7 @@ SETTLE_PROCESSES = 9
 #: Seconds all the runs of one pool (a chapter's) may spend together timing more processes for
 #: undecided comparisons: past them, what is still undecided stays so (and is judged
 #: INCONCLUSIVE), so that close calls cannot take a chapter's minutes.
-SETTLE_POOL_BUDGET_S = 12.0
+SETTLE_POOL_BUDGET_S = 6.0
 #: Seconds a worker may take to start (import TensorFlow) before it counts as failed.
 START_TIMEOUT_S = 300
 

@@ -116,7 +116,7 @@ def a_then_b(blocks: int = 10, calls: int = 200) -> dict[str, dict[str, list[flo
     }
 
 
-def after_busy_pools(rounds: int = 40, side: int = 512) -> dict[str, float]:
+def after_busy_pools(rounds: int = 16, side: int = 512) -> dict[str, float]:
     """One small eager op timed right after a NumPy product that ran on every core (whose
     threads may still spin), after the same product and a wait until the process is idle, and
     after a short sleep with no product at all; and the harness's steady time of the same op
