@@ -132,16 +132,13 @@ def docs_quick(session: nox.Session) -> None:
     """What to run after editing a page: the site rendered again from the last build's recorded
     measurements (nothing is measured, and every page says so), then the site check. With no
     complete recording, or with ``-- --measure``, every chapter is measured quickly instead (one
-    process a workload, short blocks, rough numbers labelled so) and recorded for next time.
-    ``-- --no-check`` leaves the site check out (CI, which has just checked the site replayed)."""
+    process a workload, short blocks, rough numbers labelled so) and recorded for next time."""
     if "--measure" not in session.posargs and RECORDING_COMPLETE.is_file():
         # Replayed as it was measured: a quick page asks for other measurements than a full one.
         kind = json.loads(RECORDING_COMPLETE.read_text())["kind"]
         html = build_docs(session, "cpu", quick=kind == "quick", replay=True)
     else:
         html = build_docs(session, "cpu", quick=True)
-    if "--no-check" in session.posargs:
-        return
     session.install("selenium")
     session.run("python", str(ROOT / "tools" / "site_check.py"), str(html))
 
