@@ -304,6 +304,13 @@ def test_a_worker_returns_what_a_function_returns_and_refuses_what_it_cannot_cal
 
 
 @pytest.mark.processes
+def test_a_worker_imports_tensorflow_without_matplotlib(two):
+    # Keras would import it with TensorFlow: seconds of a build's CPU that nothing plots with.
+    with pytest.raises(fresh.ChildError, match="import of matplotlib halted"):
+        two.call_in(0, "importlib:import_module", name="matplotlib")
+
+
+@pytest.mark.processes
 def test_a_function_that_raises_in_a_worker_is_reported_and_the_worker_serves_on(two):
     with pytest.raises(fresh.ChildError, match="json:loads raised JSONDecodeError") as raised:
         two.call_in(0, "json:loads", s="{")

@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import sys
 
-from perfguide.workloads import distributed, distributed_input
+from perfguide.processes.fresh import without_plotting
 
 
 def first_update(job: dict) -> dict:
+    from perfguide.workloads import distributed
+
     reduction = job.get("reduction", distributed.OPTIMIZERS)
     training = distributed.training(job["strategy"], job["batch"], job["hidden"], reduction)
     loss = float(training.step())
@@ -28,6 +30,7 @@ def first_update(job: dict) -> dict:
 
 def time_in_turn(job: dict) -> dict:
     from perfguide.measure import runner
+    from perfguide.workloads import distributed, distributed_input
 
     workloads = {w.name: w for w in (*distributed.WORKLOADS, *distributed_input.WORKLOADS)}
     # Made before the runner places ops on a device: collective ops and logical devices are
@@ -47,6 +50,8 @@ def time_in_turn(job: dict) -> dict:
 
 
 def examples_seen(job: dict) -> dict:
+    from perfguide.workloads import distributed, distributed_input
+
     strategy = distributed.strategy_of_this_process(job["strategy"])
     return {"seen": distributed_input.examples_seen(strategy, job["sharding"], job["batch"])}
 
@@ -55,6 +60,9 @@ JOBS = {"first-update": first_update, "time": time_in_turn, "examples-seen": exa
 
 
 def main(argv: list[str]) -> None:
+    without_plotting()  # before the workloads import TensorFlow
+    from perfguide.workloads import distributed
+
     job = json.loads(argv[1])
     if distributed.serves_here(job["strategy"]):
         distributed.serve()

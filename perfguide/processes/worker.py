@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO, runtime_checkable
 
-from perfguide.processes.fresh import BadInput
+from perfguide.processes.fresh import BadInput, without_plotting
 
 if TYPE_CHECKING:
     from perfguide.measure.runner import Runnable
@@ -200,6 +200,7 @@ def main(argv: list[str]) -> int:
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    without_plotting()
     from perfguide.measure import environment
 
     try:
