@@ -343,6 +343,10 @@ def _run(args: argparse.Namespace) -> None:
         OWN_RUNS[args.workload](args)
         return
     chosen = _chosen(args)
+    try:
+        runner.check_device(args.device)  # here, not after a fresh process has started
+    except runner.DeviceError as error:
+        raise UsageError(str(error)) from None
     if args.json is not None:
         _check_writable(args.json)
     measured: list[Measurement] = []

@@ -54,15 +54,20 @@ def default_device() -> str:
     return device
 
 
+def check_device(device: str) -> None:
+    """Raise :class:`DeviceError` for a device that is unknown or that this machine lacks."""
+    if device not in DEVICES:
+        raise DeviceError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
+    if device == "gpu" and not gpu_names():
+        raise DeviceError("a GPU was asked for, but TensorFlow sees none on this machine")
+
+
 @contextlib.contextmanager
 def device_scope(device: str) -> Iterator[None]:
     """Place TensorFlow ops on ``device``; fail with :class:`DeviceError` if it is not there."""
     import tensorflow as tf
 
-    if device not in DEVICES:
-        raise DeviceError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
-    if device == "gpu" and not gpu_names():
-        raise DeviceError("a GPU was asked for, but TensorFlow sees none on this machine")
+    check_device(device)
     with tf.device("/GPU:0" if device == "gpu" else "/CPU:0"):
         yield
 
