@@ -32,6 +32,7 @@ import json
 import math
 import os
 import statistics
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def per_process_key(statement: str) -> str:
     return f"{PER_PROCESS}|{statement}"
 
 
-def host_shift(seen: dict[str, float], reference: dict[str, float]) -> float:
+def host_shift(seen: Mapping[str, float], reference: Mapping[str, float]) -> float:
     """How far one timing of the probe (``seen``, seconds by probe) stood from ``reference``:
     the median over the probes both hold of the log of their time ratio (0 if they share none).
 
