@@ -115,6 +115,16 @@ def test_each_job_starts_at_the_next_worker(two):
 
 
 @pytest.mark.processes
+def test_every_worker_makes_a_jobs_calls_before_any_of_them_times_it(two, monkeypatch):
+    steps = []
+    monkeypatch.setattr(two, "progress", steps.append)
+    two.run("eager-add", ["numpy", "eager"], size=10, quick=True)
+    made = [i for i, step in enumerate(steps) if step.endswith("setting up the variants")]
+    timed = [i for i, step in enumerate(steps) if "first call" in step]
+    assert len(made) == 2 and max(made) < min(timed)
+
+
+@pytest.mark.processes
 def test_an_undecided_claim_gets_more_fresh_processes_up_to_the_most(two, monkeypatch):
     # A variant against itself with no tolerance: the interval always straddles 1, so the claim
     # never settles and the variant is timed in more fresh processes, up to the most allowed.

@@ -94,3 +94,22 @@ def test_a_lockstep_workload_makes_the_same_calls_however_fast_they_are():
     assert [m.calls_per_block for m in measured] == [1, 1]
     # Each variant: its first call, one calibration call, then five blocks of one call.
     assert [log.count(("call", v)) for v in ("a", "b")] == [7, 7]
+
+
+def test_calls_made_ahead_are_the_ones_timed_and_nothing_is_called_while_making_them():
+    log: list[tuple[str, str]] = []
+    workload = dataclasses.replace(_logged_workload(log), timed_alone=False)
+    made = runner.make_calls(workload)
+    assert log == [("make", "a"), ("make", "b")]
+    measured = runner.run(workload, quick=True, made=made)
+    assert [m.label for m in measured] == ["a", "b"]
+    assert log.count(("make", "a")) == log.count(("make", "b")) == 1
+
+
+def test_calls_made_for_other_variants_or_for_each_run_alone_are_refused():
+    log: list[tuple[str, str]] = []
+    workload = dataclasses.replace(_logged_workload(log), timed_alone=False)
+    with pytest.raises(ValueError, match=r"made for \['a', 'b'\], not for \['a'\]"):
+        runner.run(workload, ["a"], quick=True, made=runner.make_calls(workload))
+    with pytest.raises(ValueError, match="only before its run"):
+        runner.run(_logged_workload(log), quick=True, made={"a": None, "b": None})

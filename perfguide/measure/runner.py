@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from perfguide.measure import limits
@@ -90,6 +90,25 @@ def _tensorflow_sync() -> Any:
     return tf.test.experimental.sync_devices
 
 
+def make_calls(
+    workload: Runnable,
+    variants: Sequence[str] | None = None,
+    *,
+    size: int | None = None,
+    device: str = "cpu",
+    progress: Callable[[str], None] = no_progress,
+) -> dict[str, Timed]:
+    """The calls :func:`run` times for ``variants`` (default: all) of ``workload`` at ``size``
+    (default: its own), made (their data, models and functions) but not yet called. Nothing
+    here is timed, so processes may make theirs side by side before they take turns timing."""
+    variants = list(variants or workload.variants)
+    size = workload.default_size if size is None else size
+    check_choices(workload, variants, size)
+    with device_scope(device):
+        progress("setting up the variants")
+        return {variant: workload.make_call(variant, size) for variant in variants}
+
+
 def run(
     workload: Runnable,
     variants: Sequence[str] | None = None,
@@ -100,22 +119,25 @@ def run(
     device: str = "cpu",
     peak: bool = False,
     progress: Callable[[str], None] = no_progress,
+    made: Mapping[str, Timed] | None = None,
 ) -> list[Measurement]:
     """Measure ``variants`` (default: all) of ``workload`` at ``size`` (default: its own) in
     interleaved blocks (``blocks``, if given, replaces the number of blocks a full or quick run
-    takes). With ``peak``, the machine's peak
-    (:func:`~perfguide.measure.limits.peak_reference`) is timed in turns with them and reported
-    as one more measurement. Each block ends by waiting for every device, so work still queued
-    on a GPU is timed in the block that started it. ``progress`` is told each step as
-    :class:`~perfguide.measure.timer.Interleaved` takes it. A workload whose variants are
-    ``timed_alone`` has each variant timed in a run of its own, one after another (no peak in
-    turns)."""
+    takes), from the calls :func:`make_calls` made for them (``made``, else made here). With
+    ``peak``, the machine's peak (:func:`~perfguide.measure.limits.peak_reference`) is timed
+    in turns with them and reported as one more measurement. Each block ends by waiting for
+    every device, so work still queued on a GPU is timed in the block that started it.
+    ``progress`` is told each step as :class:`~perfguide.measure.timer.Interleaved` takes it. A
+    workload whose variants are ``timed_alone`` has each variant made and timed in a run of its
+    own, one after another (no peak in turns)."""
     variants = list(variants or workload.variants)
     size = workload.default_size if size is None else size
     check_choices(workload, variants, size)
     if workload.timed_alone and len(variants) > 1:
         if peak:
             raise ValueError(f"{workload.name} times its variants one at a time: no peak in turns")
+        if made is not None:
+            raise ValueError(f"{workload.name} makes each variant's call only before its run")
         return [
             m
             for variant in variants
@@ -129,10 +151,13 @@ def run(
                 progress=progress,
             )
         ]
+    if made is None:
+        made = make_calls(workload, variants, size=size, device=device, progress=progress)
+    elif list(made) != variants:
+        raise ValueError(f"calls were made for {list(made)}, not for {variants}")
     settings = QUICK if quick else FULL
     with device_scope(device):
-        progress("setting up the variants")
-        timed = {variant: workload.make_call(variant, size) for variant in variants}
+        timed = dict(made)
         if peak:
             timed[limits.PEAK] = limits.peak_reference()
         timing = Interleaved(

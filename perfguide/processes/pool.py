@@ -4,7 +4,8 @@ On these machines the process is the unit that varies: two fresh processes of id
 can differ by 5-30 %, more than the blocks within one process do. So every workload is timed by
 :class:`Workers`: a few fresh worker processes (:mod:`perfguide.processes.worker`), each of
 which times the job's variants in one interleaved run, one worker after another (never two at
-once: they would share the cores). The measurements keep each process's blocks apart, so
+once: they would share the cores); what is not timed, making the variants' data, models and
+functions, they do side by side first. The measurements keep each process's blocks apart, so
 medians, intervals and claims rest on the processes (see :mod:`perfguide.measure.stats`).
 
 A worker imports TensorFlow once (seconds here) and then serves every job it is handed, so a
@@ -311,6 +312,7 @@ class Workers:
         self._jobs += 1
         order = [(first + turn) % count for turn in range(count)]
         started = time.monotonic()
+        self._set_up(job, order)
         answers = {index: self._run_on(self._workers[index], index, job) for index in order}
         # In the workers' own order, whichever started: variants pair up process by process.
         per_process = [answers[index] for index in range(count)]
@@ -428,14 +430,30 @@ class Workers:
             f"in process {index}, run {job}", lambda: self._run_on(self._workers[index], index, job)
         )
 
+    def _set_up(self, job: Job, order: Sequence[int]) -> None:
+        """Every worker makes ``job``'s calls (data, models, functions) at once, in ``order``,
+        before any of them times it: making them is never timed, and the cores would otherwise
+        idle while each worker makes its own. Each answer is read even after a failure, so
+        that the workers stay in step with their requests."""
+        for index in order:
+            self._workers[index].send({"setup": job.to_json()})
+        failures = []
+        for index in order:
+            try:
+                self._workers[index].receive(self.timeout_s, self._progress_of(index))
+            except ChildError as error:
+                failures.append(error)
+        if failures:
+            raise failures[0]
+
+    def _progress_of(self, index: int) -> Callable[[str], None]:
+        """What tells :attr:`progress` the steps of the ``index``-th worker."""
+        total = max(len(self._workers), index + 1)
+        return lambda step: self.progress(f"process {index + 1} of {total}: {step}")
+
     def _run_on(self, worker: _Worker, index: int, job: Job) -> list[Measurement]:
         worker.send({"job": job.to_json()})
-
-        def progress(step: str) -> None:
-            total = max(len(self._workers), index + 1)
-            self.progress(f"process {index + 1} of {total}: {step}")
-
-        answer = worker.receive(self.timeout_s, progress)
+        answer = worker.receive(self.timeout_s, self._progress_of(index))
         return [Measurement.from_dict(record) for record in answer["measurements"]]
 
 

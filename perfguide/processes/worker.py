@@ -7,7 +7,11 @@ once, says it is ready, then answers requests read from stdin, one JSON object a
 * ``{"environment": true, "limits": bool, "known_limits": {...} | null}``: its environment
   record, with the machine's limits if asked (the known ones, or measured on the first such
   request, then kept);
-* ``{"job": {...}}``: a :class:`Job`'s measurements, stamped with this process's name;
+* ``{"setup": {...}}``: a :class:`Job`'s calls made (data, models, functions: nothing timed)
+  and held for the job, answered with ``{"result": null}``, so that the pool's workers make
+  theirs side by side before they take turns timing;
+* ``{"job": {...}}``: a :class:`Job`'s measurements, stamped with this process's name, timed from
+  the calls its ``setup`` made, else from calls made now;
 * ``{"call": "package.module:function", "kwargs": {...}}``: what that function returns (plain
   JSON data): a measurement a workload's harness cannot take, such as what a naive timer
   reports, taken in this fresh process all the same; with ``"prepared": "package.module:f"``,
@@ -34,13 +38,15 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO, runtime_checkable
 
+from perfguide.measure.runner import DeviceError
 from perfguide.processes.fresh import BadInput, without_plotting
 
 if TYPE_CHECKING:
     from perfguide.measure.runner import Runnable
+    from perfguide.measure.timer import Timed
 
 
 class Job(NamedTuple):
@@ -154,6 +160,36 @@ def _serve(channel: TextIO, device: str) -> None:
     name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     record = environment.collect()
     held: dict[str, Prepared] = {}
+    # The calls a ``setup`` request made for a job, until its ``job`` request times them.
+    made: dict[Job, dict[str, Timed]] = {}
+
+    def progress(step: str) -> None:
+        _answer(channel, {"progress": step})
+
+    def set_up(job: Job) -> dict[str, Any]:
+        workload = _workload(job.workload, WORKLOADS, held)
+        # A workload timed variant by variant makes each call just before the variant's run.
+        if not workload.timed_alone:
+            made[job] = runner.make_calls(
+                workload, job.variants or None, size=job.size, device=device, progress=progress
+            )
+        return {"result": None}
+
+    def time_job(job: Job) -> dict[str, Any]:
+        measurements = runner.run(
+            _workload(job.workload, WORKLOADS, held),
+            job.variants or None,
+            size=job.size,
+            quick=job.quick,
+            blocks=job.blocks,
+            device=device,
+            peak=job.peak,
+            progress=progress,
+            made=made.pop(job, None),
+        )
+        stamped = [dataclasses.replace(m, process_ids=(name,)).timings() for m in measurements]
+        return {"measurements": stamped}
+
     _answer(channel, {"ready": name})
     for line in sys.stdin:
         request = json.loads(line)
@@ -161,37 +197,27 @@ def _serve(channel: TextIO, device: str) -> None:
             if request["limits"] and "machine_limits" not in record:
                 record |= machine.record(request.get("known_limits"))
             _answer(channel, {"environment": record})
-            continue
-        if "call" in request:
+        elif "call" in request:
             _answer(channel, _call_request(request, held))
-            continue
-        if "prepare" in request:
+        elif "prepare" in request:
             _answer(channel, _prepare(request, held))
-            continue
-        job = Job.from_json(request["job"])
-        try:
-            measurements = runner.run(
-                _workload(job.workload, WORKLOADS, held),
-                job.variants or None,
-                size=job.size,
-                quick=job.quick,
-                blocks=job.blocks,
-                device=device,
-                peak=job.peak,
-                progress=lambda step: _answer(channel, {"progress": step}),
-            )
-        except KeyError:
-            _answer(channel, {"error": f"unknown workload {job.workload!r}", "usage": True})
-            continue
-        except (ValueError, runner.DeviceError) as error:
-            _answer(channel, {"error": str(error), "usage": True})
-            continue
-        except MemoryError:
-            reason = f"{job.workload} at size {job.size} needs more memory than is free"
-            _answer(channel, {"error": reason, "usage": True})
-            continue
-        stamped = [dataclasses.replace(m, process_ids=(name,)).timings() for m in measurements]
-        _answer(channel, {"measurements": stamped})
+        elif "setup" in request:
+            _answer(channel, _answer_for(Job.from_json(request["setup"]), set_up))
+        else:
+            _answer(channel, _answer_for(Job.from_json(request["job"]), time_job))
+
+
+def _answer_for(job: Job, answer: Callable[[Job], dict[str, Any]]) -> dict[str, Any]:
+    """``answer(job)``, or the one-line reason why ``job`` cannot be set up or timed here."""
+    try:
+        return answer(job)
+    except KeyError:
+        return {"error": f"unknown workload {job.workload!r}", "usage": True}
+    except (ValueError, DeviceError) as error:
+        return {"error": str(error), "usage": True}
+    except MemoryError:
+        reason = f"{job.workload} at size {job.size} needs more memory than is free"
+        return {"error": reason, "usage": True}
 
 
 def main(argv: list[str]) -> int:
