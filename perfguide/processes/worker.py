@@ -160,13 +160,15 @@ def _serve(channel: TextIO, device: str) -> None:
     name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
     record = environment.collect()
     held: dict[str, Prepared] = {}
-    # The calls a ``setup`` request made for a job, until its ``job`` request times them.
+    # The calls the last ``setup`` request made, by job, until its ``job`` request times them.
     made: dict[Job, dict[str, Timed]] = {}
 
     def progress(step: str) -> None:
         _answer(channel, {"progress": step})
 
     def set_up(job: Job) -> dict[str, Any]:
+        # One job ahead at most: calls a failed run left unclaimed are dropped, not kept.
+        made.clear()
         workload = _workload(job.workload, WORKLOADS, held)
         # A workload timed variant by variant makes each call just before the variant's run.
         if not workload.timed_alone:
