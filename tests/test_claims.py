@@ -1,6 +1,10 @@
+import json
+
 import numpy as np
 import pytest
 
+from perfguide.measure import calibration
+from perfguide.measure.stats import Spread
 from perfguide.measure.timer import Measurement
 from perfguide.report.claims import (
     TOLERANCE,
@@ -73,6 +77,37 @@ def test_a_wide_interval_is_inconclusive_and_asks_for_more_processes():
     claim = faster([fast, slow], "a", "b")
     assert claim.verdict == "INCONCLUSIVE" and "straddles" in claim.evidence
     assert not Faster("a", "b").settled([fast, slow])
+
+
+def test_more_processes_are_asked_for_where_they_could_decide_a_claim():
+    # Processes far apart (1.2x to 3.4x) around a 2x ratio: undecided on three, and nine
+    # spread alike would clear 1x, since the machine's drift between runs is small.
+    ms = [pooled("fast", (1.0, 1.0, 1.0)), pooled("slow", (1.2, 2.0, 3.4))]
+    claim = Faster("fast", "slow")
+    assert claim.check(ms).verdict == "INCONCLUSIVE"
+    assert not claim.settled(ms, at_most=9)
+
+
+def test_no_more_processes_for_a_claim_the_drift_between_runs_alone_leaves_undecided(
+    monkeypatch, tmp_path
+):
+    # Ratios drift 10 % between runs here: a 1.25x ratio, however many processes agree on it,
+    # lands between 0.9x and 1.7x in the next run.
+    drifting = calibration.Calibration(
+        time=Spread(process_sd=0.03, prior_df=4.0, drift_sd=0.02),
+        ratio=Spread(process_sd=0.02, prior_df=4.0, drift_sd=0.10),
+        cpu_model="any CPU",
+        source="a drifting machine",
+    )
+    path = tmp_path / "drifting.json"
+    path.write_text(json.dumps(drifting.to_dict()))
+    monkeypatch.setenv(calibration.CALIBRATION_ENV, str(path))
+    speeds = (1.0, 1.1, 1.2)
+    ms = [pooled("fast", speeds), pooled("slow", [1.25 * s for s in speeds])]
+    claim = Faster("fast", "slow")
+    assert claim.check(ms).verdict == "INCONCLUSIVE"
+    assert not claim.settled(ms)
+    assert claim.settled(ms, at_most=9)
 
 
 def test_the_interval_is_deterministic_and_brackets_the_ratio():

@@ -5,13 +5,13 @@ started later for an undecided comparison is set up like the others."""
 from pathlib import Path
 
 import pytest
+from never_settled import NeverSettled
 
 from perfguide import workloads
 from perfguide.diagnose import examine
 from perfguide.diagnose.target import WORKLOAD, InputSpec, Target
 from perfguide.processes import pool
 from perfguide.processes.fresh import ChildError
-from perfguide.report.claims import Faster
 
 pytestmark = pytest.mark.processes
 
@@ -36,7 +36,7 @@ def test_a_process_started_for_an_undecided_claim_is_set_up_like_the_others(monk
     monkeypatch.setattr(pool, "SETTLE_PROCESSES", 2)
     with pool.Workers(1) as workers:
         workers.prepare(examine.REGISTER, spec=ROW_NORMS.to_json())
-        # A form against itself never settles: the second process must know the function.
-        never = Faster("eager", "eager", tolerance=0)
+        # A claim that never settles: the second process must know the function.
+        never = NeverSettled("eager")
         (eager,) = workers.run(WORKLOAD, ["eager"], quick=True, settle=[never])
         assert eager.processes == 2 and len(set(eager.process_ids)) == 2

@@ -9,12 +9,12 @@ import sys
 import tempfile
 
 import pytest
+from never_settled import NeverSettled
 
 from perfguide.measure import cpu, environment, limits
 from perfguide.measure.timer import Measurement
 from perfguide.processes import fresh, pool
 from perfguide.processes.worker import Job
-from perfguide.report.claims import Faster
 
 #: One 1000 x 1000 float32 product (~10-20 ms here): enough work for TensorFlow's intra-op pool
 #: to keep every core it has busy; one variant, quick, so a worker takes seconds.
@@ -126,15 +126,15 @@ def test_every_worker_makes_a_jobs_calls_before_any_of_them_times_it(two, monkey
 
 @pytest.mark.processes
 def test_an_undecided_claim_gets_more_fresh_processes_up_to_the_most(two, monkeypatch):
-    # A variant against itself with no tolerance: the interval always straddles 1, so the claim
-    # never settles and the variant is timed in more fresh processes, up to the most allowed.
+    # A claim that never settles: its variant is timed in more fresh processes, up to the most
+    # allowed.
     monkeypatch.setattr(pool, "SETTLE_PROCESSES", 4)
     # Seconds enough for any host to start and run the extra processes.
     monkeypatch.setattr(pool, "SETTLE_POOL_BUDGET_S", 600.0)
     monkeypatch.setattr(pool, "usable_cores", lambda: 2)
     steps = []
     monkeypatch.setattr(two, "progress", steps.append)
-    never_settled = Faster("numpy", "numpy", tolerance=0)
+    never_settled = NeverSettled("numpy")
     numpy, eager = two.run("eager-add", ["numpy", "eager"], size=1000, quick=True,
                            settle=[never_settled])  # fmt: skip
     assert numpy.processes == 4 and numpy.process_ids[:2] == two.names
@@ -353,7 +353,7 @@ def test_the_peak_can_be_timed_in_turns_with_the_variants(two):
 def test_a_quick_run_takes_one_process_and_no_more_for_an_undecided_claim(monkeypatch):
     monkeypatch.setenv(environment.QUICK_ENV, "1")
     with pool.Workers(3) as workers:
-        never_settled = Faster("numpy", "numpy", tolerance=0)
+        never_settled = NeverSettled("numpy")
         (numpy,) = workers.run("eager-add", ["numpy"], size=10, blocks=9, settle=[never_settled])
         assert workers.environment["quick"] is True
     assert numpy.processes == 1 and numpy.blocks_per_process == (5,)  # quick blocks, not 9

@@ -84,12 +84,17 @@ def _median_variance(processes: int) -> float:
 
 
 def rerun_variance(
-    per_process: Sequence[float], spread: Spread, next_processes: int | None = None
+    per_process: Sequence[float],
+    spread: Spread,
+    next_processes: int | None = None,
+    as_many: int | None = None,
 ) -> tuple[float, float]:
     """The variance of log(next run's value / this run's) and its degrees of freedom, for a
     quantity whose value in each of this run's processes is ``per_process`` (the next run has
     ``next_processes`` processes, as many as this one unless told): the processes' part with
-    the moderated degrees of freedom, the drift as known, combined by Satterthwaite.
+    the moderated degrees of freedom, the drift as known, combined by Satterthwaite. With
+    ``as_many``, as if this run (and the next) had had that many processes, spread as these
+    are: how narrow more processes could make it at best.
 
     >>> variance, df = rerun_variance([1.0], Spread(0.05, 10, 0.0))  # one process: the prior
     >>> round(variance, 6), df
@@ -99,11 +104,13 @@ def rerun_variance(
     (0.01, 40.0)
     """
     logs = np.log(np.asarray(per_process, dtype=float))
-    n = logs.size
+    n = max(logs.size, as_many or 0)
     df = float(spread.prior_df + n - 1)
     if df <= 0:
         raise ValueError("one process and no prior spread: nothing says how far a rerun lands")
     own = float(((logs - logs.mean()) ** 2).sum())
+    if logs.size > 1:
+        own *= (n - 1) / (logs.size - 1)  # as many processes, spread alike
     moderated = (spread.prior_df * spread.process_sd**2 + own) / df
     m = next_processes or n
     sampling = moderated * (_median_variance(n) / n + _median_variance(m) / m)
@@ -151,11 +158,12 @@ def interval(center: float, variance: float, df: float) -> tuple[float, float]:
 
 
 def rerun_interval(
-    center: float, per_process: Sequence[float], spread: Spread
+    center: float, per_process: Sequence[float], spread: Spread, as_many: int | None = None
 ) -> tuple[float, float]:
     """Where another run's value lands, 95 %: around ``center`` (this run's published value),
-    as wide as ``per_process`` (its value in each process) and ``spread`` say."""
-    return interval(center, *rerun_variance(per_process, spread))
+    as wide as ``per_process`` (its value in each process) and ``spread`` say (``as_many``: see
+    :func:`rerun_variance`)."""
+    return interval(center, *rerun_variance(per_process, spread, as_many=as_many))
 
 
 def unpaired_interval(
@@ -164,6 +172,7 @@ def unpaired_interval(
     fast: Sequence[float],
     slow_spread: Spread,
     fast_spread: Spread,
+    as_many: int | None = None,
 ) -> tuple[float, float]:
     """The interval of a ratio ``center`` of two times measured in different processes
     (``slow`` and ``fast``: each process's time, with each side's spread): each side varies
@@ -175,7 +184,12 @@ def unpaired_interval(
     """
     return interval(
         center,
-        *satterthwaite([rerun_variance(slow, slow_spread), rerun_variance(fast, fast_spread)]),
+        *satterthwaite(
+            [
+                rerun_variance(slow, slow_spread, as_many=as_many),
+                rerun_variance(fast, fast_spread, as_many=as_many),
+            ]
+        ),
     )
 
 

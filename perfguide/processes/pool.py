@@ -49,11 +49,12 @@ PROCESSES = 3
 
 class Settling(Protocol):
     """A comparison that more processes may decide (:class:`perfguide.report.claims.Faster`
-    is one): the variants it compares, and whether it is decided on ``measurements``."""
+    is one): the variants it compares, and whether it is decided on ``measurements`` or can no
+    longer be by ``at_most`` processes."""
 
     labels: tuple[str, ...]
 
-    def settled(self, measurements: Sequence[Measurement]) -> bool: ...
+    def settled(self, measurements: Sequence[Measurement], at_most: int) -> bool: ...
 
 
 #: The most processes a workload gets while a comparison it must settle is undecided: three
@@ -333,7 +334,8 @@ class Workers:
         started = time.monotonic()
         budget = SETTLE_POOL_BUDGET_S - self._settling_s
         for extra in range(SETTLE_PROCESSES - len(self._workers)):
-            labels = {label for c in claims if not c.settled(measured) for label in c.labels}
+            undecided = [c for c in claims if not c.settled(measured, SETTLE_PROCESSES)]
+            labels = {label for c in undecided for label in c.labels}
             if not labels:
                 break
             if time.monotonic() - started + process_s > budget:
@@ -487,9 +489,10 @@ def run_across(
     own settings), one measurement per group, labelled with the group's name.
 
     A setting read once per process cannot be switched within one, so the groups cannot take
-    turns block by block; their processes take turns instead, in a Latin square: round ``r``
-    runs the ``r``-th process of every group, the groups in an order rotated by ``r``, so each
-    group runs first, second and last once and a drift in the machine's speed falls on all.
+    turns block by block; their processes take turns instead: round ``r`` runs the ``r``-th
+    process of every group, the groups in an order rotated by ``r``, so a drift in the machine's
+    speed falls on all (with as many processes as groups, a Latin square: each group runs
+    first, second and last once).
     """
     names = list(groups)
     counts = {len(workers.names) for workers in groups.values()}

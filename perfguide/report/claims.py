@@ -203,11 +203,16 @@ class Faster:
     def _judge(self, ratio: float, low: float, high: float) -> tuple[bool | None, str]:
         return judge(ratio, low, high, self.by, self.tolerance)
 
-    def settled(self, measurements: Sequence[Measurement]) -> bool:
+    def settled(self, measurements: Sequence[Measurement], at_most: int | None = None) -> bool:
         """Whether more processes cannot change the verdict: it is decided, or the ratio is too
-        close to the factor for any run to decide."""
-        held, reason = self._judge(*ratio_interval(*self._pair(measurements)[::-1]))
-        return held is not None or "too close" in reason
+        close to the factor for any run to decide, or (``at_most``: the most processes a run
+        may get) even that many, spread as these are, would leave the interval straddling the
+        factor: more would decide it only by chance."""
+        pair = self._pair(measurements)[::-1]
+        held, reason = self._judge(*ratio_interval(*pair))
+        if held is not None or "too close" in reason:
+            return True
+        return at_most is not None and self._judge(*ratio_interval(*pair, at_most))[0] is None
 
     def _pair(self, measurements: Sequence[Measurement]) -> tuple[Measurement, Measurement]:
         """The fast and the slow variant's measurements, as the processes that timed both saw
@@ -315,8 +320,8 @@ class Judged:
     def _measurements(self, measured: Any) -> Sequence[Measurement]:
         return measured if self.part is None else measured[self.part]
 
-    def settled(self, measured: Any) -> bool:
-        return self.claim.settled(self._measurements(measured))
+    def settled(self, measured: Any, at_most: int | None = None) -> bool:
+        return self.claim.settled(self._measurements(measured), at_most)
 
     def check(self, measured: Any) -> Claim:
         claim = self.claim.check(self._measurements(measured))

@@ -23,13 +23,16 @@ def in_common(a: Measurement, b: Measurement) -> tuple[Measurement, Measurement]
     return tuple(m.of_processes([m.process_ids.index(name) for name in shared]) for m in (a, b))
 
 
-def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, float]:
+def ratio_interval(
+    slow: Measurement, fast: Measurement, as_many: int | None = None
+) -> tuple[float, float, float]:
     """``slow``'s median over ``fast``'s (the speed-up of ``fast``) and where that ratio lands
     in another run here, 95 %: from each process's own ratio where the same processes timed
     both (a process that runs everything slower moves both sides), else from both sides'
     spreads added (see :mod:`perfguide.measure.stats`), each with its own drift (not the
     host's, which moves both sides alike). Pass
-    measurements :func:`in_common`."""
+    measurements :func:`in_common`; ``as_many``: as if each had been timed by that many
+    processes, spread alike (:func:`perfguide.measure.stats.rerun_variance`)."""
     ratio = slow.median_s / fast.median_s
     spreads = calibration.current()
     if paired(slow, fast):
@@ -37,12 +40,13 @@ def ratio_interval(slow: Measurement, fast: Measurement) -> tuple[float, float, 
             s / f for s, f in zip(slow.process_median_s, fast.process_median_s, strict=True)
         ]
         spread = spreads.ratio_for(slow.workload, slow.ratio_key(fast))
-        return ratio, *stats.rerun_interval(ratio, per_process, spread)
+        return ratio, *stats.rerun_interval(ratio, per_process, spread, as_many)
     return ratio, *stats.unpaired_interval(
         ratio,
         slow.process_median_s,
         fast.process_median_s,
         *(spreads.time_for(m.workload, m.row_key, on_host=False) for m in (slow, fast)),
+        as_many,
     )
 
 
