@@ -203,9 +203,15 @@ def fit_job(strategy, workload="distributed-fit"):
 
 
 @pytest.mark.processes
-def test_keras_fit_runs_under_mirrored_strategy():
-    (fit,) = cluster.time_in_clusters([cluster.Task("worker", 0)], fit_job("mirrored"), 1, 180)
+def test_keras_fit_runs_under_mirrored_strategy_after_the_step_in_one_process():
+    # As the chapter's plan times them: the custom loop's step, then fit, in one cluster.
+    job = fit_job("mirrored")
+    step_timing = {"workload": "distributed-step", "variants": ["mirrored"], "size": BATCH}
+    job["timings"].insert(0, step_timing)
+    step, fit = cluster.time_in_clusters([cluster.Task("worker", 0)], job, 1, 180)
+    assert (step.workload, step.units_per_call) == ("distributed-step", BATCH)
     assert (fit.label, fit.units_per_call) == ("mirrored", distributed.FIT_STEPS * BATCH)
+    assert setups.planned(setups.MIRRORED, distributed.DISTRIBUTED_FIT.name)
 
 
 @pytest.mark.processes
@@ -312,7 +318,11 @@ def made_up(**changed):
             ),
         ],
         setups.TWO_WORKERS: steps(setups.TWO_WORKERS, ("two workers", 128)),
-        setups.MIRRORED: steps(setups.MIRRORED, ("mirrored", 128)),
+        # Its cluster times Keras's fit after the step (setups.PLAN).
+        setups.MIRRORED: [
+            *steps(setups.MIRRORED, ("mirrored", 128)),
+            timed(setups.MIRRORED.name, 130e-6, setups.MIRRORED, distributed.DISTRIBUTED_FIT),
+        ],
         setups.PARAMETER_SERVER: steps(setups.PARAMETER_SERVER, ("parameter server", 128)),
     }
 

@@ -9,8 +9,8 @@ from perfguide.processes import setups
 from perfguide.processes.fresh import ChildError
 
 
-def measurement(label, size, unit="example"):
-    return Measurement(label, unit, 1, 1, 0.0, (1e-3,) * 5, size=size)
+def measurement(label, size, unit="example", workload=""):
+    return Measurement(label, unit, 1, 1, 0.0, (1e-3,) * 5, workload=workload, size=size)
 
 
 def test_a_setup_names_its_strategys_measurements_and_keeps_the_all_reduce_sizes(monkeypatch):
@@ -71,18 +71,52 @@ def test_fit_is_tried_under_each_setup_and_a_failure_is_one_short_line(monkeypat
     long_reason = "worker 0 of the cluster failed: ValueError: Attempt to convert (PerReplica:{" + (
         "0: <tf.Tensor ...>, " * 20
     )
+    started = []
 
     def fake(setup, timings, runs):
+        started.append(setup)
         (timing,) = timings
         if setup is setups.TWO_WORKERS_PINNED:
             raise ChildError(long_reason)
         return [measurement(setup.name, timing.size)]
 
     monkeypatch.setattr(setups, "time_setup", fake)
-    outcomes = {o.setup: o for o in setups.try_fit()}
+    # The mirrored fit comes from its setup's cluster, which timed it after the step.
+    mirrored = setups.MIRRORED
+    fit = measurement(mirrored.name, setups.GLOBAL, workload="distributed-fit")
+    measured = {mirrored: [measurement(mirrored.name, setups.GLOBAL), fit]}
+    outcomes = {o.setup: o for o in setups.try_fit(measured, {})}
     assert set(outcomes) == set(setups.FIT_PLAN)
+    assert started == [setups.TWO_WORKERS_PINNED, setups.TWO_WORKERS_KERAS_2]
     failed = outcomes[setups.TWO_WORKERS_PINNED]
     assert failed.measured is None and failed.reason.endswith("…")
     assert len(failed.reason) == setups.REASON_CHARS + 1 and "\n" not in failed.reason
     assert outcomes[setups.TWO_WORKERS_KERAS_2].keras == "Keras 2 (tf_keras)"
-    assert outcomes[setups.MIRRORED].keras == "Keras 3" and not outcomes[setups.MIRRORED].failure
+    assert outcomes[mirrored].keras == "Keras 3" and not outcomes[mirrored].failure
+    assert outcomes[mirrored].measured is fit
+
+
+def test_fit_timed_in_a_setups_cluster_fails_with_it_and_starts_no_cluster(monkeypatch):
+    started = []
+
+    def fake(setup, timings, runs):
+        started.append(setup)
+        return [measurement(setup.name, t.size) for t in timings]
+
+    monkeypatch.setattr(setups, "time_setup", fake)
+    mirrored = setups.MIRRORED
+    reason = "worker 0 of the cluster failed: RuntimeError: no logical devices"
+    outcomes = {o.setup: o for o in setups.try_fit({mirrored: []}, {mirrored.name: reason})}
+    assert outcomes[mirrored].measured is None and outcomes[mirrored].failure == reason
+    assert mirrored not in started
+
+
+def test_only_a_fit_that_runs_shares_its_setups_cluster():
+    # Keras 3's fit fails under MultiWorkerMirroredStrategy, and Keras 2 needs processes of its
+    # own: a failure in a shared cluster would take the setup's other timings with it.
+    shared = {setup: setups.planned(setup, fit) for setup, fit in setups.FIT_PLAN.items()}
+    assert shared == {
+        setups.MIRRORED: True,
+        setups.TWO_WORKERS_PINNED: False,
+        setups.TWO_WORKERS_KERAS_2: False,
+    }

@@ -231,7 +231,7 @@ print(page.where_a_step_goes(anatomy))
 #
 # With ``model.fit`` rather than a custom loop:
 
-show(page.fit_table(setups.try_fit()))
+show(page.fit_table(setups.try_fit(measured, failures)))
 
 # %%
 # Keras 3's failure under ``MultiWorkerMirroredStrategy`` is keras-team/keras#20585 (open at
