@@ -36,7 +36,6 @@ from perfguide.report.claims import ClaimReport
 from perfguide.report.compare import Collapsed, Comparison
 from perfguide.report.ops import OpTable
 from perfguide.report.show import show
-from perfguide.workloads import vectorization as vz
 
 device = default_device()
 workers = Workers(device=device, limits=True)
@@ -104,7 +103,7 @@ show(product_checks)
 # Batched products: a loop, or one operation?
 # -------------------------------------------
 #
-# The handbook's second example, at a twentieth of its size: 50 matrices of 100 × 1000, each
+# The handbook's second example, at a fortieth of its size: 25 matrices of 100 × 1000, each
 # times one 1000 × 1000 matrix. Five forms: the loop with ``tf.stack`` (``loop-stack``), one
 # ``tf.einsum`` (``einsum``), one ``tf.matmul`` broadcasting the matrix over the batch
 # (``broadcast-matmul``), ``tf.vectorized_map`` (``vectorized-map``) and ``tf.map_fn``
@@ -253,7 +252,7 @@ print(page.feeding_shares(feeding))
 # Feeding alone, each source drained for one epoch with no training step, as the report of a
 # tenfold gap compared them:
 
-alone = workers.run(vz.INPUT_ONLY, settle=page.SOURCE_CLAIMS)
+alone = page.time_sources_alone(workers)
 summary = "Time per batch with no training step, each way of feeding"
 show(Collapsed(summary, Comparison(alone, baseline="preloaded")))
 
@@ -320,7 +319,7 @@ print(page.instruction_sets(env))
 # ``TF_ENABLE_ONEDNN_OPTS`` turns oneDNN's kernels against this CPU's default (``oneDNN off`` or
 # ``oneDNN on``; TensorFlow 2.21 turns them on only on some CPUs), and
 # ``TF_NUM_INTRAOP_THREADS=1`` limits each op to one thread (``1 intra-op thread``); ``default``
-# sets neither. Each setting gets three fresh processes, taking turns
+# sets neither. Each setting gets two fresh processes, taking turns
 # (:func:`perfguide.processes.pool.run_across`), for a product of side 1024 and a 3 × 3
 # convolution of eight 64 × 64 images with 32 channels:
 

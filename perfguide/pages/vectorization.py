@@ -56,7 +56,7 @@ def gflops(flops: float, seconds: float) -> str:
 # -- One product: loops to BLAS -------------------------------------------------------------------
 
 #: The sides of the square products; the Python loop is timed only at the smallest three.
-SIDES = (16, 32, 64, 256, 1024, 2048)
+SIDES = (16, 32, 64, 256, 2048)
 LOOP_SIDES, LARGEST_SIDE = SIDES[:3], SIDES[-1]
 BLAS_VARIANTS = ("numpy", "eager", "tf-function")
 BLAS_VS_LOOP = Judged(Faster("numpy", "python-loops", by=1000), part=LOOP_SIDES[-1])
@@ -68,8 +68,9 @@ HANDBOOK_SIDE = 10_000
 
 def time_products(workers: Workers) -> dict[int, list[Measurement]]:
     """Each of :data:`SIDES`' square products, by side: the Python loop only where it takes
-    milliseconds, BLAS at every side; timed in full where the checks read (the loop's largest
-    side and the largest of all), roughly elsewhere, where the plot only needs the trend. No
+    milliseconds, BLAS at every side; timed in full only at the largest side, where the check on
+    eager against NumPy is close, quick elsewhere: the plot needs only the trend, and the loop's
+    check (over ten thousand times against a claimed thousand) no more than five blocks. No
     claim here gets extra processes: they go to the claims behind the short answer's advice,
     within the chapter's budget of them; this one is a finding, judged on the usual three."""
     return {
@@ -77,7 +78,7 @@ def time_products(workers: Workers) -> dict[int, list[Measurement]]:
             vz.MATMUL,
             None if side in LOOP_SIDES else BLAS_VARIANTS,
             size=side,
-            quick=side not in (LOOP_SIDES[-1], LARGEST_SIDE),
+            quick=side != LARGEST_SIDE,
         )
         for side in SIDES
     }
@@ -234,15 +235,14 @@ CHAIN_CLAIMS = (
 
 def time_chains(workers: Workers) -> dict[tuple[str, int], list[Measurement]]:
     """Every variant of each chain at each of :data:`CHAIN_SIZES`, by (chain, size): quick runs
-    throughout (a check still gets at least five blocks a process), more processes for the
-    chain's fusion claim at the largest size and for NumPy against XLA at the smallest."""
+    throughout (a check still gets at least five blocks a process), more processes only for
+    the claim behind the short answer's advice, the affine chain's fusion at the largest size;
+    the tanh chain's fusion and NumPy against XLA are findings, judged on the usual three."""
     chains = {}
     for chain in CHAINS:
-        settle = {LARGEST_CHAIN: [FUSED[chain.name]], CHAIN_SIZES[0]: [SMALL_CHAIN]}
         for size in CHAIN_SIZES:
-            chains[chain.name, size] = workers.run(
-                chain, size=size, settle=settle.get(size, []), quick=True
-            )
+            settle = [AFFINE_FUSED.claim] if (chain.name, size) == AFFINE_FUSED.part else []
+            chains[chain.name, size] = workers.run(chain, size=size, settle=settle, quick=True)
     return chains
 
 
@@ -295,7 +295,6 @@ PRELOAD = Faster("preloaded", "numpy-each-step")
 # figure: is the pipeline faster at all?
 GENERATOR_REPORT = Faster("tf-data", "from-generator", by=10)
 GENERATOR_ADVICE = Faster("tf-data", "from-generator")
-SOURCE_CLAIMS = (GENERATOR_REPORT, GENERATOR_ADVICE)
 #: The part of :func:`feeding_claims`' measurements fed with no training step.
 ALONE = "no training step"
 
@@ -345,6 +344,13 @@ def time_feeding(workers: Workers) -> dict[int, list[Measurement]]:
         )
         for hidden in HIDDEN_SIZES
     }
+
+
+def time_sources_alone(workers: Workers) -> list[Measurement]:
+    """Each source drained for an epoch with no training step: quick, as an epoch takes tens of
+    milliseconds at most and the sources differ severalfold; more processes only for the
+    advice's claim, not for the report's tenfold figure, a finding."""
+    return workers.run(vz.INPUT_ONLY, settle=[GENERATOR_ADVICE], quick=True)
 
 
 def feeding_plot(feeding: Mapping[int, Sequence[Measurement]]) -> Axes:
@@ -464,6 +470,11 @@ def settings(env: Mapping[str, Any]) -> dict[str, dict[str, str]]:
 #: The kernels timed under each setting, and their sizes.
 KERNELS = ((vz.MATMUL, 1024), (vz.CONV2D, vz.CONV2D.default_size))
 FEWER_THREADS = Judged(Faster("default", "1 intra-op thread"), part=vz.MATMUL.name)
+#: Fresh processes per setting. Settings are compared across processes, where the machine's
+#: drift between runs outweighs the processes' own spread in a claim's interval, and a median of
+#: three varies about as much as a mean of two: a third process a setting would leave the
+#: interval as wide, for the seconds of one more TensorFlow import.
+SETTING_PROCESSES = 2
 
 
 def onednn_claim(env: Mapping[str, Any]) -> Judged:
@@ -499,12 +510,16 @@ class SettingRuns:
 
 
 def time_settings(device: str, by_name: Mapping[str, Mapping[str, str]]) -> SettingRuns:
-    """The kernels' ``tf-function`` variant timed by three fresh processes per setting of
-    ``by_name``, taking turns round by round (:func:`~perfguide.processes.pool.run_across`)."""
-    groups = {name: Workers(device=device, settings=s) for name, s in by_name.items()}
+    """The kernels' ``tf-function`` variant timed by :data:`SETTING_PROCESSES` fresh processes
+    per setting of ``by_name``, taking turns round by round
+    (:func:`~perfguide.processes.pool.run_across`), quick: only each process's median enters a
+    claim's interval, not its blocks' spread."""
+    groups = {
+        name: Workers(SETTING_PROCESSES, device=device, settings=s) for name, s in by_name.items()
+    }
     try:
         by_kernel = {
-            kernel.name: run_across(groups, kernel, "tf-function", size=size, quick=True, blocks=10)
+            kernel.name: run_across(groups, kernel, "tf-function", size=size, quick=True)
             for kernel, size in KERNELS
         }
         onednn = {name: group.environment["onednn_enabled"] for name, group in groups.items()}

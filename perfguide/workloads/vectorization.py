@@ -146,7 +146,9 @@ BATCHED_MATMUL = Workload(
     question="A Python loop of products, or one tensor operation?",
     unit="batched product",
     size_name="matrices in the batch",
-    default_size=50,
+    # A fortieth of the handbook's 1000 matrices: every form's call still takes tens of
+    # milliseconds, a quick run's block of one call.
+    default_size=25,
     baseline="loop-stack",
     variants=tuple(f"{form}{suffix}" for suffix in ("", IN_FUNCTION) for form in BATCHED_FORMS),
     make_call=_batched_call,
