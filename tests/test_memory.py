@@ -235,7 +235,11 @@ def test_a_peaks_interval_is_never_narrower_than_one_processes_fitting_error():
 
 
 def test_measure_queues_every_process_and_hands_each_result_back_to_its_experiment(monkeypatch):
+    queued = []
+
     def fake(jobs, preload):
+        queued.extend(jobs)
+
         def found(job):
             if "policy" in job.kwargs:
                 peak = 1.0 if job.kwargs["policy"] == "float32" else 0.5
@@ -270,17 +274,21 @@ def test_measure_queues_every_process_and_hands_each_result_back_to_its_experime
     assert measured["other"].growth["predict"].rates == pytest.approx((1.0, 2.0))
     assert len(measured["one shape"].released) == 2 and not measured["apart"].released
     assert peaks["mixed_bfloat16"].per_example("tensors") == pytest.approx((0.5, 0.5))
+    # The training steps share the servers of the default environment, one a start.
+    training = [job for job in queued if "policy" in job.kwargs]
+    assert [job.server for job in training] == [({}, 0), ({}, 1)] * 2
 
 
 @pytest.mark.processes
 def test_a_training_step_reports_its_peaks_and_the_activations_of_its_shapes():
     from perfguide.workloads import mixed_precision
 
-    task = Task(
-        f"{memory.__name__}:training_peaks", {"policy": "mixed_bfloat16"}, probe.TENSOR_COUNTS
-    )
+    # Forked, as measure() forks it, from a server started without probe.TENSOR_COUNTS: the
+    # step sets them itself before TensorFlow starts, and counts its tensors.
+    task = Task(f"{memory.__name__}:training_peaks", {"policy": "mixed_bfloat16"})
     (found,) = in_fresh_processes([task])
     assert all(len(found[kind]) == len(memory.TRAINING_BATCHES) for kind in ("tensors", "kept"))
+    assert all(tensors > 0 for tensors in found["tensors"])
     expected = mixed_precision.memory_bytes("mixed-bfloat16", batch=1)["activations"]
     assert found["activations"] == expected
     assert sum(layer["output"] for layer in found["layers"].values()) == expected
@@ -369,6 +377,23 @@ def test_the_pages_checks_name_the_ways_each_experiment_calls():
     assert {page.REDUCE_RETRACING_FIXES.reference, page.SIGNATURE_FIXES.reference} == {
         "tf-function"
     }
+
+
+@pytest.mark.parametrize(
+    "onednn_here, on, off",
+    [
+        (True, {}, {"TF_ENABLE_ONEDNN_OPTS": "0"}),
+        (False, {"TF_ENABLE_ONEDNN_OPTS": "1"}, {}),
+    ],
+)
+def test_onednn_is_set_where_it_is_not_what_tensorflow_runs_here(monkeypatch, onednn_here, on, off):
+    from perfguide.measure import environment
+
+    monkeypatch.setattr(environment, "onednn_enabled", lambda: onednn_here)
+    specs = memory.experiments()
+    # The side TensorFlow runs anyway starts as the one-shape experiment does, from its servers.
+    assert specs["new shapes"]["env"] == on and specs["oneDNN off"]["env"] == off
+    assert "env" not in specs["one shape"]
 
 
 def test_the_short_answer_advises_what_held_and_not_what_did_not():

@@ -57,7 +57,9 @@ for name, why in memory.allocators()[1].items():
 #    core). Each is forked from a process that has imported TensorFlow and done nothing else,
 #    started with the experiment's environment: it begins where a new script would after
 #    ``import tensorflow``, without paying for that import again in each of the page's dozens of
-#    processes. An experiment's three come from three such processes started apart, since much of
+#    processes; experiments whose processes start with the same variables share them (the
+#    training steps of the last sections set the one they need themselves, before TensorFlow
+#    starts). An experiment's three come from three such processes started apart, since much of
 #    what makes one process's memory differ from the next (where its heap and libraries land,
 #    Python's hash seed) is settled when a process starts. With a new shape at every call, each
 #    way has three processes of its own, so that no way finds kernels another built (``buckets``,
@@ -113,12 +115,12 @@ for line in calls_to_fill(one_shape.growth, total, page.GROWS):
 # -------------------------
 #
 # Now each call's batch is one row larger than the last, a size never seen before, with
-# TensorFlow's oneDNN kernels on (``TF_ENABLE_ONEDNN_OPTS=1``; TensorFlow 2.21 turns them on by
-# default only on some CPUs, and the first line below says whether on this one). A
-# ``tf.function`` as it comes traces and keeps a graph for each new shape (``tf-function``);
-# ``reduce-retracing`` and ``input-signature`` trace one for any batch size, and ``buckets`` pads
-# each batch to the next power of two and cuts the answer back. ``traces`` counts the graphs
-# each traced.
+# TensorFlow's oneDNN kernels on (TensorFlow 2.21 turns them on by default only on some CPUs, and
+# the first line below says whether on this one; elsewhere the processes start with
+# ``TF_ENABLE_ONEDNN_OPTS=1``). A ``tf.function`` as it comes traces and keeps a graph for each
+# new shape (``tf-function``); ``reduce-retracing`` and ``input-signature`` trace one for any
+# batch size, and ``buckets`` pads each batch to the next power of two and cuts the answer back.
+# ``traces`` counts the graphs each traced.
 
 new_shapes = measured["new shapes"]
 print(f"oneDNN by default on this machine: {'on' if env['onednn_enabled'] else 'off'}")
@@ -146,8 +148,9 @@ for line in calls_to_fill(new_shapes.growth, total, page.GROWS):
 # ----------------------------
 #
 # ``input-signature`` and ``reduce-retracing`` trace one graph or two (``traces`` above), so
-# whatever they grow with each new shape is not graphs. The same calls in processes started with
-# ``TF_ENABLE_ONEDNN_OPTS=0``, where TensorFlow runs its own kernels instead of oneDNN's:
+# whatever they grow with each new shape is not graphs. The same calls in processes with oneDNN
+# off (started with ``TF_ENABLE_ONEDNN_OPTS=0`` where it is on by default), where TensorFlow runs
+# its own kernels instead of oneDNN's:
 
 onednn_off = measured["oneDNN off"]
 print(page.onednn_growth(new_shapes, onednn_off))

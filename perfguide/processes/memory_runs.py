@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perfguide.measure.environment import processes_for
-from perfguide.measure.memory import TENSOR_COUNTS, Experiment, Peaks, growth
+from perfguide.measure.memory import Experiment, Peaks, growth
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.workloads import memory
 
@@ -57,12 +57,6 @@ def _experiment(groups: list[list[dict[str, Any]]]) -> Experiment:
     )
 
 
-# -- A training step's peak --------------------------------------------------------------------
-
-#: The mixed-precision chapter's image classifier takes a training step at each of these batch
-#: sizes, smallest first, under each policy, in fresh processes of its own.
-
-
 def measure(
     specs: Mapping[str, Mapping[str, Any]] | None = None, processes: int = memory.PROCESSES
 ) -> tuple[dict[str, Experiment], dict[str, Peaks]]:
@@ -73,13 +67,16 @@ def measure(
     queue, so that both cores stay busy, each experiment's first process before any second one,
     the training steps and the experiments in the order given (the shortest last). An
     experiment's processes are forked from servers started apart (each its own ``start``), so
-    that they differ as separately started processes do. A quick run
+    that they differ as separately started processes do; processes of different experiments
+    that start with the same variables share servers (each a fresh import of TensorFlow), the
+    training steps those of the default environment, as they set what they need before
+    TensorFlow starts (:func:`~perfguide.workloads.memory.training_peaks`). A quick run
     (:data:`~perfguide.measure.environment.QUICK_ENV`) takes one process each."""
     specs = memory.experiments() if specs is None else specs
     processes = processes_for(processes)
     training = {
         policy: [
-            Task(f"{memory.__name__}:training_peaks", {"policy": policy}, TENSOR_COUNTS, start)
+            Task(f"{memory.__name__}:training_peaks", {"policy": policy}, start=start)
             for start in range(processes)
         ]
         for policy in memory.TRAINING_POLICIES

@@ -23,6 +23,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ import numpy as np
 
 from perfguide.measure.memory import (
     SAMPLES,
+    TENSOR_COUNTS,
     resident_bytes,
     resident_series,
     step_peak,
@@ -235,12 +237,24 @@ def allocators() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
 PROCESSES = 3
 
 
+def onednn_variables(on: bool) -> dict[str, str]:
+    """The variables a process starts with to run oneDNN's kernels (``on``) or TensorFlow's own:
+    none where that is what this process's TensorFlow runs (its CPU's default, or the variable
+    set here, which fresh processes inherit). Processes that start with the same variables
+    are forked from the same servers, and each server costs a fresh import of TensorFlow."""
+    from perfguide.measure import environment
+
+    if environment.onednn_enabled() == on:
+        return {}
+    return {"TF_ENABLE_ONEDNN_OPTS": "1" if on else "0"}
+
+
 def experiments() -> dict[str, dict[str, Any]]:
     """The chapter's experiments, by name, as :func:`measure` takes them (the longest first):
     one shape, then what gives memory back; ``predict``, then the same, under each other
     allocator this machine has; new shapes, in :data:`NEW_SHAPE_GROUPS` (what one way leaves
     cached, another cannot reuse or evict), the same steps after the last, with oneDNN on; new
-    shapes with oneDNN off."""
+    shapes with oneDNN off (each side set with :func:`onednn_variables`)."""
     specs: dict[str, dict[str, Any]] = {
         "one shape": {"groups": (FIXED_WAYS,), "shapes": "fixed", "release": True},
     }
@@ -253,21 +267,23 @@ def experiments() -> dict[str, dict[str, Any]]:
                 "release": True,
             }
     # oneDNN's kernel cache is what grows with shapes; TensorFlow turns oneDNN on by default only
-    # on some CPUs, so both sides of that comparison say which they run.
+    # on some CPUs, so both sides of that comparison make sure of which they run.
     specs["new shapes"] = {
         "groups": NEW_SHAPE_GROUPS,
         "shapes": "new",
-        "env": {"TF_ENABLE_ONEDNN_OPTS": "1"},
+        "env": onednn_variables(on=True),
         "release": True,
     }
     specs["oneDNN off"] = {
         "groups": (("input-signature", "reduce-retracing"),),
         "shapes": "new",
-        "env": {"TF_ENABLE_ONEDNN_OPTS": "0"},
+        "env": onednn_variables(on=False),
     }
     return specs
 
 
+#: The mixed-precision chapter's image classifier takes a training step at each of these batch
+#: sizes, smallest first, under each policy, in fresh processes of its own.
 TRAINING_BATCHES = (32, 64, 128, 256)
 TRAINING_POLICIES = ("float32", "mixed_bfloat16")
 
@@ -277,7 +293,13 @@ def training_peaks(policy: str) -> dict[str, Any]:
     of the classifier under ``policy`` at each of :data:`TRAINING_BATCHES` (each after a step
     that traced it): its tensors' peak, and the process's peak resident set beyond what it
     held before its first step; what a forward pass keeps for the backward one, in all and
-    (per example, at the largest batch) by layer, beside each layer's output from its shape."""
+    (per example, at the largest batch) by layer, beside each layer's output from its shape.
+
+    It sets :data:`~perfguide.measure.memory.TENSOR_COUNTS` itself, before its first op:
+    TensorFlow reads them when its runtime starts, not at import, so a process forked after the
+    import, from a server the growth experiments share, counts its tensors as one started with
+    them would."""
+    os.environ.update(TENSOR_COUNTS)
     from perfguide.workloads import mixed_precision
 
     model = mixed_precision.compiled_model(policy)
