@@ -145,7 +145,7 @@ KERAS_MEDIANS = {
 INFERENCE_MEDIANS = {
     1: {"model-call": 5e-3, "predict": 100e-3, "predict-on-batch": 2e-3, "tf-function": 1e-3},
     32: {"model-call": 6e-3, "predict": 100e-3, "predict-on-batch": 3e-3, "tf-function": 2e-3},
-    1024: {"model-call": 90e-3, "predict": 100e-3, "predict-on-batch": 90e-3, "tf-function": 80e-3},
+    512: {"model-call": 90e-3, "predict": 100e-3, "predict-on-batch": 90e-3, "tf-function": 80e-3},
 }
 
 
@@ -249,15 +249,15 @@ def test_the_rules_table_checks_each_rule_on_its_own_run():
 
 def test_the_builds_own_lists_sort_paths_by_their_slowest_column():
     grid = grid_measured()
-    grid[page.MEDIUM] = [
-        measured(label, 30e-3 if label == "train-on-batch" else s)
+    grid[page.LONG] = [
+        measured(label, 30e-3 if label == "tf1-session" else s)
         for label, s in SMALL_MEDIANS.items()
-        if label in page.LEAN
+        if label in page.COLUMN_PATHS[page.LONG]
     ]
     table = page.own_rules(grid)
     assert table.rows[0] == ["DO", "steps-per-execution", "8.67x faster"]
     rows = {row[1]: row for row in table.rows}
-    assert rows["train-on-batch"] == ["DON'T", "train-on-batch", "2.31x slower"]
+    assert rows["tf1-session"] == ["DON'T", "tf1-session", "2.31x slower"]
     assert rows["custom-step"] == ["DO", "custom-step", "as fast"]
     assert [row[0] for row in table.rows][-3:] == ["DON'T"] * 3
 
@@ -285,8 +285,8 @@ def test_the_pages_lines_read_the_measurements():
         "Keras 3: fit on one batch 40.0 ms longer than train_on_batch, which took 10.0 ms a step"
     )
     assert page.predict_calls(inference_measured()) == (
-        "predict at 1,024: 100 ms; 32 × predict_on_batch at 32: 96.0 ms; "
-        "predict_on_batch at 1,024: 90.0 ms"
+        "predict at 512: 100 ms; 16 × predict_on_batch at 32: 48.0 ms; "
+        "predict_on_batch at 512: 90.0 ms"
     )
 
 
@@ -327,7 +327,8 @@ def test_the_grid_times_each_column_on_its_paths_and_settles_its_claims():
         ("train-small-model", tl.MEDIUM_DATA),
         ("train-medium-model", tl.SMALL_DATA),
     ]
-    assert [run[1] for run in workers.runs] == [None, page.COLUMN_PATHS[page.LONG], page.LEAN]
+    paths = page.COLUMN_PATHS
+    assert [run[1] for run in workers.runs] == [None, paths[page.LONG], paths[page.MEDIUM]]
     assert [run[3] for run in workers.runs] == [page.settled_in(column) for column in grid]
     inference = page.time_inference(workers)
     assert sorted({m.size for m in inference}) == list(page.BATCHES)

@@ -221,7 +221,7 @@ show(ClaimReport([page.retrace_claim(retracing)]))
 # ``predict`` is built for large inputs: it batches them, runs a loop with callbacks and gathers
 # the results into a NumPy array. ``model(x)`` (``model-call``) runs the layers eagerly;
 # ``predict_on_batch`` runs one compiled call; ``tf-function`` wraps the model in a
-# ``tf.function``. The small model on batches of 1 to 1,024 samples (serving has its own
+# ``tf.function``. The small model on batches of 1 to 512 samples (serving has its own
 # chapter: :doc:`How should I serve my model on a CPU? </auto_examples/serving/plot_serving>`):
 
 inference = page.time_inference(workers)
@@ -239,8 +239,8 @@ predicting = ClaimReport.of(page.INFERENCE_CLAIMS, by_size(inference))
 show(predicting)
 
 # %%
-# At 1,024 samples ``predict`` makes 32 compiled calls (its default ``batch_size`` is 32) where
-# ``predict_on_batch`` makes one. Those 32 calls, from ``predict_on_batch``'s time at 32:
+# At 512 samples ``predict`` makes 16 compiled calls (its default ``batch_size`` is 32) where
+# ``predict_on_batch`` makes one. Those 16 calls, from ``predict_on_batch``'s time at 32:
 
 print(page.predict_calls(inference))
 

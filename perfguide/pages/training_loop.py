@@ -34,12 +34,15 @@ GRID = {
     LONG: (tl.TRAIN_SMALL, tl.MEDIUM_DATA),
     MEDIUM: (tl.TRAIN_MEDIUM, tl.SMALL_DATA),
 }
-#: The columns after the first leave out the paths whose first call (tracing, compiling with
-#: XLA, building a pipeline) costs seconds of the build; the self-answer's own small benchmark,
-#: the first column, has them all, and the long samples, which its rule on fit() needs, have
-#: fit per batch too.
-LEAN = ("train-on-batch", "custom-step", "run-eagerly")
-COLUMN_PATHS = {LONG: ("fit-per-batch", *LEAN, "tf1-session"), MEDIUM: LEAN}
+#: The paths of the later columns: only what the page reads there, since each path costs every
+#: process a first call (a Keras trace, up to seconds): the hand-written step, every rule's
+#: reference, in both; on the long samples fit per batch, for the rule on fit(), and the
+#: TensorFlow 1 session beside it against the peak; on the medium model eager training, which
+#: traces nothing. The first column, the self-answer's own small benchmark, has every path.
+COLUMN_PATHS = {
+    LONG: ("fit-per-batch", "custom-step", "tf1-session"),
+    MEDIUM: ("custom-step", "run-eagerly"),
+}
 
 GRAPH_VS_EAGER = Faster("train-on-batch", "run-eagerly", by=2)
 PER_BATCH_FIT = Faster("train-on-batch", "fit-per-batch", by=2)
@@ -133,8 +136,11 @@ KERAS_3_ON_BATCH = Faster("keras-3-train-on-batch", "keras-2-train-on-batch")
 KERAS_3_FIT_PER_BATCH = Faster("keras-3-fit-per-batch", "keras-2-fit-per-batch")
 KERAS_CLAIMS = (KERAS_3_ON_BATCH, KERAS_3_FIT_PER_BATCH)
 
-#: The batch sizes predicted, samples per batch.
-BATCHES = (1, 32, 1024)
+#: predict's default batch_size: on a larger batch, predict makes calls of this many samples.
+PREDICT_BATCH_SIZE = 32
+#: The batch sizes predicted, samples per batch: one sample, one of predict's calls, and a batch
+#: predict splits into many.
+BATCHES = (1, PREDICT_BATCH_SIZE, 512)
 
 
 PREDICT_ON_BATCH = Judged(Faster("predict-on-batch", "predict", by=10), part=1)
@@ -328,14 +334,17 @@ def inference_plot(inference: Sequence[Measurement]) -> Axes:
 
 
 def predict_calls(inference: Sequence[Measurement]) -> str:
-    """predict on a full batch against 32 predict_on_batch calls of 32 samples (the calls it
-    makes) and one predict_on_batch call on the full batch."""
-    (per_32,) = pick(at_size(inference, 32), "predict-on-batch")
-    predict, on_batch = pick(at_size(inference, BATCHES[-1]), "predict", "predict-on-batch")
+    """predict on the largest of :data:`BATCHES` against as many predict_on_batch calls of
+    :data:`PREDICT_BATCH_SIZE` samples as it makes, and one predict_on_batch call on the whole
+    batch."""
+    largest, size = BATCHES[-1], PREDICT_BATCH_SIZE
+    (per_call,) = pick(at_size(inference, size), "predict-on-batch")
+    predict, on_batch = pick(at_size(inference, largest), "predict", "predict-on-batch")
+    calls = largest // size
     return (
-        f"predict at 1,024: {format_seconds(predict.median_s)}; 32 × predict_on_batch at 32: "
-        f"{format_seconds(32 * per_32.median_s)}; predict_on_batch at 1,024: "
-        f"{format_seconds(on_batch.median_s)}"
+        f"predict at {largest:,}: {format_seconds(predict.median_s)}; {calls} × predict_on_batch "
+        f"at {size}: {format_seconds(calls * per_call.median_s)}; predict_on_batch at "
+        f"{largest:,}: {format_seconds(on_batch.median_s)}"
     )
 
 
