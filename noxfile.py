@@ -81,7 +81,7 @@ def install(
 
 
 def run_tests(session: nox.Session, device: str) -> None:
-    env = install(session, device, "tests,serving")
+    env = install(session, device, "tests,serving,backends")
     session.run("pytest", *session.posargs, env=env)
 
 

@@ -21,6 +21,7 @@ def test_record_names_versions_cpu_and_threads():
     # The settings read once per process, as this one saw them (fresh workers: test_pool).
     assert isinstance(record["onednn_enabled"], bool)
     assert record["tf_keras"] == record["keras"]  # Keras 3 behind tf.keras unless legacy
+    assert record["keras_backend"] == "tensorflow"  # unless KERAS_BACKEND names another
     assert list(record["process_settings"]) == list(environment.PROCESS_VARIABLES)
     assert record["process_settings"]["TF_USE_LEGACY_KERAS"] == "unset"
 

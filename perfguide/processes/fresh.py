@@ -4,12 +4,13 @@ Some settings are read once per process, so setting them in a process that alrea
 TensorFlow changes nothing (or raises): ``TF_ENABLE_ONEDNN_OPTS`` is read when TensorFlow is
 imported, the thread pools are made when the runtime starts (``TF_NUM_INTRAOP_THREADS``,
 ``tf.config.threading``), ``TF_USE_LEGACY_KERAS=1`` decides at import whether ``tf.keras`` is
-Keras 2, and XLA reads ``XLA_FLAGS`` once. Only a fresh process measures under another value.
+Keras 2, Keras 3 reads ``KERAS_BACKEND`` at import, and XLA reads ``XLA_FLAGS`` once. Only a
+fresh process measures under another value.
 
 As pyperf does with its workers, a fresh process gets a minimal environment, so a stray variable
 of the parent cannot change what is measured; unlike pyperf, it also gets every ``TF_*``,
-``XLA_*``, ``CUDA_*``, ``ONEDNN_*`` and ``PERFGUIDE_*`` variable of the parent on purpose, since
-those are settings of what is measured. The settings asked for win over the parent's.
+``XLA_*``, ``CUDA_*``, ``ONEDNN_*``, ``KERAS_*`` and ``PERFGUIDE_*`` variable of the parent on
+purpose, since those are settings of what is measured. The settings asked for win over the parent's.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from perfguide.measure import environment
 
 #: Variables whose names start with these go to the child as they are (Terraform's excepted).
-PASSED_PREFIXES = ("TF_", "XLA_", "CUDA_", "ONEDNN_", "PERFGUIDE_")
+PASSED_PREFIXES = ("TF_", "XLA_", "CUDA_", "ONEDNN_", "KERAS_", "PERFGUIDE_")
 #: What Python and TensorFlow need to start and find their files, plus the variables that size
 #: the BLAS thread pools of the NumPy baselines (as TF_* ones size TensorFlow's): dropping them
 #: would change what the baselines measure.

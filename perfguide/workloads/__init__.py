@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 def _topics() -> dict[str, tuple[Workload, ...]]:
     from perfguide.workloads import (
         eager,
+        keras_backends,
         linear_regression,
         mixed_precision,
         serving,
@@ -39,6 +40,7 @@ def _topics() -> dict[str, tuple[Workload, ...]]:
         "mixed_precision": mixed_precision.WORKLOADS,
         "tf_data": tf_data.WORKLOADS,
         "serving": serving.WORKLOADS,
+        "keras_backends": keras_backends.WORKLOADS,
     }
 
 

@@ -1,0 +1,226 @@
+"""Keras 3 on each of its backends, and Keras 2: the workloads behind "Should I switch Keras's
+backend?".
+
+Keras 3 reads its backend once, when it is imported (``KERAS_BACKEND``: ``tensorflow``, ``jax``,
+``openvino``), and ``tf.keras`` is Keras 2 only in a process that set ``TF_USE_LEGACY_KERAS=1``
+before importing TensorFlow: each backend is a process-wide setting (:data:`BACKENDS`), so each
+has a workload of its own (``keras-backends-<backend>``), run in processes started with that
+setting. A variant is a model and a path, ``<model>-<path>``:
+
+* the models (:data:`MODELS`): a small MLP, the ten Dense + Dropout layers of
+  keras-team/keras#19953 as its issue gives them, and the training-loop chapter's Conv1D model;
+* the paths (:data:`PATHS`): ``fit`` over an epoch of many batches with ``jit_compile=False``
+  and ``fit-jit`` with ``jit_compile=True`` (``"auto"``, the default, picks the second on JAX and
+  the first on TensorFlow without a GPU), ``predict`` on one batch, and ``model-call``, a call of
+  the model on one batch with its output read as NumPy. OpenVINO runs inference only.
+
+Every backend builds a model from the same weights (:func:`built`) and reads the same data
+(:func:`make_data`), so every backend computes the same outputs and, from the same weights, the
+same training step (the tests check both).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from perfguide.measure.timer import Timed
+from perfguide.workloads import training_loop as tl
+from perfguide.workloads.base import Workload
+
+#: Each backend, by the name the guide gives it, and the settings its processes start with.
+BACKENDS: dict[str, dict[str, str]] = {
+    "keras-2": dict(tl.LEGACY_KERAS),
+    "tensorflow": {"KERAS_BACKEND": "tensorflow"},
+    "jax": {"KERAS_BACKEND": "jax"},
+    "openvino": {"KERAS_BACKEND": "openvino"},
+}
+#: Each backend as readers know it.
+NAMES = {
+    "keras-2": "Keras 2 (tf_keras)",
+    "tensorflow": "Keras 3 on TensorFlow",
+    "jax": "Keras 3 on JAX",
+    "openvino": "Keras 3 on OpenVINO",
+}
+#: The package each backend needs beside TensorFlow and Keras 3.
+_PACKAGES = {"keras-2": "tf_keras", "jax": "jax", "openvino": "openvino"}
+#: Backends that run a model's forward pass only.
+INFERENCE_ONLY = ("openvino",)
+#: Batches in the epoch of one ``fit`` call, as readers call ``fit``: over many batches.
+EPOCH_BATCHES = 16
+
+
+def missing_backends() -> dict[str, str]:
+    """The backends this installation cannot run, and why."""
+    return {
+        name: f"needs {package}: pip install {package.replace('_', '-')}"
+        for name, package in _PACKAGES.items()
+        if importlib.util.find_spec(package) is None
+    }
+
+
+def keras_in_process() -> Any:
+    """The Keras this process runs: Keras 2 where ``TF_USE_LEGACY_KERAS=1`` was set before
+    TensorFlow was imported, else Keras 3 on the backend ``KERAS_BACKEND`` named at its import."""
+    if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
+        return tl.keras_module(2)
+    return tl.keras_module(3)
+
+
+def backend_in_process() -> str:
+    """This process's backend, by the name :data:`BACKENDS` gives it."""
+    keras = keras_in_process()
+    return "keras-2" if keras.__name__.startswith("tf_keras") else keras.backend.backend()
+
+
+# -- The models ---------------------------------------------------------------------------------
+
+
+def mlp(keras: Any, dropout: float) -> Any:
+    """A small MLP: 256 features, a hidden layer of 512, ten classes (as logits)."""
+    inputs = keras.Input((256,))
+    x = keras.layers.Dense(512, activation="relu")(inputs)
+    x = keras.layers.Dropout(dropout)(x)
+    return keras.Model(inputs, keras.layers.Dense(10)(x))
+
+
+def deep_mlp(keras: Any, dropout: float) -> Any:
+    """keras-team/keras#19953's model: ten Dense layers of 128, each with Dropout, on four
+    features, and a sigmoid output."""
+    inputs = x = keras.Input((4,))
+    for _ in range(10):
+        x = keras.layers.Dense(128, activation="relu")(x)
+        x = keras.layers.Dropout(dropout)(x)
+    return keras.Model(inputs, keras.layers.Dense(1, activation="sigmoid")(x))
+
+
+def conv1d(keras: Any, dropout: float) -> Any:
+    """The training-loop chapter's small Conv1D model on its 140 time steps."""
+    return tl.small_model(keras, tl.SMALL_DATA, dropout)
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """How a model is built, fed and compiled: ``build(keras, dropout)``, a sample's shape, the
+    batch size, the number of classes (1: 0/1 targets), and its loss, optimizer and metrics from
+    ``compile_args(keras)``."""
+
+    build: Callable[[Any, float], Any]
+    sample: tuple[int, ...]
+    batch: int
+    classes: int
+    dropout: float
+    compile_args: Callable[[Any], dict[str, Any]]
+
+
+def _classifier(keras: Any) -> dict[str, Any]:
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    return {"optimizer": keras.optimizers.Adam(1e-3), "loss": loss}
+
+
+def _as_in_19953(keras: Any) -> dict[str, Any]:
+    return {
+        "optimizer": keras.optimizers.Adam(1e-3),
+        "loss": keras.losses.BinaryCrossentropy(label_smoothing=0.05),
+        "metrics": [keras.metrics.AUC(name="auc")],
+    }
+
+
+def _binary(keras: Any) -> dict[str, Any]:
+    return {"optimizer": keras.optimizers.Adam(tl.LEARNING_RATE), "loss": "binary_crossentropy"}
+
+
+MODELS = {
+    "mlp": Model(mlp, (256,), 64, 10, 0.0, _classifier),
+    "deep-mlp": Model(deep_mlp, (4,), 500, 1, 0.1, _as_in_19953),
+    "conv1d": Model(conv1d, (tl.SMALL_DATA, tl.FEATURES), tl.BATCH, 1, 0.5, _binary),
+}
+PATHS = ("fit", "fit-jit", "predict", "model-call")
+
+
+def make_data(model: str, batches: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``batches`` batches of ``model``'s samples and targets, from a fixed seed."""
+    spec = MODELS[model]
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((batches * spec.batch, *spec.sample), dtype=np.float32)
+    if spec.classes == 1:
+        return x, rng.integers(0, 2, (len(x), 1)).astype(np.float32)
+    return x, rng.integers(0, spec.classes, len(x))
+
+
+def built(model: str, keras: Any = None, dropout: float | None = None) -> Any:
+    """``model`` built by ``keras`` (this process's by default) on
+    :func:`~perfguide.workloads.training_loop.initial_weights`, so that every backend starts
+    from the same weights; ``dropout`` instead of the model's own rate."""
+    keras = keras or keras_in_process()
+    spec = MODELS[model]
+    network = spec.build(keras, spec.dropout if dropout is None else dropout)
+    network.set_weights(tl.initial_weights([w.shape for w in network.get_weights()]))
+    return network
+
+
+def compiled(model: str, jit_compile: bool, keras: Any = None, **options: Any) -> Any:
+    """:func:`built`'s model compiled as :data:`MODELS` says, with ``jit_compile`` set."""
+    keras = keras or keras_in_process()
+    network = built(model, keras, **options)
+    network.compile(**MODELS[model].compile_args(keras), jit_compile=jit_compile)
+    return network
+
+
+def fit_epoch(network: Any, x: np.ndarray, y: np.ndarray, batch: int) -> float:
+    """One ``fit`` epoch over ``x`` in batches of ``batch``; its loss, read as a float (which
+    waits for the epoch's last step on every backend)."""
+    history = network.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
+    return float(history.history["loss"][-1])
+
+
+def call_and_read(network: Any, x: np.ndarray) -> np.ndarray:
+    """``network(x)`` in inference mode, its output read as NumPy (OpenVINO runs the call only
+    when its output is read)."""
+    output = network(x, training=False)
+    keras = keras_in_process()
+    read = keras.ops.convert_to_numpy if hasattr(keras, "ops") else np.asarray  # Keras 2: no ops
+    return read(output)
+
+
+def _call(backend: str, variant: str, batches: int) -> Timed:
+    if backend_in_process() != backend:
+        settings = " ".join(f"{k}={v}" for k, v in BACKENDS[backend].items())
+        raise ValueError(f"{NAMES[backend]} runs in a process started with {settings}")
+    model, path = next((m, variant[len(m) + 1 :]) for m in MODELS if variant.startswith(m + "-"))
+    spec = MODELS[model]
+    if path.startswith("fit"):
+        x, y = make_data(model, batches)
+        network = compiled(model, jit_compile=path == "fit-jit")
+        return Timed(functools.partial(fit_epoch, network, x, y, spec.batch), (), batches)
+    x = make_data(model)[0]
+    network = built(model)
+    if path == "predict":
+        return Timed(functools.partial(network.predict, x, batch_size=spec.batch, verbose=0))
+    return Timed(call_and_read, (network, x))
+
+
+def _workload(backend: str) -> Workload:
+    paths = ("predict", "model-call") if backend in INFERENCE_ONLY else PATHS
+    return Workload(
+        name=f"keras-backends-{backend}",
+        question=f"How fast does each model train and predict on {NAMES[backend]}?",
+        unit="batch",
+        size_name="batches per epoch",
+        default_size=EPOCH_BATCHES,
+        baseline=f"mlp-{paths[0]}",
+        variants=tuple(f"{model}-{path}" for model in MODELS for path in paths),
+        make_call=functools.partial(_call, backend),
+        process_settings=BACKENDS[backend],
+        requires=lambda: missing_backends().get(backend),
+    )
+
+
+#: A workload a backend, each run in processes started with that backend's settings.
+WORKLOADS = tuple(_workload(backend) for backend in BACKENDS)

@@ -1,0 +1,29 @@
+"""What each model computes on the backend this process was started with: run as a script with
+``KERAS_BACKEND`` (or ``TF_USE_LEGACY_KERAS=1``) set, it writes an ``.npz`` to the path it is
+given: every model's inference output on one batch, and, where the backend trains, the loss and
+weights after one ``fit`` step from the shared weights (dropout off: it draws random masks)."""
+
+import sys
+
+import numpy as np
+
+from perfguide.workloads import keras_backends as kb
+
+
+def results() -> dict[str, np.ndarray]:
+    found = {}
+    for model, spec in kb.MODELS.items():
+        x, y = kb.make_data(model)
+        x, y = x[:8], y[:8]
+        found[f"{model}/output"] = kb.call_and_read(kb.built(model), x)
+        if kb.backend_in_process() in kb.INFERENCE_ONLY:
+            continue
+        network = kb.compiled(model, jit_compile=False, dropout=0.0)
+        found[f"{model}/loss"] = np.float64(kb.fit_epoch(network, x, y, spec.batch))
+        for i, weight in enumerate(network.get_weights()):
+            found[f"{model}/weight{i}"] = weight
+    return found
+
+
+if __name__ == "__main__":
+    np.savez(sys.argv[1], backend=kb.backend_in_process(), **results())

@@ -1,0 +1,116 @@
+"""Keras backends: every backend computes what Keras 3 on TensorFlow computes, from the same
+weights; each runs in a fresh process of its own, as the chapter runs it."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfguide.processes.fresh import child_environment
+from perfguide.workloads import keras_backends as kb
+from tests import backend_results
+
+ROOT = Path(backend_results.__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def by_backend(tmp_path_factory):
+    """Every installed backend's results, its processes started side by side."""
+    folder = tmp_path_factory.mktemp("backends")
+    installed = [name for name in kb.BACKENDS if name not in kb.missing_backends()]
+    started = {}
+    for name in installed:
+        path = folder / f"{name}.npz"
+        command = [sys.executable, "-m", "tests.backend_results", str(path)]
+        env = child_environment(kb.BACKENDS[name])
+        started[name] = (path, subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE))
+    found = {}
+    for name, (path, process) in started.items():
+        _, stderr = process.communicate(timeout=600)
+        assert process.returncode == 0, f"{name}: {stderr.decode()[-2000:]}"
+        found[name] = dict(np.load(path))
+    return found
+
+
+@pytest.mark.processes
+def test_each_process_runs_the_backend_it_was_started_with(by_backend):
+    assert "tensorflow" in by_backend
+    for name, results in by_backend.items():
+        assert str(results["backend"]) == name
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("backend", [b for b in kb.BACKENDS if b != "tensorflow"])
+def test_every_backend_predicts_what_tensorflow_predicts(by_backend, backend):
+    if backend not in by_backend:
+        pytest.skip(kb.missing_backends()[backend])
+    reference, results = by_backend["tensorflow"], by_backend[backend]
+    for model in kb.MODELS:
+        key = f"{model}/output"
+        assert results[key].shape == reference[key].shape
+        np.testing.assert_allclose(results[key], reference[key], rtol=1e-4, atol=1e-5, err_msg=key)
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("backend", [b for b in kb.BACKENDS if b != "tensorflow"])
+def test_every_training_backend_takes_tensorflows_step(by_backend, backend):
+    if backend in kb.INFERENCE_ONLY:
+        pytest.skip(f"{backend} runs inference only")
+    if backend not in by_backend:
+        pytest.skip(kb.missing_backends()[backend])
+    reference, results = by_backend["tensorflow"], by_backend[backend]
+    for model in kb.MODELS:
+        assert results[f"{model}/loss"] == pytest.approx(reference[f"{model}/loss"], rel=1e-4)
+        weights = sorted(k for k in reference if k.startswith(f"{model}/weight"))
+        assert weights and weights == sorted(k for k in results if k.startswith(f"{model}/weight"))
+        for key in weights:
+            np.testing.assert_allclose(
+                results[key], reference[key], rtol=1e-4, atol=1e-6, err_msg=key
+            )
+
+
+@pytest.mark.processes
+def test_a_step_moves_the_weights(by_backend):
+    reference = by_backend["tensorflow"]
+    for model in kb.MODELS:
+        initial = kb.built(model).get_weights()
+        moved = [np.abs(reference[f"{model}/weight{i}"] - w).max() for i, w in enumerate(initial)]
+        assert max(moved) > 1e-5, model
+
+
+def test_a_backend_runs_only_in_a_process_started_with_it():
+    jax = next(w for w in kb.WORKLOADS if w.name == "keras-backends-jax")
+    with pytest.raises(ValueError, match="KERAS_BACKEND=jax"):
+        jax.make_call("mlp-fit", 2)
+
+
+def test_an_inference_only_backend_has_no_training_variants():
+    openvino = next(w for w in kb.WORKLOADS if w.name == "keras-backends-openvino")
+    assert openvino.variants == tuple(
+        f"{m}-{p}" for m in kb.MODELS for p in ("predict", "model-call")
+    )
+
+
+def test_a_backend_without_its_package_is_named_with_the_reason(monkeypatch):
+    monkeypatch.setattr(kb.importlib.util, "find_spec", lambda name: None)
+    assert kb.missing_backends() == {
+        "keras-2": "needs tf_keras: pip install tf-keras",
+        "jax": "needs jax: pip install jax",
+        "openvino": "needs openvino: pip install openvino",
+    }
+
+
+def test_every_variant_names_a_model_and_a_path():
+    tensorflow = next(w for w in kb.WORKLOADS if w.name == "keras-backends-tensorflow")
+    assert len(tensorflow.variants) == len(kb.MODELS) * len(kb.PATHS)
+    for variant in tensorflow.variants:
+        timed = tensorflow.make_call(variant, 2)
+        assert timed.units_per_call == (2 if "-fit" in variant else 1)
+
+
+def test_a_fit_epoch_trains_its_batches_and_predicting_reads_one():
+    x, y = kb.make_data("mlp", 3)
+    assert x.shape == (3 * kb.MODELS["mlp"].batch, 256) and y.shape == (len(x),)
+    assert set(np.unique(kb.make_data("conv1d")[1])) <= {0.0, 1.0}
