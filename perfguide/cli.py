@@ -32,7 +32,8 @@ from perfguide.diagnose import api, projection
 from perfguide.diagnose.target import InputSpec, Target, TargetError
 from perfguide.measure import calibrate, calibration, environment, runner
 from perfguide.measure.cpu import machine_name
-from perfguide.measure.timer import Measurement, no_progress
+from perfguide.measure.measurement import Measurement
+from perfguide.measure.timer import no_progress
 from perfguide.processes import fresh
 from perfguide.processes.noise import NoiseFloor
 from perfguide.processes.pool import PROCESSES, Workers

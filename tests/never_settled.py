@@ -3,7 +3,7 @@ while a claim is undecided."""
 
 from collections.abc import Sequence
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 
 
 class NeverSettled:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from perfguide.measure import calibrate, calibration, cpu
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth
-from perfguide.measure.timer import Measurement
 
 
 def run(rng, shift, rows=40, processes=3, process_sd=0.04, workload="w", first_size=0):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from perfguide.measure import calibration
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.stats import Spread
-from perfguide.measure.timer import Measurement
 from perfguide.report.claims import (
     TOLERANCE,
     ClaimReport,

@@ -130,7 +130,7 @@ def test_module_entry_point_exits_2_without_traceback():
 
 
 def test_show_prints_one_table_per_workload_size_and_unit(capsys, tmp_path):
-    from perfguide.measure.timer import Measurement
+    from perfguide.measure.measurement import Measurement
     from perfguide.report import results
 
     def m(workload, size, unit):
@@ -435,7 +435,7 @@ def test_the_command_line_loads_tensorflow_only_when_it_measures():
 def test_run_distributed_shows_every_setup_that_ran_and_ends_with_2_for_one_that_failed(
     capsys, tmp_path, monkeypatch
 ):
-    from perfguide.measure.timer import Measurement
+    from perfguide.measure.measurement import Measurement
     from perfguide.processes import setups
 
     def ran(label, unit, size, workload="distributed-step"):

@@ -1,6 +1,6 @@
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.compare import Comparison, format_seconds, speedups
 
 

@@ -15,7 +15,7 @@ from perfguide.diagnose.advice import FORM_ADVICE
 from perfguide.diagnose.evidence import Evidence
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report import results
 from perfguide.report.chapters import chapter
 from perfguide.report.claims import Faster

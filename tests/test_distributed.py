@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import distributed as page
 from perfguide.processes import cluster, fresh, setups
 from perfguide.report.allreduce import Link, ring_allreduce_s

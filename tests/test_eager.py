@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from perfguide.measure import anatomy
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import eager as page
 from perfguide.report.answers import ShortAnswer, measured_here
 from perfguide.report.claims import ClaimReport

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.compare import first_call_overhead
 from perfguide.report.format import format_count, format_factor, format_speedup
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from perfguide.measure import runner
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import linear_regression as page
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import WORKLOADS

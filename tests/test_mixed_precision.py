@@ -6,8 +6,8 @@ import pytest
 
 from perfguide.measure import profile
 from perfguide.measure.limits import MachineLimits
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import OpTime
-from perfguide.measure.timer import Measurement
 from perfguide.pages import mixed_precision as page
 from perfguide.processes.worker import trace_variant
 from perfguide.report.claims import ClaimReport, Faster

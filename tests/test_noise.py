@@ -1,7 +1,7 @@
 """The noise floor's arithmetic, on processes of known spread (the probes' timing is the env
 page's and `perfguide env`'s to show, not a test's)."""
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes.noise import NoiseFloor, Probe
 
 

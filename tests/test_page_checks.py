@@ -3,7 +3,7 @@ recipes that do not say whether this build advises them, figures and names a sho
 quotes that its page does not back, and ratios quoted beside a check that printed another,
 each on answers or pages made to fail it."""
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report import answers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.claims import Claim, Faster

@@ -2,7 +2,7 @@
 
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.allreduce import Link, project
 from perfguide.report.plotting import (
     heatmap,

@@ -12,7 +12,7 @@ import pytest
 from never_settled import NeverSettled
 
 from perfguide.measure import cpu, environment, limits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes import fresh, pool
 from perfguide.processes.worker import Job
 

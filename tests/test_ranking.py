@@ -1,7 +1,7 @@
 import ast
 from pathlib import Path
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import falls, share_of_time
 from perfguide.report.page_checks import disagreements, unseparated_winners
 from perfguide.report.ranking import AHEAD, rank

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report import results
 from perfguide.report.claims import Claim, ClaimReport
 from perfguide.report.rebuilds import (

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report import results
 from perfguide.report.claims import Claim, per_process
 from perfguide.report.side_by_side import Source

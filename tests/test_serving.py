@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from perfguide.measure.limits import MachineLimits
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import OpTime
-from perfguide.measure.timer import Measurement
 from perfguide.pages import serving as page
 from perfguide.processes import cold_start
 from perfguide.processes.worker import TRACED_CALLS

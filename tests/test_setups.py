@@ -4,7 +4,7 @@ tests/test_distributed.py starts real ones."""
 
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes import setups
 from perfguide.processes.fresh import ChildError
 

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report import results
 from perfguide.report.side_by_side import (
     COMPARE_WITH_ENV,

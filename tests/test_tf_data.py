@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import tf_data as page
 from perfguide.report.claims import ClaimReport
 from perfguide.report.overlap import Recording

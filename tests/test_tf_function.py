@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from perfguide.measure import runner
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import tf_function as page
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import tf_function as tfn

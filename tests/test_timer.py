@@ -11,14 +11,8 @@ import time
 import pytest
 
 from perfguide.measure import timer
-from perfguide.measure.timer import (
-    Interleaved,
-    Measurement,
-    Timed,
-    loop_floor_s,
-    measure,
-    measure_interleaved,
-)
+from perfguide.measure.measurement import Measurement
+from perfguide.measure.timer import Interleaved, Timed, loop_floor_s, measure, measure_interleaved
 
 
 class FakeClock:

@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.runner import run
-from perfguide.measure.timer import Measurement
 from perfguide.pages import timing as page
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import timing as tm

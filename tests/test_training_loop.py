@@ -5,7 +5,7 @@ import functools
 import numpy as np
 import pytest
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import training_loop as page
 from perfguide.report.claims import ClaimReport
 from perfguide.report.compare import by_size

@@ -6,7 +6,7 @@ import pytest
 
 from perfguide.measure import limits
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.pages import vectorization as page
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import vectorization as vz

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from perfguide.diagnose.evidence import Evidence, Finding
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.format import format_count, format_percent, format_seconds
 
 #: A share of the machine's peak or bandwidth from which work counts as bound by it.

@@ -12,7 +12,7 @@ import statistics
 from typing import Any
 
 from perfguide.measure.limits import PEAK, MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim
 from perfguide.report.ranking import Ranking
 

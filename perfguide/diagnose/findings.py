@@ -21,8 +21,8 @@ from perfguide.diagnose.advice import (
 )
 from perfguide.diagnose.bound import limits_finding, overhead_findings, what_bounds
 from perfguide.diagnose.evidence import Assessment, Evidence, Finding
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
-from perfguide.measure.timer import Measurement
 from perfguide.report.chapters import chapter
 from perfguide.report.compare import pick
 from perfguide.report.format import format_bytes, format_percent, format_seconds, format_speedup

@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 
 from perfguide.measure import stats
 from perfguide.measure.calibration import Calibration, host_shift, per_process_key
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth
 from perfguide.measure.stats import Spread
-from perfguide.measure.timer import Measurement
 
 Row = tuple[float, Sequence[float]]  # a published value and its value in each process
 

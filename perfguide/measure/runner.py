@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from perfguide.measure import limits
 from perfguide.measure.environment import gpu_names
-from perfguide.measure.timer import Interleaved, Measurement, Timed, no_progress
+from perfguide.measure.measurement import Measurement
+from perfguide.measure.timer import Interleaved, Timed, no_progress
 
 DEVICES = ("cpu", "gpu")
 #: The docs build reads the device for its examples from this variable (``cpu`` unless set).

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.axes import Axes
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes import setups
 from perfguide.processes.setups import Setup
 from perfguide.report.allreduce import (

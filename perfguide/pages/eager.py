@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from perfguide.measure import anatomy
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.answers import Change, Recommendation, measured_here
 from perfguide.report.claims import Claim, ClaimReport, Faster, exact, takes_at_most

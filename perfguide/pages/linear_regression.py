@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import Claim, ClaimReport, Faster, exact, takes_at_most

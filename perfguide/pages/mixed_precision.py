@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
 from perfguide.measure.limits import MachineLimits
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import is_onednn
-from perfguide.measure.timer import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report import results
 from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here

@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes import cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS

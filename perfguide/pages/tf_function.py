@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import (

@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
 from perfguide.measure import stats
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.runner import run
-from perfguide.measure.timer import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.processes.recording import recorded
 from perfguide.report.answers import Change, Recommendation, ShortAnswer

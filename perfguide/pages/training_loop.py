@@ -10,7 +10,7 @@ from typing import NamedTuple
 from matplotlib.axes import Axes
 
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact, takes_at_most

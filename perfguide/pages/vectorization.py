@@ -16,8 +16,8 @@ from matplotlib.figure import Figure
 
 from perfguide.measure import limits
 from perfguide.measure.limits import MachineLimits
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import OpTime
-from perfguide.measure.timer import Measurement
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers, run_across
 from perfguide.report import results

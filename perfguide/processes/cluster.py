@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from perfguide.measure.timer import Measurement, across_processes
+from perfguide.measure.measurement import Measurement, across_processes
 from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
 from perfguide.processes.recording import recorded
 

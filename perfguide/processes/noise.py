@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 
 from perfguide.measure import stats
 from perfguide.measure.environment import quick_everywhere
-from perfguide.measure.timer import Measurement, no_progress
+from perfguide.measure.measurement import Measurement
+from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import Workers
 from perfguide.report.compare import html_table, text_table
 from perfguide.report.format import format_count, format_seconds, format_speedup

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from perfguide.measure.cpu import usable_cores
 from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
-from perfguide.measure.timer import Measurement, across_processes, no_progress
+from perfguide.measure.measurement import Measurement, across_processes
+from perfguide.measure.timer import no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
 from perfguide.processes.recording import recorded, replaying
 from perfguide.processes.worker import Job, trace_variant

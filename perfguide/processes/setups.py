@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from perfguide.measure.environment import processes_for
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.processes.cluster import Task, time_in_clusters
 from perfguide.processes.fresh import ChildError
 from perfguide.workloads import distributed, distributed_input

@@ -14,7 +14,7 @@ far such ratios spread and drift between runs on this machine. A ratio within
 Beyond it, the claim **held** when the whole interval lies above the factor, **did not hold**
 when it lies below, and is **inconclusive** when the interval straddles the factor.
 
->>> from perfguide.measure.timer import Measurement
+>>> from perfguide.measure.measurement import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
 ...       Measurement("xla-loop", "iteration", 1, 1, 0.0, (2e-6,) * 5)]
 >>> claim = faster(ms, "xla-loop", "numpy", by=5)
@@ -36,8 +36,8 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from perfguide.measure import calibration, stats
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import next_process
-from perfguide.measure.timer import Measurement
 from perfguide.report.compare import pick
 from perfguide.report.format import (
     RERUN,
@@ -254,7 +254,7 @@ class Share:
     ratio: the variant's rate over the reference's is the reference's time over the variant's,
     scaled by their work, with the same interval and the same band.
 
-    >>> from perfguide.measure.timer import Measurement
+    >>> from perfguide.measure.measurement import Measurement
     >>> ms = [Measurement("einsum", "call", 1, 1, 0.0, (2.0,) * 5),
     ...       Measurement("peak", "call", 1, 1, 0.0, (1.0,) * 5)]
     >>> claim = Share("einsum", "peak", 0.75, work=4, reference_work=3).check(ms)
@@ -302,7 +302,7 @@ class Judged:
     workloads needs a statement of its own on each. More processes settle it as they settle
     ``claim``.
 
-    >>> from perfguide.measure.timer import Measurement
+    >>> from perfguide.measure.measurement import Measurement
     >>> ms = [Measurement("a", "call", 1, 1, 0.0, (1.0,) * 5),
     ...       Measurement("b", "call", 1, 1, 0.0, (3.0,) * 5)]
     >>> Judged(Faster("a", "b"), part="small", said_of="small model").check({"small": ms}).statement

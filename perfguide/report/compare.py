@@ -1,6 +1,6 @@
 """Set measurements side by side: a table in plain text (terminal) and HTML (the docs).
 
->>> from perfguide.measure.timer import Measurement
+>>> from perfguide.measure.measurement import Measurement
 >>> slow = Measurement("tf", "call", 1, 10, 0.5, (2e-3,) * 5)
 >>> fast = Measurement("np", "call", 1, 10, 0.01, (5e-6,) * 5)
 >>> print(Comparison([slow, fast], baseline="tf"))
@@ -17,7 +17,7 @@ import html
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.format import (
     GLOSSARY,
     RERUN,

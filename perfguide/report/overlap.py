@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim, per_process
 from perfguide.report.compare import Table
 from perfguide.report.format import format_seconds

@@ -23,8 +23,8 @@ from matplotlib.ticker import (
     NullFormatter,
 )
 
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Peaks
-from perfguide.measure.timer import Measurement
 from perfguide.report.allreduce import Projection
 from perfguide.report.format import RERUN, format_factor, format_seconds
 

@@ -5,7 +5,7 @@ median is named the winner only where the claim that it is faster than each othe
 (:class:`~perfguide.report.claims.Faster`) held. The ways it did not separate itself from are
 *tied* with it, and a page says so, with the ratio's rerun interval, instead of naming one.
 
->>> from perfguide.measure.timer import Measurement
+>>> from perfguide.measure.measurement import Measurement
 >>> ms = [Measurement("litert", "call", 1, 1, 0.0, (1.5e-6,) * 3),
 ...       Measurement("onnx", "call", 1, 1, 0.0, (12e-6,) * 3),
 ...       Measurement("int8", "call", 1, 1, 0.0, (1.52e-6,) * 3)]
@@ -30,7 +30,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim, Faster, versus_words
 from perfguide.report.compare import pick
 from perfguide.report.format import (

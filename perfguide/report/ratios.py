@@ -4,7 +4,7 @@ where the same processes timed both, else from both sides' spreads."""
 from __future__ import annotations
 
 from perfguide.measure import calibration, stats
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 
 
 def paired(a: Measurement, b: Measurement) -> bool:

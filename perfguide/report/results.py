@@ -9,7 +9,7 @@ written atomically (a temporary file in the same directory, then renamed), so a 
 half a file behind.
 
 >>> import tempfile
->>> from perfguide.measure.timer import Measurement
+>>> from perfguide.measure.measurement import Measurement
 >>> path = Path(tempfile.mkdtemp()) / "out.json"
 >>> save(path, {"python": "3.11"}, [Measurement("numpy", "iteration", 1, 3, 0.1, (1e-5,) * 5)])
 >>> [m.label for m in load_measurements(path)]
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from perfguide.measure.environment import QUICK_ENV
-from perfguide.measure.timer import Measurement
+from perfguide.measure.measurement import Measurement
 from perfguide.report.chapters import chapter
 from perfguide.report.claims import Claim
 

@@ -19,7 +19,7 @@ that shift is clear, a second verdict column judges each row against it: which r
 beyond what all rows did. Whether the shift itself is the finding (another machine, another
 release) or the host's drift (the same code, minutes apart) only the reader knows.
 
->>> from perfguide.measure.timer import Measurement
+>>> from perfguide.measure.measurement import Measurement
 >>> def timed(*medians):  # one block in each of three processes
 ...     return Measurement("numpy", "call", 1, 1, 0.0, medians, "w", 10,
 ...                        blocks_per_process=(1, 1, 1))
@@ -48,8 +48,8 @@ import numpy as np
 from scipy import stats
 
 from perfguide.measure.cpu import machine_name
+from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth
-from perfguide.measure.timer import Measurement
 from perfguide.report import growth, results
 from perfguide.report.compare import html_table, text_table
 from perfguide.report.format import format_count, format_seconds, format_speedup, three_figures
