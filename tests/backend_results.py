@@ -19,7 +19,7 @@ def results() -> dict[str, np.ndarray]:
         if kb.backend_in_process() in kb.INFERENCE_ONLY:
             continue
         network = kb.compiled(model, jit_compile=False, dropout=0.0)
-        found[f"{model}/loss"] = np.float64(kb.fit_epoch(network, x, y, spec.batch))
+        found[f"{model}/loss"] = np.float64(kb.fit_epoch(network, x, y, batch_size=spec.batch))
         for i, weight in enumerate(network.get_weights()):
             found[f"{model}/weight{i}"] = weight
     return found

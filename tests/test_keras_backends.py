@@ -81,13 +81,13 @@ def test_a_step_moves_the_weights(by_backend):
 
 
 def test_a_backend_runs_only_in_a_process_started_with_it():
-    jax = next(w for w in kb.WORKLOADS if w.name == "keras-backends-jax")
+    jax = kb.BY_BACKEND["jax"]
     with pytest.raises(ValueError, match="KERAS_BACKEND=jax"):
         jax.make_call("mlp-fit", 2)
 
 
 def test_an_inference_only_backend_has_no_training_variants():
-    openvino = next(w for w in kb.WORKLOADS if w.name == "keras-backends-openvino")
+    openvino = kb.BY_BACKEND["openvino"]
     assert openvino.variants == tuple(
         f"{m}-{p}" for m in kb.MODELS for p in ("predict", "model-call")
     )
@@ -103,11 +103,24 @@ def test_a_backend_without_its_package_is_named_with_the_reason(monkeypatch):
 
 
 def test_every_variant_names_a_model_and_a_path():
-    tensorflow = next(w for w in kb.WORKLOADS if w.name == "keras-backends-tensorflow")
+    tensorflow = kb.BY_BACKEND["tensorflow"]
     assert len(tensorflow.variants) == len(kb.MODELS) * len(kb.PATHS)
     for variant in tensorflow.variants:
         timed = tensorflow.make_call(variant, 2)
         assert timed.units_per_call == (2 if "-fit" in variant else 1)
+        assert timed() is not None
+
+
+def test_fit_from_a_dataset_takes_the_step_fit_from_arrays_takes():
+    x, y = kb.make_data("mlp", 2)
+    weights = {}
+    for path in ("fit", "fit-dataset"):
+        timed = kb.BY_BACKEND["tensorflow"].make_call(f"mlp-{path}", 2)
+        timed()
+        (network,) = (a for a in timed.fn.args if hasattr(a, "get_weights"))
+        weights[path] = network.get_weights()
+    for a, b in zip(weights["fit"], weights["fit-dataset"], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_a_fit_epoch_trains_its_batches_and_predicting_reads_one():

@@ -289,7 +289,7 @@ class Workers:
         times them (``quick``, ``blocks``, ``peak``), pooled process by process. While a claim
         in ``settle`` is undecided, and more processes could decide it, the variants it compares
         are timed in one more fresh process, up to :data:`SETTLE_PROCESSES` in all."""
-        job = _job(workload, variants, size, quick, blocks, peak)
+        job = job_of(workload, variants, size, quick, blocks, peak)
         settled = [list(claim.labels) for claim in settle]
         return self._recorded(
             f"run {job}, settling {settled}",
@@ -308,7 +308,7 @@ class Workers:
     ) -> list[Measurement]:
         if self.quick:
             quick, blocks, settle = True, None, ()
-        job = _job(workload, variants, size, quick, blocks, peak)
+        job = job_of(workload, variants, size, quick, blocks, peak)
         count = len(self._workers)
         first = self._jobs % count
         self._jobs += 1
@@ -465,29 +465,25 @@ def _called(request: dict[str, Any]) -> str:
     return json.dumps(request, sort_keys=True, default=str)
 
 
-def _job(
+def job_of(
     workload: Workload | str,
-    variants: Sequence[str] | None,
-    size: int | None,
-    quick: bool,
-    blocks: int | None,
+    variants: Sequence[str] | None = None,
+    size: int | None = None,
+    quick: bool = False,
+    blocks: int | None = None,
     peak: bool = False,
 ) -> Job:
+    """What a worker is asked to time: ``variants`` (default: all) of ``workload`` at ``size``."""
     name = workload if isinstance(workload, str) else workload.name
     return Job(name, tuple(variants or ()), size, quick, blocks, peak)
 
 
-def run_across(
-    groups: Mapping[str, Workers],
-    workload: Workload | str,
-    variant: str,
-    *,
-    size: int | None = None,
-    quick: bool = False,
-    blocks: int | None = None,
-) -> list[Measurement]:
-    """One ``variant`` of ``workload`` timed by each group of workers (each started with its
-    own settings), one measurement per group, labelled with the group's name.
+def take_turns(
+    groups: Mapping[str, Workers], jobs: Mapping[str, Job]
+) -> dict[str, list[Measurement]]:
+    """Each group's job (``jobs``, by the group's name) timed by each of the group's workers
+    (each group started with its own settings); each group's variants pooled across its
+    processes.
 
     A setting read once per process cannot be switched within one, so the groups cannot take
     turns block by block; their processes take turns instead: round ``r`` runs the ``r``-th
@@ -499,12 +495,31 @@ def run_across(
     counts = {len(workers.names) for workers in groups.values()}
     if len(counts) != 1:
         raise ValueError(f"every group needs as many processes, got {sorted(counts)}")
-    job = _job(workload, (variant,), size, quick, blocks)
     timed: dict[str, list[Measurement]] = {name: [] for name in names}
     for turn in range(counts.pop()):
         for name in names[turn % len(names) :] + names[: turn % len(names)]:
-            timed[name] += groups[name].run_in(turn, job)
-    return [
-        dataclasses.replace(across_processes(measurements), label=name)
-        for name, measurements in timed.items()
-    ]
+            timed[name] += groups[name].run_in(turn, jobs[name])
+    return {name: _pooled_by_label(measurements) for name, measurements in timed.items()}
+
+
+def _pooled_by_label(measurements: Sequence[Measurement]) -> list[Measurement]:
+    by_label: dict[str, list[Measurement]] = {}
+    for m in measurements:
+        by_label.setdefault(m.label, []).append(m)
+    return [across_processes(same) for same in by_label.values()]
+
+
+def run_across(
+    groups: Mapping[str, Workers],
+    workload: Workload | str,
+    variant: str,
+    *,
+    size: int | None = None,
+    quick: bool = False,
+    blocks: int | None = None,
+) -> list[Measurement]:
+    """One ``variant`` of ``workload`` timed by each group of workers, taking turns as
+    :func:`take_turns` says; one measurement per group, labelled with the group's name."""
+    job = job_of(workload, (variant,), size, quick, blocks)
+    timed = take_turns(groups, dict.fromkeys(groups, job))
+    return [dataclasses.replace(pooled, label=name) for name, (pooled,) in timed.items()]

@@ -9,10 +9,12 @@ setting. A variant is a model and a path, ``<model>-<path>``:
 
 * the models (:data:`MODELS`): a small MLP, the ten Dense + Dropout layers of
   keras-team/keras#19953 as its issue gives them, and the training-loop chapter's Conv1D model;
-* the paths (:data:`PATHS`): ``fit`` over an epoch of many batches with ``jit_compile=False``
-  and ``fit-jit`` with ``jit_compile=True`` (``"auto"``, the default, picks the second on JAX and
-  the first on TensorFlow without a GPU), ``predict`` on one batch, and ``model-call``, a call of
-  the model on one batch with its output read as NumPy. OpenVINO runs inference only.
+* the paths (:data:`PATHS`): ``fit`` over an epoch of many batches from NumPy arrays with
+  ``jit_compile=False`` and ``fit-jit`` with ``jit_compile=True`` (``"auto"``, the default, picks
+  the second on JAX and the first on TensorFlow without a GPU); ``fit-dataset``, the same epoch
+  from a ``tf.data.Dataset`` of the same batches built once, ``jit_compile`` left to ``"auto"``;
+  ``predict`` on one batch; and ``model-call``, a call of the model on one batch with its output
+  read as NumPy. OpenVINO runs inference only.
 
 Every backend builds a model from the same weights (:func:`built`) and reads the same data
 (:func:`make_data`), so every backend computes the same outputs and, from the same weights, the
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from perfguide.measure.timer import Timed
 from perfguide.workloads import training_loop as tl
@@ -141,7 +144,7 @@ MODELS = {
     "deep-mlp": Model(deep_mlp, (4,), 500, 1, 0.1, _as_in_19953),
     "conv1d": Model(conv1d, (tl.SMALL_DATA, tl.FEATURES), tl.BATCH, 1, 0.5, _binary),
 }
-PATHS = ("fit", "fit-jit", "predict", "model-call")
+PATHS = ("fit", "fit-jit", "fit-dataset", "predict", "model-call")
 
 
 def make_data(model: str, batches: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +168,7 @@ def built(model: str, keras: Any = None, dropout: float | None = None) -> Any:
     return network
 
 
-def compiled(model: str, jit_compile: bool, keras: Any = None, **options: Any) -> Any:
+def compiled(model: str, jit_compile: bool | str, keras: Any = None, **options: Any) -> Any:
     """:func:`built`'s model compiled as :data:`MODELS` says, with ``jit_compile`` set."""
     keras = keras or keras_in_process()
     network = built(model, keras, **options)
@@ -173,10 +176,11 @@ def compiled(model: str, jit_compile: bool, keras: Any = None, **options: Any) -
     return network
 
 
-def fit_epoch(network: Any, x: np.ndarray, y: np.ndarray, batch: int) -> float:
-    """One ``fit`` epoch over ``x`` in batches of ``batch``; its loss, read as a float (which
-    waits for the epoch's last step on every backend)."""
-    history = network.fit(x, y, batch_size=batch, epochs=1, verbose=0, shuffle=False)
+def fit_epoch(network: Any, *data: Any, **options: Any) -> float:
+    """One ``fit`` epoch over ``data`` (NumPy arrays, with ``batch_size`` in ``options``, or a
+    ``tf.data.Dataset``); its loss, read as a float (which waits for the epoch's last step on
+    every backend)."""
+    history = network.fit(*data, epochs=1, verbose=0, shuffle=False, **options)
     return float(history.history["loss"][-1])
 
 
@@ -195,10 +199,16 @@ def _call(backend: str, variant: str, batches: int) -> Timed:
         raise ValueError(f"{NAMES[backend]} runs in a process started with {settings}")
     model, path = next((m, variant[len(m) + 1 :]) for m in MODELS if variant.startswith(m + "-"))
     spec = MODELS[model]
+    if path == "fit-dataset":
+        dataset = tf.data.Dataset.from_tensor_slices(make_data(model, batches)).batch(spec.batch)
+        network = compiled(model, jit_compile="auto")
+        return Timed(functools.partial(fit_epoch, network, dataset), (), batches)
     if path.startswith("fit"):
         x, y = make_data(model, batches)
         network = compiled(model, jit_compile=path == "fit-jit")
-        return Timed(functools.partial(fit_epoch, network, x, y, spec.batch), (), batches)
+        return Timed(
+            functools.partial(fit_epoch, network, x, y, batch_size=spec.batch), (), batches
+        )
     x = make_data(model)[0]
     network = built(model)
     if path == "predict":
@@ -223,4 +233,5 @@ def _workload(backend: str) -> Workload:
 
 
 #: A workload a backend, each run in processes started with that backend's settings.
-WORKLOADS = tuple(_workload(backend) for backend in BACKENDS)
+BY_BACKEND = {backend: _workload(backend) for backend in BACKENDS}
+WORKLOADS = tuple(BY_BACKEND.values())
