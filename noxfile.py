@@ -96,7 +96,9 @@ def build_docs(
     """Build the site from nothing, every chapter run (``quick``: one process a workload and
     short blocks, rough numbers labelled so; ``replay``: each page's measurements read from the
     last build's recording, nothing measured); return where it is."""
-    env = install(session, device, ",".join(filter(None, ["docs", "serving", extras])), pins)
+    env = install(
+        session, device, ",".join(filter(None, ["docs", "serving", "backends", extras])), pins
+    )
     env["PERFGUIDE_QUICK"] = "1" if quick else "0"
     env["PERFGUIDE_REPLAY"] = "1" if replay else "0"
     for path in DOCS_OUTPUTS:
@@ -147,7 +149,7 @@ def docs_quick(session: nox.Session) -> None:
 def downloads(session: nox.Session) -> None:
     """Every chapter's downloadable script and notebook from the last docs build, run quick in
     an empty folder each, as a reader runs them (about twice a quick build's chapter time)."""
-    env = install(session, "cpu", "serving")
+    env = install(session, "cpu", "serving,backends")
     session.install("nbclient", "ipykernel")
     session.run("python", str(ROOT / "tools" / "run_downloads.py"), *session.posargs, env=env)
 

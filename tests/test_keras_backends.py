@@ -8,9 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perfguide.measure.measurement import Measurement
+from perfguide.pages import keras_backends as page
 from perfguide.processes.fresh import child_environment
+from perfguide.report.claims import ClaimReport
 from perfguide.workloads import keras_backends as kb
 from tests import backend_results
+from tests.recipes import run_recipe
 
 ROOT = Path(backend_results.__file__).resolve().parent.parent
 
@@ -127,3 +131,107 @@ def test_a_fit_epoch_trains_its_batches_and_predicting_reads_one():
     x, y = kb.make_data("mlp", 3)
     assert x.shape == (3 * kb.MODELS["mlp"].batch, 256) and y.shape == (len(x),)
     assert set(np.unique(kb.make_data("conv1d")[1])) <= {0.0, 1.0}
+
+
+# -- The chapter's page, on made-up measurements ------------------------------------------------
+
+
+def timed(label, median_s, processes=("p1", "p2"), **fields):
+    """A measurement of ``label`` whose processes each took ``median_s`` a batch."""
+    blocks = (median_s,) * 5
+    return Measurement(
+        label,
+        "batch",
+        1,
+        1,
+        0.5,
+        blocks * len(processes),
+        blocks_per_process=(5,) * len(processes),
+        process_ids=tuple(f"{label}-{p}" for p in processes),
+        **fields,
+    )
+
+
+def made_up_runs(jax_s=1e-3, tensorflow_s=5e-3):
+    by_model = {
+        model: [
+            timed(page.label("tensorflow", "fit"), tensorflow_s),
+            timed(page.label("tensorflow", "fit-dataset"), tensorflow_s / 4),
+            timed(page.label("jax", "fit-jit"), jax_s),
+            timed(page.label("tensorflow", "predict"), 40e-3),
+        ]
+        for model in kb.MODELS
+    }
+    one_batch = [timed(page.label("tensorflow", "fit"), 50e-3)]
+    return page.BackendRuns(by_model, one_batch, {})
+
+
+def test_each_backends_variants_are_its_paths_on_every_model():
+    assert page.variants("openvino") == [
+        f"{m}-{p}" for m in kb.MODELS for p in ("predict", "model-call")
+    ]
+    assert "mlp-fit" in page.variants("jax") and "conv1d-fit" not in page.variants("jax")
+    for backend in kb.BACKENDS:
+        assert set(page.variants(backend)) <= set(kb.BY_BACKEND[backend].variants)
+
+
+def test_measurements_are_named_by_backend_and_path_and_grouped_by_model():
+    by_model = page._by_model(
+        {"jax": [timed("deep-mlp-fit-jit", 1e-3), timed("mlp-predict", 1e-3)]}
+    )
+    assert [m.label for m in by_model["deep-mlp"]] == ["jax-fit-jit"]
+    assert [m.label for m in by_model["mlp"]] == ["jax-predict"]
+    assert by_model["conv1d"] == []
+
+
+def test_only_the_checks_on_backends_that_ran_are_judged():
+    checks = page.claims(made_up_runs())
+    assert set(page.JAX_OVER_TENSORFLOW) <= set(checks)
+    assert page.JIT_ON_JAX not in checks  # jax-fit was not timed
+    assert not set(page.PREDICT) & set(checks)
+
+
+def test_a_backend_five_times_faster_across_processes_holds_and_an_equal_one_does_not():
+    runs = made_up_runs()
+    report = ClaimReport.of(page.claims(runs), runs.by_model)
+    assert all(report[c].held is True for c in page.JAX_OVER_TENSORFLOW)
+    runs = made_up_runs(jax_s=5e-3)
+    report = ClaimReport.of(page.claims(runs), runs.by_model)
+    assert all(report[c].held is not True for c in page.JAX_OVER_TENSORFLOW)
+
+
+def test_a_fit_calls_price_and_step_come_from_one_batch_and_an_epoch():
+    # An epoch of 16 batches at 5 ms a batch is 80 ms; one batch took 50 ms: a step of 2 ms,
+    # a price of 48 ms, 60 % of the epoch's call.
+    (row,) = page.price_and_steps(made_up_runs()).rows
+    assert row == ["tensorflow-fit", "50.0 ms", "48.0 ms", "2.00 ms", "60%"]
+
+
+def test_the_tables_show_a_dash_where_a_backend_did_not_run_a_path():
+    table = page.times_table(made_up_runs(), page.TRAINING, "fit")
+    assert table.header[1:] == [page.label(b, p) for b, p in page.TRAINING]
+    assert table.rows[0][:3] == ["mlp", "–", "5.00 ms"]
+
+
+def test_the_short_answer_advises_only_what_held():
+    runs = made_up_runs()
+    checks = page.claims(runs)
+    report = ClaimReport.of(checks, runs.by_model)
+    profile = page.FitProfile(0.1, 0.4, 10)
+    answer = page.short_answer(report, checks, profile, 2)
+    assert [r.advised for r in answer.recommendations] == [True, True]
+    assert "40% of a fit call" in answer.answer
+    runs = made_up_runs(jax_s=5e-3, tensorflow_s=5e-3)
+    report = ClaimReport.of(checks, runs.by_model)
+    assert not page.short_answer(report, checks, profile, 2).recommendations[0].advised
+
+
+def test_the_profile_finds_the_pipeline_fit_builds_from_arrays():
+    profile = page.profile_fit(calls=2)
+    assert profile.calls == 2 and profile.call_s > 0
+    assert 0 < profile.adapter_share < 1
+
+
+def test_the_recipes_run():
+    run_recipe("keras_backends", "Feed fit a dataset built once")
+    run_recipe("keras_backends", "Choose the backend before importing Keras")

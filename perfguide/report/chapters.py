@@ -88,6 +88,12 @@ CHAPTERS = (
         "Keras's fit under each, projected past one machine",
     ),
     Chapter(
+        "keras_backends",
+        "Should I switch Keras's backend?",
+        "Keras 3 on TensorFlow, JAX and OpenVINO against Keras 2: fit, predict and model(x) on "
+        "three models, where a fit call's time goes",
+    ),
+    Chapter(
         "diagnose",
         "Diagnose your own code",
         "the guide's measurements turned on your own function or saved model",

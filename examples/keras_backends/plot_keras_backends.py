@@ -1,0 +1,213 @@
+"""
+Should I switch Keras's backend?
+================================
+
+Keras 3 runs the same model on TensorFlow, JAX or OpenVINO, and Keras's own README promises
+speed-ups "ranging from 20% to 350%" to those who pick "the backend that is the fastest for your
+model architecture (often JAX!)". Users found the opposite too: in
+`keras-team/keras#18648 <https://github.com/keras-team/keras/issues/18648>`_ a small model's
+epoch took about 32 ms on Keras 3 with TensorFlow against 1.5 ms on Keras 2, and 3 ms on JAX
+with ``jit_compile`` on but 44 ms with it off (their table); in
+`keras-team/keras#19953 <https://github.com/keras-team/keras/issues/19953>`_ ten Dense and
+Dropout layers trained slower on Keras 3 than on Keras 2 until ``jit_compile=True``. Those
+figures are the issues' own; every other number here is measured by this page.
+
+A *backend* is what Keras 3 runs on, chosen by ``KERAS_BACKEND`` before Keras is imported;
+Keras 2 is the ``tf_keras`` package (``tf.keras`` when ``TF_USE_LEGACY_KERAS=1`` is set before
+TensorFlow is imported). A *path* is how a model is called: ``fit`` over an epoch of 16 batches
+from NumPy arrays (``fit-jit``: with ``jit_compile=True``; ``fit-dataset``: from a
+``tf.data.Dataset`` built once), ``predict`` on one batch, and ``model-call``, ``model(x)`` on
+one batch. A measurement is named backend, then path: ``jax-fit-jit``.
+
+.. raw:: html
+   :file: ../../_generated/extra/answers/keras_backends.answer.html
+
+Every backend builds each model from the same weights; tests check that every backend predicts
+what Keras 3 on TensorFlow predicts and takes the same training step. :doc:`How to read these
+pages </reading>` defines the tables' terms; the training paths of one backend are
+:doc:`Why is TF2 much slower than TF1? </auto_examples/training_loop/plot_training_loop>`.
+"""
+
+# %%
+# The models, and how each path calls them
+# ----------------------------------------
+#
+# A small MLP, the ten Dense and Dropout layers of keras-team/keras#19953 as its issue gives
+# them (four features, batches of 500, Adam, label smoothing and an AUC metric), and the
+# training-loop chapter's Conv1D model. The same functions build them on every backend; a path
+# is one of these calls.
+#
+# .. literalinclude:: /../perfguide/workloads/keras_backends.py
+#    :pyobject: mlp
+#
+# .. literalinclude:: /../perfguide/workloads/keras_backends.py
+#    :pyobject: deep_mlp
+#
+# .. literalinclude:: /../perfguide/workloads/keras_backends.py
+#    :pyobject: fit_epoch
+#
+# .. literalinclude:: /../perfguide/workloads/keras_backends.py
+#    :pyobject: call_and_read
+#
+# A ``fit-dataset`` call hands ``fit_epoch`` a ``tf.data.Dataset`` of the same batches, made
+# once: ``tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size)``.
+#
+# Where this page was measured
+# ----------------------------
+#
+# Each backend is set once per process, so each runs in fresh processes of its own (two each),
+# and the backends' processes take turns; every comparison between backends is one between
+# processes, and its interval is as wide as that makes it.
+
+from perfguide.measure.runner import default_device
+from perfguide.pages import keras_backends as page
+from perfguide.report import results
+from perfguide.report.claims import ClaimReport
+from perfguide.report.compare import Collapsed, Comparison
+from perfguide.report.show import show
+from perfguide.workloads import keras_backends as kb
+
+device = default_device()
+runs = page.time_backends(device)
+env = runs.environment
+print(results.where_measured(env, device))
+for backend, reason in kb.missing_backends().items():
+    print(f"left out: {kb.NAMES[backend]} ({reason})")
+
+# %%
+# Training: each backend's fit
+# ----------------------------
+#
+# Each model's median time per batch of a ``fit`` epoch, each backend at its default
+# ``jit_compile`` unless the path says ``jit``: Keras turns it on under JAX and off under
+# TensorFlow without a GPU.
+
+show(page.times_table(runs, page.TRAINING, "A batch of fit, by model and path"))
+
+# %%
+
+for model, measured in runs.by_model.items():
+    training = [m for m in measured if "-fit" in m.label]
+    show(
+        Collapsed(
+            f"The {model}'s fit, in full",
+            Comparison(training, baseline="tensorflow-fit"),
+        )
+    )
+
+# %%
+# Inference: predict and model(x)
+# --------------------------------
+#
+# One batch of each model. OpenVINO runs inference only.
+
+show(page.times_table(runs, page.INFERENCE, "One batch predicted, by model and path"))
+
+# %%
+# The checks: Keras's "20% to 350%" as "at least 1.2x faster" on JAX, each backend at its
+# default ``jit_compile``; keras-team/keras#18648's ``jit_compile`` on JAX; keras-team/keras#19953's
+# Keras 2 against Keras 3 and its ``jit_compile``; and the input ``fit`` is fed.
+
+checks = page.claims(runs)
+report = ClaimReport.of(checks, runs.by_model)
+show(report)
+
+# %%
+# Where a fit call's time goes
+# ----------------------------
+#
+# A ``fit`` call pays a price before its first step (an iterator over the data, callbacks, its
+# compiled function looked up) and then a step per batch. Timing the MLP's ``fit`` over one
+# batch and over an epoch gives both, for each backend's fastest path:
+
+show(page.price_and_steps(runs))
+
+# %%
+# Python's profiler on Keras 3 with TensorFlow, in this page's own process: fed NumPy arrays,
+# ``fit`` makes a ``tf.data`` pipeline from them anew on every call (Keras's array data
+# adapter), tracing its functions again; JAX's trainer reads the arrays batch by batch instead.
+# A ``tf.data.Dataset`` built once skips that work.
+
+profile = page.profile_fit()
+print(profile)
+
+# %%
+# Short answer
+# ------------
+#
+# The box at the top, built from the checks above.
+
+answer = page.short_answer(report, checks, profile, env["usable_cores"])
+# sphinx_gallery_start_ignore
+answer.publish("keras_backends")
+# sphinx_gallery_end_ignore
+print(answer)
+
+# %%
+# Take the numbers with you
+# -------------------------
+#
+# Everything measured here is published as
+# `keras_backends.json <../../measurements/keras_backends.json>`_.
+# ``python -m perfguide run keras_backends`` times every backend installed, each in its own
+# fresh processes; the ``backends`` extra installs JAX and OpenVINO
+# (``python -m pip install -e ".[cpu,backends]"``).
+
+measured = [m for ms in runs.by_model.values() for m in ms] + runs.one_batch
+print(results.publish("keras_backends", env, measured))
+
+# %%
+# Recipes
+# -------
+#
+# Choose the backend before importing Keras
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
+#
+# Keras reads ``KERAS_BACKEND`` once, when it is imported: set it in the environment of the
+# process (or first thing in the script), not after ``import keras``. Here a fresh Python
+# process is started with it, as this page started its own.
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("jax"):
+    code = "import keras; print(keras.backend.backend())"
+    env_jax = {**os.environ, "KERAS_BACKEND": "jax"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env_jax,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split()[-1] == "jax"
+
+# %%
+# Feed fit a dataset built once
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+#
+# .. recipe-status::
+#
+# On TensorFlow, a ``tf.data.Dataset`` made once and passed to every ``fit`` call, in place of
+# the NumPy arrays that ``fit`` would make a pipeline of on each call (measured on a 2-core CPU).
+# The check: it trains the same weights as the arrays in batches of the same size.
+import keras
+import numpy as np
+import tensorflow as tf
+
+x = np.random.default_rng(0).standard_normal((256, 8)).astype(np.float32)
+y = x.sum(axis=1, keepdims=True)
+dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+weights = []
+for data, options in (((dataset,), {}), ((x, y), {"batch_size": 32})):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.01), "mse")
+    for _ in range(3):
+        model.fit(*data, epochs=1, verbose=0, shuffle=False, **options)
+    weights.append(model.get_weights())
+for a, b in zip(*weights, strict=True):
+    np.testing.assert_allclose(a, b, rtol=1e-5)

@@ -1,0 +1,294 @@
+"""The Keras-backends chapter: each backend timed in fresh processes of its own, the backends'
+processes taking turns; the tables by model, the claims, where a ``fit`` call's time goes, and
+the short answer built from them."""
+
+from __future__ import annotations
+
+import cProfile
+import dataclasses
+import pstats
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from perfguide.measure.environment import quick_everywhere
+from perfguide.measure.measurement import Measurement
+from perfguide.processes.pool import Workers, job_of, take_turns
+from perfguide.report.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.claims import ClaimReport, Faster, Judged
+from perfguide.report.compare import Table
+from perfguide.report.format import format_seconds
+from perfguide.workloads import keras_backends as kb
+
+#: Fresh processes per backend (one in a quick run). Backends are compared across processes,
+#: where the machine's drift between runs outweighs the processes' own spread (as with the
+#: vectorization chapter's process-wide settings).
+PROCESSES = 2
+#: The paths each backend times on every model, and the ones it times on the MLP alone: JAX's
+#: fit without jit_compile (keras-team/keras#18648's slow case) takes seconds a call.
+PATHS = {
+    "keras-2": ("fit", "predict", "model-call"),
+    "tensorflow": ("fit", "fit-jit", "fit-dataset", "predict", "model-call"),
+    "jax": ("fit-jit", "predict", "model-call"),
+    "openvino": ("predict", "model-call"),
+}
+MLP_ONLY = {"jax": ("fit",)}
+#: The paths timed over one batch too, on the MLP: with the same epoch over
+#: :data:`~perfguide.workloads.keras_backends.EPOCH_BATCHES` batches, they split a call into
+#: its price (what a call costs besides its steps) and its steps.
+SPLIT = {
+    "keras-2": ("fit",),
+    "tensorflow": ("fit", "fit-dataset"),
+    "jax": ("fit-jit",),
+}
+
+
+def label(backend: str, path: str) -> str:
+    """A measurement's name on this page: the backend, then the path ("jax-fit-jit")."""
+    return f"{backend}-{path}"
+
+
+def variants(backend: str) -> list[str]:
+    """What ``backend``'s processes time, as its workload names the variants."""
+    every = [f"{model}-{path}" for model in kb.MODELS for path in PATHS[backend]]
+    return every + [f"mlp-{path}" for path in MLP_ONLY.get(backend, ())]
+
+
+def installed() -> list[str]:
+    """The backends this installation runs (the others are said with their reason)."""
+    return [b for b in kb.BACKENDS if b not in kb.missing_backends()]
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendRuns:
+    """Every backend's measurements, by model (labelled by :func:`label`), the MLP's split runs
+    over one batch (the same labels), and the environment record of Keras 3 on TensorFlow's
+    processes."""
+
+    by_model: dict[str, list[Measurement]]
+    one_batch: list[Measurement]
+    environment: dict[str, Any]
+
+
+def _by_model(timed: Mapping[str, Sequence[Measurement]]) -> dict[str, list[Measurement]]:
+    by_model: dict[str, list[Measurement]] = {model: [] for model in kb.MODELS}
+    for backend, measured in timed.items():
+        for m in measured:
+            model = next(name for name in kb.MODELS if m.label.startswith(name + "-"))
+            path = m.label[len(model) + 1 :]
+            by_model[model].append(dataclasses.replace(m, label=label(backend, path)))
+    return by_model
+
+
+def time_backends(device: str) -> BackendRuns:
+    """Every installed backend's variants (:func:`variants`) timed by its own fresh processes
+    (:data:`PROCESSES`), the backends' processes taking turns
+    (:func:`~perfguide.processes.pool.take_turns`), quick: only each process's median enters a
+    claim's interval across processes, not its blocks' spread."""
+    processes = 1 if quick_everywhere() else PROCESSES
+    groups = {b: Workers(processes, device=device, settings=kb.BACKENDS[b]) for b in installed()}
+    try:
+        jobs = {b: job_of(kb.BY_BACKEND[b], variants(b), quick=True) for b in groups}
+        timed = take_turns(groups, jobs)
+        split = {b: groups[b] for b in SPLIT if b in groups}
+        one = {b: job_of(kb.BY_BACKEND[b], [f"mlp-{p}" for p in SPLIT[b]], 1, True) for b in split}
+        one_batch = _by_model(take_turns(split, one))["mlp"]
+        environment = groups["tensorflow"].environment
+    finally:
+        for group in groups.values():
+            group.close()
+    return BackendRuns(_by_model(timed), one_batch, environment)
+
+
+def _cell(measured: Sequence[Measurement], name: str) -> str:
+    found = [m for m in measured if m.label == name]
+    return format_seconds(found[0].median_s) if found else "–"
+
+
+def times_table(runs: BackendRuns, paths: Sequence[tuple[str, str]], caption: str) -> Table:
+    """Each model's median time per batch (one row each) on each of ``paths`` (backend, path)."""
+    rows = [
+        [model, *(_cell(measured, label(b, p)) for b, p in paths)]
+        for model, measured in runs.by_model.items()
+    ]
+    return Table(caption, ["model", *(label(b, p) for b, p in paths)], rows)
+
+
+#: The columns of the training table and of the inference table.
+TRAINING = (
+    ("keras-2", "fit"),
+    ("tensorflow", "fit"),
+    ("tensorflow", "fit-jit"),
+    ("tensorflow", "fit-dataset"),
+    ("jax", "fit-jit"),
+)
+INFERENCE = tuple((b, p) for p in ("predict", "model-call") for b in kb.BACKENDS)
+
+
+# -- The claims ---------------------------------------------------------------------------------
+
+#: Keras's README: the fastest backend for a model speeds it up by "20% to 350%". Each backend
+#: at its default jit_compile: on by default on JAX, off on TensorFlow without a GPU.
+JAX_OVER_TENSORFLOW = tuple(
+    Judged(Faster(label("jax", "fit-jit"), label("tensorflow", "fit"), 1.2), part=m, said_of=m)
+    for m in kb.MODELS
+)
+#: keras-team/keras#18648: JAX without jit_compile far slower than with it.
+JIT_ON_JAX = Judged(Faster(label("jax", "fit-jit"), label("jax", "fit"), 2), part="mlp")
+#: keras-team/keras#19953 (its model): Keras 2 faster than Keras 3 on TensorFlow, and Keras 3
+#: faster with jit_compile=True.
+KERAS_2_OVER_3 = Judged(
+    Faster(label("keras-2", "fit"), label("tensorflow", "fit")), part="deep-mlp", said_of="deep-mlp"
+)
+XLA_ON_TENSORFLOW = Judged(
+    Faster(label("tensorflow", "fit-jit"), label("tensorflow", "fit")),
+    part="deep-mlp",
+    said_of="deep-mlp",
+)
+#: A tf.data.Dataset built once against NumPy arrays, fit on TensorFlow.
+DATASET_ON_TENSORFLOW = tuple(
+    Judged(
+        Faster(label("tensorflow", "fit-dataset"), label("tensorflow", "fit")), part=m, said_of=m
+    )
+    for m in kb.MODELS
+)
+#: predict on one batch: JAX's and OpenVINO's against TensorFlow's.
+PREDICT = tuple(
+    Judged(Faster(label(b, "predict"), label("tensorflow", "predict")), part="mlp")
+    for b in ("jax", "openvino")
+)
+
+
+def claims(runs: BackendRuns) -> tuple[Judged, ...]:
+    """The checks the installed backends can be judged on."""
+    labels = {m.label for measured in runs.by_model.values() for m in measured}
+    every = (
+        *JAX_OVER_TENSORFLOW,
+        JIT_ON_JAX,
+        KERAS_2_OVER_3,
+        XLA_ON_TENSORFLOW,
+        *DATASET_ON_TENSORFLOW,
+        *PREDICT,
+    )
+    return tuple(check for check in every if set(check.labels) <= labels)
+
+
+# -- Where a fit call's time goes ---------------------------------------------------------------
+
+
+def price_and_steps(runs: BackendRuns) -> Table:
+    """Each split path's ``fit`` on the MLP, from its times over one batch and over an epoch:
+    what a call costs besides its steps (its price), and a step."""
+    epoch = kb.EPOCH_BATCHES
+    rows = []
+    for one in runs.one_batch:
+        (many,) = (m for m in runs.by_model["mlp"] if m.label == one.label)
+        step = (many.median_s * epoch - one.median_s) / (epoch - 1)
+        price = one.median_s - step
+        share = price / (many.median_s * epoch)
+        rows.append(
+            [one.label, format_seconds(one.median_s), format_seconds(price), format_seconds(step)]
+            + [f"{share:.0%}"]
+        )
+    header = ["path", "fit over 1 batch", "price per call", "a step", f"price in {epoch} batches"]
+    return Table(
+        f"The MLP's fit: a call's price and a step, from 1 and {epoch} batches", header, rows
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class FitProfile:
+    """Python's profiler on ``fit`` calls in this process (Keras 3 on TensorFlow): how long a
+    call took, and the share of it spent building the input pipeline from NumPy arrays
+    (Keras's array data adapter: a ``tf.data`` pipeline made anew on every call)."""
+
+    call_s: float
+    adapter_share: float
+    calls: int
+
+    def __str__(self) -> str:
+        return (
+            f"fit from NumPy arrays, {self.calls} calls under Python's profiler: "
+            f"{format_seconds(self.call_s)} a call, {self.adapter_share:.0%} of it building "
+            "the tf.data pipeline from the arrays"
+        )
+
+
+def profile_fit(calls: int = 10) -> FitProfile:
+    """:class:`FitProfile` of ``calls`` calls of the MLP's ``fit`` over an epoch, after two
+    untimed ones (tracing)."""
+    network = kb.compiled("mlp", jit_compile=False, keras=kb.tl.keras_module(3))
+    x, y = kb.make_data("mlp", kb.EPOCH_BATCHES)
+    batch = kb.MODELS["mlp"].batch
+    for _ in range(2):
+        kb.fit_epoch(network, x, y, batch_size=batch)
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    for _ in range(calls):
+        kb.fit_epoch(network, x, y, batch_size=batch)
+    profiler.disable()
+    elapsed = time.perf_counter() - start
+    stats = pstats.Stats(profiler).stats
+    adapter = sum(
+        cumulative
+        for (path, _, name), (_, _, _, cumulative, _) in stats.items()
+        if "data_adapters" in path and name == "get_tf_dataset"
+    )
+    return FitProfile(elapsed / calls, adapter / elapsed, calls)
+
+
+# -- The short answer -------------------------------------------------------------------------
+
+
+def _answer(report: ClaimReport, checks: Sequence[Judged], profile: FitProfile) -> str:
+    jax = [report[c] for c in JAX_OVER_TENSORFLOW if c in checks]
+    held = sum(c.held is True for c in jax)
+    dataset = [report[c] for c in DATASET_ON_TENSORFLOW if c in checks]
+    parts = [
+        f"It depends on the model, and on how fit is fed. Keras 3 on JAX trained {held} of "
+        f"{len(jax)} models at least 1.2x faster than Keras 3 on TensorFlow here."
+    ]
+    parts += [c.stated + "." for c in jax[:1]]
+    parts += [
+        f"On TensorFlow, {profile.adapter_share:.0%} of a fit call from NumPy arrays went to "
+        "building its tf.data pipeline anew."
+    ]
+    parts += [c.stated + "." for c in dataset[:1]]
+    return " ".join(parts)
+
+
+def short_answer(
+    report: ClaimReport, checks: Sequence[Judged], profile: FitProfile, cores: int
+) -> ShortAnswer:
+    """The box atop the page: ``report``, ``checks`` (:func:`claims`) checked; ``profile``,
+    :func:`profile_fit`'s; ``cores``, the cores the build could use."""
+    here = f"(measured on a {cores}-core CPU)"
+    mlp = next(c for c in JAX_OVER_TENSORFLOW if c.part == "mlp")
+    advice = []
+    if mlp in checks:
+        advice.append(
+            Recommendation(
+                f"Try Keras 3 on JAX for a small model's training {here}",
+                report[mlp],
+                Change("KERAS_BACKEND", "jax", work="a small model's fit"),
+                recipe="choose-the-backend-before-importing-keras",
+            )
+        )
+    if JIT_ON_JAX in checks:
+        advice.append(
+            Recommendation(
+                "Keep jit_compile on (its default) under JAX",
+                report[JIT_ON_JAX],
+                Change("jit_compile", "True", work="a Keras model's fit on JAX"),
+            )
+        )
+    advice.append(
+        Recommendation(
+            f"Feed fit a tf.data.Dataset built once, not NumPy arrays, on TensorFlow {here}",
+            report[DATASET_ON_TENSORFLOW[0]],
+            Change("fit's input", "a tf.data.Dataset built once", backend="tensorflow"),
+            recipe="feed-fit-a-dataset-built-once",
+        )
+    )
+    return ShortAnswer(_answer(report, checks, profile), advice)
