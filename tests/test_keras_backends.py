@@ -163,7 +163,7 @@ def made_up_runs(jax_s=1e-3, tensorflow_s=5e-3):
         for model in kb.MODELS
     }
     one_batch = [timed(page.label("tensorflow", "fit"), 50e-3)]
-    return page.BackendRuns(by_model, one_batch, {})
+    return page.BackendRuns(by_model, one_batch, {}, [])
 
 
 def test_each_backends_variants_are_its_paths_on_every_model():

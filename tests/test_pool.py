@@ -280,8 +280,13 @@ class FakeWorkers:
     def run_in(self, index, job):
         self.log.append((self.group, index))
         seconds = {"a": 1.0, "b": 2.0, "c": 3.0}[self.group]
-        m = Measurement(job.variants[0], "call", 1, 1, 0.0, (seconds,) * 5, job.workload, 10)
-        return [m.__class__(**{**m.__dict__, "process_ids": (self.names[index],)})]
+        return [
+            Measurement(
+                variant, "call", 1, 1, 0.0, (seconds,) * 5, job.workload, 10,
+                process_ids=(self.names[index],),
+            )
+            for variant in job.variants
+        ]  # fmt: skip
 
 
 def test_groups_with_different_settings_take_turns_in_a_latin_square():
@@ -297,6 +302,20 @@ def test_groups_with_different_settings_take_turns_in_a_latin_square():
         ("c", 3.0, 3),
     ]
     assert measured[1].process_ids == ("b-0", "b-1", "b-2")
+
+
+def test_each_group_times_its_own_job_its_variants_pooled_across_its_processes():
+    log = []
+    groups = {name: FakeWorkers(name, log, 2) for name in "ab"}
+    jobs = {"a": pool.job_of("wa", ("x", "y")), "b": pool.job_of("wb", ("x",))}
+    timed = pool.take_turns(groups, jobs)
+    assert log == [("a", 0), ("b", 0), ("b", 1), ("a", 1)]
+    assert [(m.label, m.workload, m.processes) for m in timed["a"]] == [
+        ("x", "wa", 2),
+        ("y", "wa", 2),
+    ]
+    assert [(m.label, m.workload) for m in timed["b"]] == [("x", "wb")]
+    assert timed["a"][1].process_ids == ("a-0", "a-1")
 
 
 def test_groups_of_different_sizes_are_refused():

@@ -153,8 +153,7 @@ print(answer)
 # fresh processes; the ``backends`` extra installs JAX and OpenVINO
 # (``python -m pip install -e ".[cpu,backends]"``).
 
-measured = [m for ms in runs.by_model.values() for m in ms] + runs.one_batch
-print(results.publish("keras_backends", env, measured))
+print(results.publish("keras_backends", env, runs.measured))
 
 # %%
 # Recipes

@@ -62,12 +62,13 @@ def installed() -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class BackendRuns:
     """Every backend's measurements, by model (labelled by :func:`label`), the MLP's split runs
-    over one batch (the same labels), and the environment record of Keras 3 on TensorFlow's
-    processes."""
+    over one batch (the same labels), the environment record of Keras 3 on TensorFlow's
+    processes, and every measurement as its workload names it (to publish)."""
 
     by_model: dict[str, list[Measurement]]
     one_batch: list[Measurement]
     environment: dict[str, Any]
+    measured: list[Measurement]
 
 
 def _by_model(timed: Mapping[str, Sequence[Measurement]]) -> dict[str, list[Measurement]]:
@@ -92,12 +93,13 @@ def time_backends(device: str) -> BackendRuns:
         timed = take_turns(groups, jobs)
         split = {b: groups[b] for b in SPLIT if b in groups}
         one = {b: job_of(kb.BY_BACKEND[b], [f"mlp-{p}" for p in SPLIT[b]], 1, True) for b in split}
-        one_batch = _by_model(take_turns(split, one))["mlp"]
+        one_timed = take_turns(split, one)
         environment = groups["tensorflow"].environment
     finally:
         for group in groups.values():
             group.close()
-    return BackendRuns(_by_model(timed), one_batch, environment)
+    measured = [m for runs in (timed, one_timed) for ms in runs.values() for m in ms]
+    return BackendRuns(_by_model(timed), _by_model(one_timed)["mlp"], environment, measured)
 
 
 def _cell(measured: Sequence[Measurement], name: str) -> str:
@@ -278,7 +280,7 @@ def short_answer(
     if JIT_ON_JAX in checks:
         advice.append(
             Recommendation(
-                "Keep jit_compile on (its default) under JAX",
+                f"Keep jit_compile on (its default) under JAX {here}",
                 report[JIT_ON_JAX],
                 Change("jit_compile", "True", work="a Keras model's fit on JAX"),
             )
