@@ -3,8 +3,8 @@ Should I switch Keras's backend?
 ================================
 
 Keras 3 runs the same model on TensorFlow, JAX or OpenVINO, and Keras's own README promises
-speed-ups "ranging from 20% to 350%" to those who pick "the backend that is the fastest for your
-model architecture (often JAX!)". Users found the opposite too: in
+speed-ups "ranging from 20% to 350%" to those who pick the right backend for their model ("often
+JAX!", it adds). Users found the opposite too: in
 `keras-team/keras#18648 <https://github.com/keras-team/keras/issues/18648>`_ a small model's
 epoch took about 32 ms on Keras 3 with TensorFlow against 1.5 ms on Keras 2, and 3 ms on JAX
 with ``jit_compile`` on but 44 ms with it off (their table); in
@@ -118,7 +118,8 @@ show(report)
 #
 # A ``fit`` call pays a price before its first step (an iterator over the data, callbacks, its
 # compiled function looked up) and then a step per batch. Timing the MLP's ``fit`` over one
-# batch and over an epoch gives both, for each backend's fastest path:
+# batch and over an epoch gives both, for Keras 2's fit, TensorFlow's fit from arrays and from
+# a dataset, and JAX's fit with jit_compile:
 
 show(page.price_and_steps(runs))
 

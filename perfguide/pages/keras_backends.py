@@ -129,7 +129,7 @@ INFERENCE = tuple((b, p) for p in ("predict", "model-call") for b in kb.BACKENDS
 
 # -- The claims ---------------------------------------------------------------------------------
 
-#: Keras's README: the fastest backend for a model speeds it up by "20% to 350%". Each backend
+#: Keras's README: the right backend for a model speeds it up by "20% to 350%". Each backend
 #: at its default jit_compile: on by default on JAX, off on TensorFlow without a GPU.
 JAX_OVER_TENSORFLOW = tuple(
     Judged(Faster(label("jax", "fit-jit"), label("tensorflow", "fit"), 1.2), part=m, said_of=m)
