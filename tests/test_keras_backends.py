@@ -207,6 +207,11 @@ def test_a_fit_calls_price_and_step_come_from_one_batch_and_an_epoch():
     assert row == ["tensorflow-fit", "50.0 ms", "48.0 ms", "2.00 ms", "60%"]
 
 
+def test_a_models_fit_in_full_compares_every_fit_path_with_tensorflows():
+    shown = str(page.fit_in_full(made_up_runs(), "mlp"))
+    assert "tensorflow-fit-dataset" in shown and "tensorflow-predict" not in shown
+
+
 def test_the_tables_show_a_dash_where_a_backend_did_not_run_a_path():
     table = page.times_table(made_up_runs(), page.TRAINING, "fit")
     assert table.header[1:] == [page.label(b, p) for b, p in page.TRAINING]

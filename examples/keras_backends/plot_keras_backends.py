@@ -63,7 +63,6 @@ from perfguide.measure.runner import default_device
 from perfguide.pages import keras_backends as page
 from perfguide.report import results
 from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison
 from perfguide.report.show import show
 from perfguide.workloads import keras_backends as kb
 
@@ -86,14 +85,15 @@ show(page.times_table(runs, page.TRAINING, "A batch of fit, by model and path"))
 
 # %%
 
-for model, measured in runs.by_model.items():
-    training = [m for m in measured if "-fit" in m.label]
-    show(
-        Collapsed(
-            f"The {model}'s fit, in full",
-            Comparison(training, baseline="tensorflow-fit"),
-        )
-    )
+show(page.fit_in_full(runs, "mlp"))
+
+# %%
+
+show(page.fit_in_full(runs, "deep-mlp"))
+
+# %%
+
+show(page.fit_in_full(runs, "conv1d"))
 
 # %%
 # Inference: predict and model(x)

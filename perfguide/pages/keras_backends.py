@@ -16,7 +16,7 @@ from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers, job_of, take_turns
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Judged
-from perfguide.report.compare import Table
+from perfguide.report.compare import Collapsed, Comparison, Table
 from perfguide.report.format import format_seconds
 from perfguide.workloads import keras_backends as kb
 
@@ -114,6 +114,12 @@ def times_table(runs: BackendRuns, paths: Sequence[tuple[str, str]], caption: st
         for model, measured in runs.by_model.items()
     ]
     return Table(caption, ["model", *(label(b, p) for b, p in paths)], rows)
+
+
+def fit_in_full(runs: BackendRuns, model: str) -> Collapsed:
+    """Every backend's ``fit`` paths on ``model``, against Keras 3 on TensorFlow's, collapsed."""
+    training = [m for m in runs.by_model[model] if "-fit" in m.label]
+    return Collapsed(f"The {model}'s fit, in full", Comparison(training, baseline="tensorflow-fit"))
 
 
 #: The columns of the training table and of the inference table.
