@@ -75,8 +75,7 @@ def _by_model(timed: Mapping[str, Sequence[Measurement]]) -> dict[str, list[Meas
     by_model: dict[str, list[Measurement]] = {model: [] for model in kb.MODELS}
     for backend, measured in timed.items():
         for m in measured:
-            model = next(name for name in kb.MODELS if m.label.startswith(name + "-"))
-            path = m.label[len(model) + 1 :]
+            model, path = kb.model_and_path(m.label)
             by_model[model].append(dataclasses.replace(m, label=label(backend, path)))
     return by_model
 

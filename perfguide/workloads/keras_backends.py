@@ -193,11 +193,17 @@ def call_and_read(network: Any, x: np.ndarray) -> np.ndarray:
     return read(output)
 
 
+def model_and_path(variant: str) -> tuple[str, str]:
+    """The model and the path a variant names ("deep-mlp-fit-jit": "deep-mlp", "fit-jit")."""
+    model = next(m for m in MODELS if variant.startswith(m + "-"))
+    return model, variant[len(model) + 1 :]
+
+
 def _call(backend: str, variant: str, batches: int) -> Timed:
     if backend_in_process() != backend:
         settings = " ".join(f"{k}={v}" for k, v in BACKENDS[backend].items())
         raise ValueError(f"{NAMES[backend]} runs in a process started with {settings}")
-    model, path = next((m, variant[len(m) + 1 :]) for m in MODELS if variant.startswith(m + "-"))
+    model, path = model_and_path(variant)
     spec = MODELS[model]
     if path == "fit-dataset":
         dataset = tf.data.Dataset.from_tensor_slices(make_data(model, batches)).batch(spec.batch)
