@@ -213,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a profiler trace of the graph calls into DIR, for TensorBoard's "
         "profile plugin or XProf",
     )
+    diagnose.add_argument(
+        "--no-backends",
+        dest="backends",
+        action="store_false",
+        help="for a Keras file: do not also try it on Keras 3's other backends (JAX, OpenVINO)",
+    )
     diagnose.add_argument("--json", metavar="PATH", help="also write a results file to PATH")
     diagnose.add_argument("--html", metavar="PATH", help="also write a one-page report to PATH")
     diagnose.add_argument(
@@ -554,6 +560,7 @@ def _diagnose(args: argparse.Namespace) -> None:
             network_gbps=args.network_gbps,
             docs_url=args.docs_url,
             trace=args.trace,
+            backends=args.backends,
             progress=report,
             verbose=args.verbose,
         )

@@ -306,3 +306,26 @@ def save_classifier(path):
     model.train_on_batch(np.ones((2, 4), np.float32), np.zeros(2))
     model.save(path)
     return path
+
+
+@keras.saving.register_keras_serializable(package="diagnose_corpus")
+class TensorFlowOps(keras.layers.Layer):
+    """A layer that calls TensorFlow's ops, not ``keras.ops``: it runs on TensorFlow alone."""
+
+    def call(self, x):
+        return tf.math.softplus(x) * tf.math.sigmoid(x)
+
+
+def tensorflow_ops_inputs():
+    """The batch a model of :class:`TensorFlowOps` predicts (its module imported first
+    registers the layer)."""
+    return (tf.random.stateless_normal([32, 8], seed=[0, 2]),)
+
+
+def save_tensorflow_ops_model(path):
+    """Save a small compiled model with a :class:`TensorFlowOps` layer to ``path``; its path."""
+    inputs = keras.Input((8,))
+    model = keras.Model(inputs, keras.layers.Dense(4)(TensorFlowOps()(inputs)))
+    model.compile("adam", "mse")
+    model.save(path)
+    return path

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from perfguide.cli import main
 from perfguide.diagnose import examples, report
+from perfguide.diagnose.backends import TRIED
 from perfguide.diagnose.evidence import KINDS
 from perfguide.diagnose.examine import assessment_of
 from perfguide.diagnose.forms import RANDOM_CALLS
@@ -23,6 +24,7 @@ from perfguide.measure import limits
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 from perfguide.report.page_checks import unseparated_winners
+from perfguide.workloads.keras_processes import NAMES, missing_backends
 
 # Every test runs in the module's worker process or starts its own.
 pytestmark = pytest.mark.processes
@@ -216,3 +218,47 @@ def test_a_model_given_the_wrong_inputs_is_refused_in_one_line(
     assert main(argv + [part for spec in inputs for part in ("--input", spec)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and fragment in err, err
+
+
+def backends_tried(workers, target):
+    found, evidence = assessment_of(target, workers, quick=True, settle=False, backends=True)
+    assert_sound(found, evidence)
+    return found, evidence.backends
+
+
+@pytest.mark.skipif(bool(missing_backends().get("jax")), reason="JAX is not installed")
+def test_a_keras_file_is_tried_on_each_installed_backend_its_predictions_checked(workers, models):
+    path = next(p for p in models if p.name == "sequential.keras")
+    found, trial = backends_tried(workers, target_of(str(path), models[path]))
+    installed = [b for b in TRIED if b not in missing_backends()]
+    # OpenVINO's predict computes in bfloat16 on a CPU with bfloat16 units, and says so.
+    bfloat16 = "its predict computed in bfloat16"
+    assert set(trial.not_run) <= {"openvino"} and bfloat16 in trial.not_run.get(
+        "openvino", bfloat16
+    )
+    assert trial.agreed == [b for b in installed if b not in trial.not_run]
+    labels = {m.label for m in trial.measurements}
+    # The file was compiled on TensorFlow without a GPU: saved with jit_compile=False.
+    assert {
+        "tensorflow-predict",
+        "jax-predict",
+        "tensorflow-fit",
+        "jax-fit",
+        "jax-fit-jit",
+    } <= labels
+    assert "openvino-fit" not in labels  # OpenVINO runs inference only
+    assert ("openvino-predict" in labels) == ("openvino" in trial.agreed)
+    backends = {f.what: f.measured for f in found.findings if f.kind == "backend"}
+    assert list(backends) == [NAMES[b] for b in installed if b != "tensorflow"]
+    assert "predicts what Keras 3 on TensorFlow predicts" in backends[NAMES["jax"]]
+
+
+@pytest.mark.skipif(bool(missing_backends().get("jax")), reason="JAX is not installed")
+def test_a_model_of_tensorflow_ops_is_a_finding_on_other_backends_never_advice(workers, tmp_path):
+    path = diagnose_corpus.save_tensorflow_ops_model(tmp_path / "tensorflow_ops.keras")
+    found, trial = backends_tried(workers, target_of(str(path), "tensorflow_ops_inputs"))
+    assert trial.agreed == ["tensorflow"] and trial.measurements == []
+    assert trial.not_run["jax"].startswith("the model did not run:")
+    (jax,) = [f for f in found.findings if f.kind == "backend" and f.what == NAMES["jax"]]
+    assert "did not run" in jax.measured
+    assert not [a for a in found.advice if a.kind == "backend"]

@@ -12,7 +12,7 @@ import pytest
 
 from perfguide.diagnose import api, findings, report
 from perfguide.diagnose.advice import FORM_ADVICE
-from perfguide.diagnose.evidence import Evidence
+from perfguide.diagnose.evidence import BackendTrial, Evidence
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
@@ -591,3 +591,79 @@ def test_the_chapters_the_diagnosis_names_come_from_the_guides_table_of_chapters
         assert f"  why: {chapter(a.chapter).title} {link}" in text
     (fit,) = [f for f in found.findings if f.kind == "fit-call"]
     assert fit.measured.endswith(f"(chapter: {chapter('training_loop').title})")
+
+
+def tried_on_backends(times, not_run=None):
+    """A model's evidence with each backend's forms timed in processes of its own, as
+    ``times`` gives them ({"jax-predict": seconds, ...})."""
+    measured = [
+        dataclasses.replace(
+            timed(label, s, unit="step" if "-fit" in label else "call"),
+            process_ids=tuple(f"{label.split('-')[0]}{i}" for i in range(3)),
+        )
+        for label, s in times.items()
+    ]
+    agreed = list(dict.fromkeys(label.split("-")[0] for label in times))
+    trial = BackendTrial(measured, not_run or {}, agreed)
+    return dataclasses.replace(model_evidence(), backends=trial)
+
+
+def model_evidence():
+    registered = {
+        "kind": "model",
+        "variants": ["predict", "model-call"],
+        "as_written": "predict",
+        "problems": {},
+    }
+    return evidence({"predict": 30e-3, "model-call": 29e-3}, registered=registered)
+
+
+def test_a_backend_clearly_faster_than_tensorflow_is_advised_with_how_to_switch():
+    measured = tried_on_backends(
+        {
+            "tensorflow-predict": 30e-3,
+            "jax-predict": 3e-3,
+            "openvino-predict": 29e-3,
+            "tensorflow-fit": 20e-3,
+            "jax-fit": 19.8e-3,
+            "jax-fit-jit": 2e-3,
+        }
+    )
+    found = findings.assess(measured)
+    backend = {a.form: a for a in found.advice if a.kind == "backend"}
+    assert set(backend) == {"jax-predict", "openvino-predict", "jax-fit", "jax-fit-jit"}
+    assert backend["jax-predict"].advised and backend["jax-predict"].chapter == "keras_backends"
+    assert "KERAS_BACKEND=jax" in backend["jax-predict"].advice
+    assert not backend["openvino-predict"].advised and not backend["jax-fit"].advised
+    assert backend["jax-fit-jit"].advised and "jit_compile=True" in backend["jax-fit-jit"].advice
+    (jax,) = [f.measured for f in found.findings if f.what == "Keras 3 on JAX"]
+    assert "the file says jit_compile=False" in jax
+    assert "Another backend: predict on Keras 3 on JAX" in found.short_answer()
+    assert "jax-predict was 10.0x faster than tensorflow-predict here" in found.short_answer()
+    text = report.text(found, measured)
+    assert "vs tensorflow-predict" in text and "vs tensorflow-fit" in text
+    recorded = api.Diagnosis(found, measured, {}).to_json()["measurements"]
+    assert {"jax-predict", "tensorflow-fit"} <= {m["variant"] for m in recorded}
+
+
+def test_backends_that_tie_are_advised_together_and_none_clearly_slower_is():
+    measured = tried_on_backends(
+        {"tensorflow-predict": 30e-3, "jax-predict": 3e-3, "openvino-predict": 3.01e-3}
+    )
+    advised = [a.form for a in findings.assess(measured).advice if a.advised]
+    assert sorted(advised) == ["jax-predict", "openvino-predict"]
+    beaten = tried_on_backends(
+        {"tensorflow-predict": 30e-3, "jax-predict": 3e-3, "openvino-predict": 10e-3}
+    )
+    found = findings.assess(beaten)
+    (openvino,) = [a for a in found.advice if a.form == "openvino-predict"]
+    assert openvino.claim.held and not openvino.advised and "than jax-predict" in openvino.why_not
+
+
+def test_a_backend_that_did_not_run_the_model_is_a_finding_with_its_reason():
+    why = "the model did not run: NotImplementedError: a TensorFlow op on a JAX array"
+    measured = tried_on_backends({}, not_run={"jax": why})
+    found = findings.assess(measured)
+    (finding,) = [f for f in found.findings if f.kind == "backend"]
+    assert finding.what == "Keras 3 on JAX" and why in finding.measured
+    assert not [a for a in found.advice if a.kind == "backend"]

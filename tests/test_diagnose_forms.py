@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfguide import workloads
-from perfguide.diagnose import forms, model_forms
+from perfguide.diagnose import agreement, forms, model_forms
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, InputSpec, Target
 from perfguide.workloads import WORKLOADS, serving
 
@@ -28,12 +28,12 @@ def register_model(path):
 def test_results_agree_at_the_scale_of_the_result():
     a = np.array([100.0, 1e-3, -50.0], np.float32)
     close = [a + np.float32(1e-3)]  # 1e-3 off everywhere: 1000 % of the middle element
-    assert forms.difference([a], close) is None
-    assert "differs by up to 1" in forms.difference([a], [a + 1])
-    assert "shape" in forms.difference([a], [a[:2]])
-    assert "returns 2 values" in forms.difference([a], [a, a])
-    assert "NaN" in forms.difference([a], [np.array([np.nan, 0, 0], np.float32)])
-    assert forms.difference([np.array([1, 2])], [np.array([1, 3])]) == "value 0 differs"
+    assert agreement.difference([a], close) is None
+    assert "differs by up to 1" in agreement.difference([a], [a + 1])
+    assert "shape" in agreement.difference([a], [a[:2]])
+    assert "returns 2 values" in agreement.difference([a], [a, a])
+    assert "NaN" in agreement.difference([a], [np.array([np.nan, 0, 0], np.float32)])
+    assert agreement.difference([np.array([1, 2])], [np.array([1, 3])]) == "value 0 differs"
 
 
 def test_a_form_that_computes_something_else_is_not_timed(tmp_path):

@@ -13,6 +13,7 @@ from perfguide.pages import keras_backends as page
 from perfguide.processes.fresh import child_environment
 from perfguide.report.claims import ClaimReport
 from perfguide.workloads import keras_backends as kb
+from perfguide.workloads import keras_processes
 from tests import backend_results
 from tests.recipes import run_recipe
 
@@ -98,7 +99,7 @@ def test_an_inference_only_backend_has_no_training_variants():
 
 
 def test_a_backend_without_its_package_is_named_with_the_reason(monkeypatch):
-    monkeypatch.setattr(kb.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(keras_processes.importlib.util, "find_spec", lambda name: None)
     assert kb.missing_backends() == {
         "keras-2": "needs tf_keras: pip install tf-keras",
         "jax": "needs jax: pip install jax",

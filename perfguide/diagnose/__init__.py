@@ -10,7 +10,10 @@ from :mod:`~perfguide.diagnose.model_forms`, a SavedModel's or LiteRT file's fro
 :mod:`~perfguide.diagnose.saved_forms`) and registers those that compute what the reader's own
 form computes, and :mod:`~perfguide.diagnose.graph_facts`, :mod:`~perfguide.diagnose.retracing`
 and :mod:`~perfguide.diagnose.memory_series` probe it, their failures said in a reader's words
-by :mod:`~perfguide.diagnose.reasons`. :mod:`~perfguide.diagnose.examine` drives the workers,
+by :mod:`~perfguide.diagnose.reasons`. A Keras file is also loaded on Keras 3's other
+backends, in workers of their own (:mod:`~perfguide.diagnose.backend_forms`, driven by
+:mod:`~perfguide.diagnose.backends`), whose predictions
+:mod:`~perfguide.diagnose.agreement` judges. :mod:`~perfguide.diagnose.examine` drives the workers,
 :mod:`~perfguide.diagnose.findings` judges what they measured, and
 :mod:`~perfguide.diagnose.report` shows it as text, JSON or HTML. :mod:`~perfguide.diagnose.api`
 runs it all, for the command and for Python.

@@ -18,12 +18,20 @@ import statistics
 from typing import Any
 
 from perfguide.diagnose.bound import NEAR_LIMIT
-from perfguide.diagnose.evidence import Advice, Evidence, Finding, lower_first
+from perfguide.diagnose.evidence import (
+    Advice,
+    Evidence,
+    Finding,
+    backend_and_form,
+    lower_first,
+)
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
+from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Faster, Share, in_common, per_process, ratio_interval
 from perfguide.report.compare import pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup, three_figures
 from perfguide.report.ranking import Ranking, rank
+from perfguide.workloads.keras_processes import NAMES
 
 #: The forms that run the function as a graph (where retracing matters).
 GRAPH_FORMS = ("tf-function", "jit-compile")
@@ -55,6 +63,15 @@ FORM_ADVICE = {
     },
 }
 
+#: What to do where another Keras backend beat TensorFlow, per form.
+BACKEND_ADVICE = {
+    "predict": "Predict on {name}: set KERAS_BACKEND={backend} before Keras is imported",
+    "fit": "Train on {name}: set KERAS_BACKEND={backend} before Keras is imported",
+    "fit-jit": "Train on {name} with jit_compile=True: set KERAS_BACKEND={backend} before Keras "
+    "is imported, and compile the model with jit_compile=True",
+}
+#: What each backend's forms are judged against, per unit: Keras 3 on TensorFlow's.
+BACKEND_BASELINES = {"call": "tensorflow-predict", "step": "tensorflow-fit"}
 #: The chapter that explains keeping the code as written, by what the reader's code is.
 KEEP_CHAPTERS = {"keras": "training_loop", "saved-model": "serving", "litert": "serving"}
 
@@ -75,21 +92,52 @@ def form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
             if claim.held:
                 held.setdefault(m.unit, []).append(m.label)
     rankings = {unit: rank(evidence.measurements, labels) for unit, labels in held.items()}
+    return _unbeaten(advice, rankings, evidence.measurements), rankings
+
+
+def _unbeaten(
+    advice: list[Advice], rankings: dict[str, Ranking], measurements: list[Measurement]
+) -> list[Advice]:
+    """``advice``, each alternative that the fastest one that paid beat clearly no longer
+    advised."""
     leaders = {label: r for r in rankings.values() for label in r.order}
-    return [_beaten(a, leaders.get(a.form), evidence) for a in advice], rankings
+    return [_beaten(a, leaders.get(a.form), measurements) for a in advice]
 
 
-def _beaten(advice: Advice, ranking: Ranking | None, evidence: Evidence) -> Advice:
+def _beaten(advice: Advice, ranking: Ranking | None, measurements: list[Measurement]) -> Advice:
     """``advice`` not advised where the fastest form that paid beat it clearly, with by how
     much (the claim's own ratio, over the processes that timed both)."""
     if ranking is None or advice.form in ranking.tied:
         return advice
-    leader, slower = in_common(*pick(evidence.measurements, ranking.leader, advice.form))
+    leader, slower = in_common(*pick(measurements, ranking.leader, advice.form))
     why = (
         f"{format_speedup(leader.median_s / slower.median_s)} than {ranking.leader}, which is "
         "advised"
     )
     return dataclasses.replace(advice, why_not=why)
+
+
+def backend_advice(evidence: Evidence) -> list[Advice]:
+    """Each backend whose predictions agree with TensorFlow's, against Keras 3 on TensorFlow,
+    per unit (a ``predict`` call, a ``fit`` step). Backends are alternatives: as with forms,
+    only those tied with the fastest that paid are advice."""
+    trial = evidence.backends
+    if trial is None:
+        return []
+    advice, held = [], {}
+    for m in trial.measurements:
+        backend, form = backend_and_form(m.label)
+        baseline = BACKEND_BASELINES[m.unit]
+        if backend == "tensorflow":
+            continue
+        claim = Faster(m.label, baseline).check(trial.measurements)
+        gain = ratio_interval(*pick(trial.measurements, baseline, m.label))[0]
+        text = BACKEND_ADVICE[form].format(name=NAMES[backend], backend=backend)
+        advice.append(Advice(text, claim, "keras_backends", gain, "backend", m.label))
+        if claim.held:
+            held.setdefault(m.unit, []).append(m.label)
+    rankings = {unit: rank(trial.measurements, labels) for unit, labels in held.items()}
+    return _unbeaten(advice, rankings, trial.measurements)
 
 
 def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:

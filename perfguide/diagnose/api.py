@@ -83,17 +83,18 @@ def run(
     network_gbps: float = projections.NETWORK_GBPS,
     docs_url: str | None = None,
     trace: str | Path | None = None,
+    backends: bool = True,
     progress: Callable[[str], None] = no_progress,
     verbose: bool = False,
 ) -> Diagnosis:
     """Diagnose ``target`` in ``processes`` fresh processes (``quick``: shorter blocks, and no
     more processes for undecided comparisons); a model that trains projected on up to
     ``workers`` workers over ``network_gbps``; with ``trace``, a profiler trace written into
-    that folder."""
+    that folder; with ``backends``, a Keras file also tried on Keras 3's other backends."""
     logdir = str(Path(trace).resolve()) if trace is not None else None
     with Workers(processes, limits=True, progress=progress, echo_stderr=verbose) as started:
         assessment, evidence = assessment_of(
-            target, started, quick=quick, settle=not quick, trace=logdir
+            target, started, quick=quick, settle=not quick, trace=logdir, backends=backends
         )
         environment = started.environment
     projected = projections.of(evidence, workers, network_gbps)

@@ -33,6 +33,7 @@ KINDS = {
     "serving": "a serving runtime's speed beside predict's, and how far its answers move",
     "memory": "each form's memory growth per call after warm-up, and a fix where it grows",
     "fit-call": "the fixed cost of one fit call, apart from the steps of its epoch",
+    "backend": "a Keras backend tried on the model: whether it ran and predicts the same",
 }
 
 
@@ -51,7 +52,8 @@ class Advice:
     """A change, the claim that measured it on the reader's code, the chapter topic that
     explains it, its measured ``gain`` over the code as written (times faster; 1 for keeping
     the code as it is, 0 where it is no speed-up of the code as written) and its ``kind``:
-    "form" (call it another way), "keep", "retracing" or "peak"."""
+    "form" (call it another way), "keep", "retracing", "peak" or "backend" (run it on another
+    of Keras's backends)."""
 
     advice: str
     claim: Claim
@@ -72,6 +74,34 @@ class Advice:
 
 
 @dataclasses.dataclass(frozen=True)
+class BackendTrial:
+    """A saved Keras model on Keras 3's backends (:mod:`~perfguide.diagnose.backends`): each
+    backend's ``predict`` (and ``fit``) timed in processes of its own, labelled by
+    :func:`backend_label`; why each backend that was not timed was not (not installed, did not
+    load or run the model, or predicts otherwise than TensorFlow), by backend; and the backends
+    whose predictions agree with TensorFlow's (TensorFlow first)."""
+
+    measurements: list[Measurement]
+    not_run: dict[str, str]
+    agreed: list[str]
+
+
+def backend_label(backend: str, form: str) -> str:
+    """A form timed on a backend, as its measurement is labelled ("jax-predict")."""
+    return f"{backend}-{form}"
+
+
+def backend_and_form(label: str) -> tuple[str, str]:
+    """The backend and the form a :func:`backend_label` names (backends' names hold no "-").
+
+    >>> backend_and_form(backend_label("jax", "predict"))
+    ('jax', 'predict')
+    """
+    backend, form = label.split("-", 1)
+    return backend, form
+
+
+@dataclasses.dataclass(frozen=True)
 class Evidence:
     """Everything the workers measured: the forms' :class:`Measurement` s (with the peak's),
     the registration, and each process's facts and retracing answers."""
@@ -87,6 +117,8 @@ class Evidence:
     other_batch: list[Measurement] = dataclasses.field(default_factory=list)
     #: Each process's resident series of each form called many times after its timing.
     memory: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: A Keras file's model tried on Keras 3's backends, where it was.
+    backends: BackendTrial | None = None
 
     def form(self, label: str) -> Measurement | None:
         return next((m for m in self.measurements if m.label == label), None)
@@ -153,12 +185,12 @@ class Assessment:
     def best(self) -> Advice | None:
         """The best measured change: the form change per call (per training step, where no
         form per call paid) that the numbers separate from the rest, none where they tie it;
-        else the advised speed-up of another kind with the largest gain, else keeping the code
-        as written where that held; None if none did."""
+        else the advised speed-up of another kind (a backend aside: its own sentence) with the
+        largest gain, else keeping the code as written where that held; None if none did."""
         if self.rankings:
             leaders = self.leaders(next(iter(self.rankings)))
             return leaders[0] if len(leaders) == 1 else None
-        held = [a for a in self.advice if a.advised and a.gain >= 1]
+        held = [a for a in self.advice if a.advised and a.gain >= 1 and a.kind != "backend"]
         return max(held, key=lambda a: a.gain) if held else None
 
     def short_answer(self) -> str:
@@ -179,7 +211,17 @@ class Assessment:
             start = f"{self.target} cannot run as a graph: {self.graph_error}. Eagerly it is"
         else:
             start = f"{self.target} is"
-        return f"{start} {self.bound}-bound on this machine: {self.why}. {change}"
+        answer = f"{start} {self.bound}-bound on this machine: {self.why}. {change}"
+        return " ".join([answer, *self._backend_sentences()])
+
+    def _backend_sentences(self) -> list[str]:
+        """Each backend advised, with what it measured: another backend is a change beside
+        the forms, not one of them."""
+        return [
+            f"Another backend: {lower_first(a.advice)}: {a.claim.sentence} here."
+            for a in self.advice
+            if a.kind == "backend" and a.advised
+        ]
 
     def _lead_sentence(self, unit: str) -> str:
         """The form change per ``unit`` worth most, with its margin over the runner-up among

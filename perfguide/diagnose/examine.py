@@ -4,7 +4,8 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.evidence import Assessment, Evidence
+from perfguide.diagnose.backends import tries_backends, try_backends
+from perfguide.diagnose.evidence import Assessment, BackendTrial, Evidence
 from perfguide.diagnose.findings import assess
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.memory import SAMPLES
@@ -52,12 +53,14 @@ def examine(
     quick: bool = False,
     settle: bool = True,
     trace: str | None = None,
+    backends: bool = False,
 ) -> Evidence:
     """What the workers measure of ``target``: its forms timed in one interleaved run per
     process (first calls apart; a model's also at another batch size), and each process's
     facts and retracing calls. With ``settle``, a comparison with the reader's own form still
     undecided gets more processes. With ``trace``, the first process writes a profiler trace
-    of its graph calls into that folder."""
+    of its graph calls into that folder. With ``backends``, a Keras file is also tried on Keras
+    3's backends, in as many fresh processes of their own."""
     registered = workers.prepare(REGISTER, spec=target.to_json())[0]
     forms = _settle(registered["variants"], registered["as_written"]) if settle else []
     measurements = workers.run(WORKLOAD, quick=quick, settle=forms, peak=True)
@@ -80,7 +83,14 @@ def examine(
         retracing=workers.call(RETRACING, prepared=REGISTER),
         memory=workers.call(MEMORY, prepared=REGISTER, calls=calls),
         limits=workers.machine_limits,
+        backends=_backends(target, workers, quick) if backends else None,
     )
+
+
+def _backends(target: Target, workers: Workers, quick: bool) -> BackendTrial | None:
+    if not tries_backends(target):
+        return None
+    return try_backends(target, len(workers.names), quick=quick, progress=workers.progress)
 
 
 def assessment_of(
@@ -90,7 +100,8 @@ def assessment_of(
     quick: bool = False,
     settle: bool = True,
     trace: str | None = None,
+    backends: bool = False,
 ) -> tuple[Assessment, Evidence]:
     """:func:`examine` ``target`` and judge what was measured."""
-    evidence = examine(target, workers, quick=quick, settle=settle, trace=trace)
+    evidence = examine(target, workers, quick=quick, settle=settle, trace=trace, backends=backends)
     return assess(evidence), evidence

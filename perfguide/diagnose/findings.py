@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from perfguide.diagnose.advice import (
+    backend_advice,
     form_advice,
     keep_advice,
     peak_advice,
     retrace_findings,
 )
 from perfguide.diagnose.bound import limits_finding, overhead_findings, what_bounds
-from perfguide.diagnose.evidence import Assessment, Evidence, Finding
+from perfguide.diagnose.evidence import Assessment, Evidence, Finding, backend_label
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.chapters import chapter
@@ -29,6 +30,7 @@ from perfguide.report.format import format_bytes, format_percent, format_seconds
 from perfguide.report.memory_claims import grows
 from perfguide.report.ranking import rank
 from perfguide.report.ratios import fixed_price
+from perfguide.workloads.keras_processes import NAMES
 
 #: Bytes a call from which a form counts as growing the process.
 GROWS = 1e3
@@ -202,6 +204,34 @@ def _fit_findings(evidence: Evidence) -> list[Finding]:
     ]
 
 
+def _backend_findings(evidence: Evidence) -> list[Finding]:
+    """Each Keras backend the model was tried on: that it ran and predicts what Keras 3 on
+    TensorFlow predicts (and, where it was timed with jit_compile on too, that the file had it
+    off), or why it was not timed."""
+    trial = evidence.backends
+    if trial is None:
+        return []
+    labels = {m.label for m in trial.measurements}
+    found = []
+    for backend in trial.agreed[1:]:  # TensorFlow, the reference, comes first
+        measured = (
+            "loaded the model and predicts what Keras 3 on TensorFlow predicts (within float32 "
+            "rounding); its times are in the backends' table"
+        )
+        if backend_label(backend, "fit-jit") in labels:
+            measured += (
+                "; the file says jit_compile=False (as a model compiled on TensorFlow without a "
+                f"GPU is saved), which {NAMES[backend]} keeps: {backend}-fit trains uncompiled, "
+                f"{backend}-fit-jit with jit_compile=True"
+            )
+        chapter_title = chapter("keras_backends").title
+        found.append(Finding("backend", NAMES[backend], f"{measured} (chapter: {chapter_title})"))
+    return found + [
+        Finding("backend", NAMES[backend], f"not timed: {why}")
+        for backend, why in trial.not_run.items()
+    ]
+
+
 def _change(held: float) -> str:
     """A change of what the process holds, in words: never a negative size."""
     return f"gave back {format_bytes(-held)}" if held < 0 else f"grew {format_bytes(held)}"
@@ -273,9 +303,10 @@ def assess(evidence: Evidence) -> Assessment:
         *_serving_findings(evidence),
         *_fit_findings(evidence),
         *_memory_findings(evidence),
+        *_backend_findings(evidence),
         *_excluded_findings(evidence),
     ]
-    advice = [*forms, *keep_advice(evidence, forms), *retrace_advice]
+    advice = [*forms, *keep_advice(evidence, forms), *retrace_advice, *backend_advice(evidence)]
     advice += peak_advice(evidence, compute)
     # Advised first, larger gains first: the reader acts on the top line.
     order = {True: 0, None: 1, False: 2}

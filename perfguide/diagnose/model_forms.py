@@ -67,20 +67,30 @@ def keras_inputs(model: Any) -> dict[str, str]:
     return {x.name: spec_text(str(x.dtype), x.shape) for x in model.inputs}
 
 
-def model_batch(target: Target, model: Any) -> tuple[Any, Any]:
+def model_inputs(target: Target, model: Any) -> tuple[Any, Any]:
     """The batch (``--input`` specs: one per model input, by name or in order; several inputs
-    by name) and targets: the factory's, or the model's own predictions (sparse losses: their
-    classes), which train like any targets."""
+    by name) and its targets where the factory gives them (else None)."""
     if target.factory is None:
-        x = named_batch(target, keras_inputs(model))
-    else:
-        args = arguments(target)
-        if len(args) == 2:
-            return args
-        x = args[0] if len(args) == 1 else list(args)
-    predicted = model(x, training=False)
+        return named_batch(target, keras_inputs(model)), None
+    args = arguments(target)
+    if len(args) == 2:
+        return args
+    return (args[0] if len(args) == 1 else list(args)), None
+
+
+def targets_of(model: Any, predicted: Any) -> np.ndarray:
+    """Targets to train ``model`` on: its own predictions (sparse losses: their classes), which
+    train like any targets."""
+    predicted = np.asarray(predicted)
     loss = str(getattr(model.loss, "name", model.loss) or "").lower()
-    return x, (tf.argmax(predicted, axis=-1) if "sparse" in loss else tf.identity(predicted))
+    return np.argmax(predicted, axis=-1) if "sparse" in loss else predicted
+
+
+def model_batch(target: Target, model: Any) -> tuple[Any, Any]:
+    """The batch (:func:`model_inputs`) and its targets: the factory's, else
+    :func:`targets_of` the model's predictions."""
+    x, y = model_inputs(target, model)
+    return x, targets_of(model, model(x, training=False)) if y is None else y
 
 
 def batch_bytes(x: Any, y: Any) -> int:

@@ -16,7 +16,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfguide.diagnose.evidence import Advice, Assessment, Evidence
+from perfguide.diagnose.advice import BACKEND_BASELINES
+from perfguide.diagnose.evidence import (
+    Advice,
+    Assessment,
+    Evidence,
+)
 from perfguide.diagnose.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
@@ -64,7 +69,18 @@ def _tables(evidence: Evidence) -> list[Comparison]:
     ]
     if evidence.other_batch:
         tables.append(Comparison(evidence.other_batch, evidence.baselines["call"]))
-    return tables
+    return tables + _backend_tables(evidence)
+
+
+def _backend_tables(evidence: Evidence) -> list[Comparison]:
+    """Each unit's forms timed on Keras's backends, each backend in processes of its own,
+    against Keras 3 on TensorFlow's."""
+    measured = evidence.backends.measurements if evidence.backends else []
+    units = dict.fromkeys(m.unit for m in measured)
+    return [
+        Comparison([m for m in measured if m.unit == unit], BACKEND_BASELINES[unit])
+        for unit in units
+    ]
 
 
 def text(
@@ -292,5 +308,6 @@ def results_document(
     """A results file's contents: the forms' measurements (the peak's left out), with the
     diagnosis."""
     measured = [m for m in evidence.measurements if m.label != PEAK] + evidence.other_batch
+    measured += evidence.backends.measurements if evidence.backends else []
     extra = {"diagnosis": to_json(assessment, projection)}
     return results.document(environment, measured, extra)

@@ -41,6 +41,11 @@ DTYPES = (
 #: The reader's function (or model's inference calls), a model's training steps, and its
 #: inference calls at another batch size, as workloads in the worker that times them.
 WORKLOAD, TRAINING_WORKLOAD, BATCH_WORKLOAD = "diagnose", "diagnose-training", "diagnose-batch"
+#: The forms a Keras file is timed in on each of Keras's backends, and the workload that times
+#: each: ``predict``; ``fit`` over an epoch as the file was saved; and on JAX, where the file
+#: says ``jit_compile=False`` (as a model compiled on TensorFlow without a GPU is saved),
+#: ``fit-jit`` with it on, JAX's own default.
+BACKEND_FORMS = {"predict": WORKLOAD, "fit": TRAINING_WORKLOAD, "fit-jit": TRAINING_WORKLOAD}
 #: Saved models by kind: Keras files by their suffix, a SavedModel directory by the file in it,
 #: a LiteRT file by its suffix; and a function pickled with cloudpickle.
 KERAS_SUFFIXES, SAVED_MODEL_FILES, LITERT_SUFFIX = (".keras", ".h5"), ("saved_model.pb",), ".tflite"

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import os
 from collections.abc import Callable
 from typing import Any
@@ -36,36 +35,15 @@ import tensorflow as tf
 from perfguide.measure.timer import Timed
 from perfguide.workloads import training_loop as tl
 from perfguide.workloads.base import Workload
+from perfguide.workloads.keras_processes import (
+    BACKENDS,
+    INFERENCE_ONLY,
+    NAMES,
+    missing_backends,
+)
 
-#: Each backend, by the name the guide gives it, and the settings its processes start with.
-BACKENDS: dict[str, dict[str, str]] = {
-    "keras-2": dict(tl.LEGACY_KERAS),
-    "tensorflow": {"KERAS_BACKEND": "tensorflow"},
-    "jax": {"KERAS_BACKEND": "jax"},
-    "openvino": {"KERAS_BACKEND": "openvino"},
-}
-#: Each backend as readers know it.
-NAMES = {
-    "keras-2": "Keras 2 (tf_keras)",
-    "tensorflow": "Keras 3 on TensorFlow",
-    "jax": "Keras 3 on JAX",
-    "openvino": "Keras 3 on OpenVINO",
-}
-#: The package each backend needs beside TensorFlow and Keras 3.
-_PACKAGES = {"keras-2": "tf_keras", "jax": "jax", "openvino": "openvino"}
-#: Backends that run a model's forward pass only.
-INFERENCE_ONLY = ("openvino",)
 #: Batches in the epoch of one ``fit`` call, as readers call ``fit``: over many batches.
 EPOCH_BATCHES = 16
-
-
-def missing_backends() -> dict[str, str]:
-    """The backends this installation cannot run, and why."""
-    return {
-        name: f"needs {package}: pip install {package.replace('_', '-')}"
-        for name, package in _PACKAGES.items()
-        if importlib.util.find_spec(package) is None
-    }
 
 
 def keras_in_process() -> Any:
@@ -191,6 +169,28 @@ def call_and_read(network: Any, x: np.ndarray) -> np.ndarray:
     keras = keras_in_process()
     read = keras.ops.convert_to_numpy if hasattr(keras, "ops") else np.asarray  # Keras 2: no ops
     return read(output)
+
+
+def ops_per_step(model: str) -> int:
+    """The operations in ``model``'s training step as this process's backend runs it without
+    ``jit_compile``: on TensorFlow, the ops of the step's graph (``fit`` runs the step as one
+    graph call, compiled or not); on JAX, the top-level operations of the step's jaxpr, which JAX
+    dispatches one by one from Python when the step is not compiled (``jax.jit`` makes them one
+    call). Counted after one epoch of ``fit``, which builds the optimizer and metrics."""
+    spec = MODELS[model]
+    network = compiled(model, jit_compile=False)
+    x, y = make_data(model)
+    fit_epoch(network, x, y, batch_size=spec.batch)
+    backend = backend_in_process()
+    if backend == "jax":
+        import jax
+
+        state = network._get_jax_state(True, True, True, True)  # what fit hands its step
+        return len(jax.make_jaxpr(network.train_step)(state, (x, y)).jaxpr.eqns)
+    if backend != "tensorflow":
+        raise ValueError(f"ops are counted on TensorFlow and JAX, not on {NAMES[backend]}")
+    step = tf.function(network.train_step).get_concrete_function((tf.constant(x), tf.constant(y)))
+    return len(step.graph.get_operations())
 
 
 def model_and_path(variant: str) -> tuple[str, str]:

@@ -35,6 +35,7 @@ import tensorflow as tf
 
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of, forward_flops, watched
+from perfguide.workloads.keras_processes import LEGACY_KERAS
 
 #: Samples per batch and features per time step: the self-answer's batch shape (32, steps, 30).
 BATCH, FEATURES = 32, 30
@@ -49,13 +50,12 @@ EPOCH_BATCHES = 32
 #: Batches per call of ``fit``'s compiled function on the ``steps-per-execution`` path.
 STEPS_PER_EXECUTION = 8
 LEARNING_RATE = 1e-4
-#: The environment under which ``tf.keras`` is Keras 2.
-LEGACY_KERAS = {"TF_USE_LEGACY_KERAS": "1"}
 
 
 def keras_module(version: int = 3) -> Any:
-    """Keras 3, or Keras 2 (which ``tf.keras`` is only when :data:`LEGACY_KERAS` was set
-    before TensorFlow was imported: a process-wide choice)."""
+    """Keras 3, or Keras 2 (which ``tf.keras`` is only where
+    :data:`~perfguide.workloads.keras_processes.LEGACY_KERAS` was set before TensorFlow was
+    imported: a process-wide choice)."""
     if version == 3:
         import keras
 

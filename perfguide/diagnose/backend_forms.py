@@ -1,0 +1,134 @@
+"""A saved Keras model on one of Keras 3's backends, inside a worker process started with it
+(``KERAS_BACKEND`` is read once, when Keras is imported; see the Keras-backends chapter):
+loaded, its predictions written for the parent to judge against TensorFlow's, and its
+``predict`` (and, where the backend trains, ``fit`` over an epoch) registered to be timed as
+:mod:`~perfguide.diagnose.model_forms` times them under TensorFlow.
+
+A model that does not load or predict here (a layer that calls TensorFlow ops, say) is
+registered with nothing to time and the reason, in the reader's words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from perfguide.diagnose.loading import load, load_inference_model, materialize
+from perfguide.diagnose.model_forms import (
+    batch_bytes,
+    epoch_steps,
+    inference_call,
+    model_inputs,
+    targets_of,
+    training_call,
+    trains,
+)
+from perfguide.diagnose.reasons import reader_files, why_not
+from perfguide.diagnose.target import BACKEND_FORMS, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.measure.timer import Timed
+from perfguide.report.results import write_atomically
+from perfguide.workloads.base import Workload
+from perfguide.workloads.keras_backends import backend_in_process
+from perfguide.workloads.keras_processes import INFERENCE_ONLY, NAMES
+
+#: OpenVINO's names of the precisions it computes in, as NumPy and Keras name them.
+OPENVINO_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+
+
+UNITS = {WORKLOAD: "call", TRAINING_WORKLOAD: "step"}
+
+
+@dataclasses.dataclass
+class OnBackend:
+    """What a backend's worker holds: its forms as workloads by name, and the ``answer`` for
+    the parent: the backend, where its predictions were written and in what precision, the
+    forms registered and whether the file asks for ``jit_compile``; or why the model did not
+    run here."""
+
+    workloads: dict[str, Workload]
+    answer: dict[str, Any]
+
+
+def _workloads(makers: dict[str, Callable[[], Timed]]) -> dict[str, Workload]:
+    """The forms of ``makers`` as :data:`FORMS` groups them, each workload timed per unit."""
+    by_name: dict[str, list[str]] = {}
+    for form in makers:
+        by_name.setdefault(BACKEND_FORMS[form], []).append(form)
+    return {
+        name: Workload(
+            name=name,
+            question=f"How fast is the model on {NAMES[backend_in_process()]}?",
+            unit=UNITS[name],
+            size_name="calls",
+            default_size=1,
+            baseline=forms[0],
+            variants=tuple(forms),
+            make_call=lambda variant, size: makers[variant](),
+        )
+        for name, forms in by_name.items()
+    }
+
+
+def _loaded(target: Target) -> Any:
+    """The model loaded here (after the reader's module, which registers its own layers)."""
+    if target.factory is not None:
+        load(target.factory)
+    return load_inference_model(target.function)[0]
+
+
+def _npz(arrays: list[np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, *arrays)
+    return buffer.getvalue()
+
+
+def register(spec: dict[str, Any], outputs: str) -> OnBackend:
+    """Load the model ``spec`` names (:meth:`Target.to_json`) on this process's backend, write
+    its predictions of the reader's batch into ``outputs`` (a ``.npz`` file), and register its
+    ``predict`` and, where the backend trains and the model was saved compiled (with one
+    output, which its own predictions train), its ``fit`` (see
+    :data:`~perfguide.diagnose.target.BACKEND_FORMS`)."""
+    target, backend = Target.from_json(spec), backend_in_process()
+    try:
+        model = _loaded(target)
+        x = tf.nest.map_structure(np.asarray, model_inputs(target, model)[0])
+        predicted = materialize(model.predict(x, verbose=0))
+    except Exception as error:  # the reader's model on another backend: any failure is a finding
+        why = why_not(error, reader_files(target))
+        return OnBackend({}, {"backend": backend, "why": why, "forms": []})
+    write_atomically(Path(outputs), _npz(predicted))
+    makers = {"predict": lambda: inference_call("predict", model, x, Path())}
+    if trains(model) and backend not in INFERENCE_ONLY and len(predicted) == 1:
+        makers |= _training(target, model, x, targets_of(model, predicted[0]))
+    answer = {"backend": backend, "outputs": outputs, "forms": list(makers)}
+    answer |= {"precision": predict_precision(model)}
+    return OnBackend(_workloads(makers), answer)
+
+
+def predict_precision(model: Any) -> str:
+    """The precision ``predict`` computed in: OpenVINO's compiled model says (bfloat16 by
+    default on a CPU with bfloat16 units, such as AMX); the other backends compute in the
+    model's own dtype."""
+    compiled = getattr(model, "ov_compiled_model", None)
+    if compiled is None:
+        return str(getattr(model, "compute_dtype", "float32"))
+    name = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+    return OPENVINO_TYPES.get(name, name)
+
+
+def _training(target: Target, model: Any, x: Any, y: Any) -> dict[str, Callable[[], Timed]]:
+    """``fit`` as the file was saved, and on JAX with ``jit_compile`` on where the file has it
+    off: each on a model of its own (a model compiles its training step once)."""
+    steps = epoch_steps(batch_bytes(x, y))
+    makers = {"fit": lambda: training_call("fit", model, x, y, steps)}
+    if backend_in_process() == "jax" and model.jit_compile is False:
+        compiled = _loaded(target)
+        compiled.jit_compile = True
+        makers["fit-jit"] = lambda: training_call("fit", compiled, x, y, steps)
+    return makers
