@@ -1,6 +1,7 @@
 """Keras backends: every backend computes what Keras 3 on TensorFlow computes, from the same
 weights; each runs in a fresh process of its own, as the chapter runs it."""
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -241,3 +242,45 @@ def test_the_profile_finds_the_pipeline_fit_builds_from_arrays():
 def test_the_recipes_run():
     run_recipe("keras_backends", "Feed fit a dataset built once")
     run_recipe("keras_backends", "Choose the backend before importing Keras")
+
+
+def test_jaxs_operations_are_priced_one_dispatch_each_from_the_medians():
+    runs = made_up_runs()
+    runs.by_model["mlp"].append(timed(page.label("jax", "fit"), 21e-3))
+    counted = dataclasses.replace(runs, ops_per_step={"tensorflow": 250, "jax": 100})
+    # (21 ms - 1 ms) over 100 operations: 200 µs each.
+    assert "100 operations a step one at a time: 200 µs each" in page.per_dispatch(counted)
+    table = page.dispatch_table(counted)
+    assert [row[:2] for row in table.rows] == [
+        ["Keras 3 on TensorFlow", "250"],
+        ["Keras 3 on JAX", "100"],
+    ]
+    assert table.rows[1][3:] == ["21.0 ms", "1.00 ms"]
+    assert page.per_dispatch(runs) == "JAX's operations were not counted here."
+
+
+def test_openvinos_predict_precision_is_said_with_its_distance_from_float32():
+    runs = made_up_runs()
+    assert page.precision_note(runs) == "OpenVINO did not run here."
+    bfloat16 = dataclasses.replace(
+        runs, openvino_predict={"precision": "bfloat16", "difference": 0.003}
+    )
+    assert "computed in bfloat16 here; its outputs lay within 0.300 %" in page.precision_note(
+        bfloat16
+    )
+    assert "not float32 times" in page.precision_note(bfloat16)
+    exact = dataclasses.replace(runs, openvino_predict={"precision": "float32", "difference": 0.0})
+    assert "not float32 times" not in page.precision_note(exact)
+
+
+@pytest.mark.skipif(bool(kb.missing_backends().get("jax")), reason="JAX is not installed")
+def test_a_training_step_is_counted_on_tensorflow_and_on_jax_in_processes_of_their_own():
+    code = "from perfguide.workloads import keras_backends as kb; print(kb.ops_per_step('mlp'))"
+    counts = {}
+    for backend in page.OPS_COUNTED:
+        env = child_environment(kb.BACKENDS[backend])
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        counts[backend] = int(done.stdout.split()[-1])
+    assert all(n > 10 for n in counts.values()), counts

@@ -102,6 +102,7 @@ show(page.fit_in_full(runs, "conv1d"))
 # One batch of each model. OpenVINO runs inference only.
 
 show(page.times_table(runs, page.INFERENCE, "One batch predicted, by model and path"))
+print(page.precision_note(runs))
 
 # %%
 # The checks: Keras's "20% to 350%" as "at least 1.2x faster" on JAX, each backend at its
@@ -111,6 +112,18 @@ show(page.times_table(runs, page.INFERENCE, "One batch predicted, by model and p
 checks = page.claims(runs)
 report = ClaimReport.of(checks, runs.by_model)
 show(report)
+
+# %%
+# Why jit_compile matters on JAX
+# ------------------------------
+#
+# Each backend's MLP training step, its operations counted in the worker processes above: on
+# TensorFlow, the ops of the step's graph; on JAX, the top-level operations of the step as JAX
+# traces it (its jaxpr), which JAX dispatches one by one from Python unless the step is
+# compiled.
+
+show(page.dispatch_table(runs))
+print(page.per_dispatch(runs))
 
 # %%
 # Where a fit call's time goes

@@ -34,12 +34,8 @@ from perfguide.diagnose.target import BACKEND_FORMS, TRAINING_WORKLOAD, WORKLOAD
 from perfguide.measure.timer import Timed
 from perfguide.report.results import write_atomically
 from perfguide.workloads.base import Workload
-from perfguide.workloads.keras_backends import backend_in_process
+from perfguide.workloads.keras_backends import backend_in_process, predict_precision
 from perfguide.workloads.keras_processes import INFERENCE_ONLY, NAMES
-
-#: OpenVINO's names of the precisions it computes in, as NumPy and Keras name them.
-OPENVINO_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
-
 
 UNITS = {WORKLOAD: "call", TRAINING_WORKLOAD: "step"}
 
@@ -109,17 +105,6 @@ def register(spec: dict[str, Any], outputs: str) -> OnBackend:
     answer = {"backend": backend, "outputs": outputs, "forms": list(makers)}
     answer |= {"precision": predict_precision(model)}
     return OnBackend(_workloads(makers), answer)
-
-
-def predict_precision(model: Any) -> str:
-    """The precision ``predict`` computed in: OpenVINO's compiled model says (bfloat16 by
-    default on a CPU with bfloat16 units, such as AMX); the other backends compute in the
-    model's own dtype."""
-    compiled = getattr(model, "ov_compiled_model", None)
-    if compiled is None:
-        return str(getattr(model, "compute_dtype", "float32"))
-    name = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
-    return OPENVINO_TYPES.get(name, name)
 
 
 def _training(target: Target, model: Any, x: Any, y: Any) -> dict[str, Callable[[], Timed]]:

@@ -17,7 +17,7 @@ from perfguide.processes.pool import Workers, job_of, take_turns
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Judged
 from perfguide.report.compare import Collapsed, Comparison, Table
-from perfguide.report.format import format_seconds
+from perfguide.report.format import format_percent, format_seconds
 from perfguide.workloads import keras_backends as kb
 
 #: Fresh processes per backend (one in a quick run). Backends are compared across processes,
@@ -43,6 +43,13 @@ SPLIT = {
 }
 
 
+#: The backends whose training step's operations are counted, and the workers' functions that
+#: count them and say what OpenVINO's predict computed in.
+OPS_COUNTED = ("tensorflow", "jax")
+OPS = f"{kb.__name__}:{kb.ops_per_step.__name__}"
+PRECISION = f"{kb.__name__}:{kb.predict_precision_of.__name__}"
+
+
 def label(backend: str, path: str) -> str:
     """A measurement's name on this page: the backend, then the path ("jax-fit-jit")."""
     return f"{backend}-{path}"
@@ -63,12 +70,18 @@ def installed() -> list[str]:
 class BackendRuns:
     """Every backend's measurements, by model (labelled by :func:`label`), the MLP's split runs
     over one batch (the same labels), the environment record of Keras 3 on TensorFlow's
-    processes, and every measurement as its workload names it (to publish)."""
+    processes, every measurement as its workload names it (to publish), the operations in the
+    MLP's training step on each backend that counts them
+    (:func:`~perfguide.workloads.keras_backends.ops_per_step`), and the precision OpenVINO's
+    ``predict`` computed in (:func:`~perfguide.workloads.keras_backends.predict_precision_of`,
+    where OpenVINO ran)."""
 
     by_model: dict[str, list[Measurement]]
     one_batch: list[Measurement]
     environment: dict[str, Any]
     measured: list[Measurement]
+    ops_per_step: dict[str, int] = dataclasses.field(default_factory=dict)
+    openvino_predict: dict[str, Any] | None = None
 
 
 def _by_model(timed: Mapping[str, Sequence[Measurement]]) -> dict[str, list[Measurement]]:
@@ -94,11 +107,17 @@ def time_backends(device: str) -> BackendRuns:
         one = {b: job_of(kb.BY_BACKEND[b], [f"mlp-{p}" for p in SPLIT[b]], 1, True) for b in split}
         one_timed = take_turns(split, one)
         environment = groups["tensorflow"].environment
+        ops = {b: groups[b].call_in(0, OPS, model="mlp") for b in OPS_COUNTED if b in groups}
+        openvino = (
+            groups["openvino"].call_in(0, PRECISION, model="mlp") if "openvino" in groups else None
+        )
     finally:
         for group in groups.values():
             group.close()
     measured = [m for runs in (timed, one_timed) for ms in runs.values() for m in ms]
-    return BackendRuns(_by_model(timed), _by_model(one_timed)["mlp"], environment, measured)
+    return BackendRuns(
+        _by_model(timed), _by_model(one_timed)["mlp"], environment, measured, ops, openvino
+    )
 
 
 def _cell(measured: Sequence[Measurement], name: str) -> str:
@@ -178,6 +197,63 @@ def claims(runs: BackendRuns) -> tuple[Judged, ...]:
         *PREDICT,
     )
     return tuple(check for check in every if set(check.labels) <= labels)
+
+
+# -- Why jit_compile matters on JAX -------------------------------------------------------------
+
+
+def dispatch_table(runs: BackendRuns) -> Table:
+    """The MLP's training step on each backend that counted its operations: how many, how
+    ``fit`` runs them without ``jit_compile``, and a batch of ``fit`` with it off and on."""
+    how = {
+        "tensorflow": "one graph call a step, either way",
+        "jax": "one at a time from Python; jit_compile: one compiled call",
+    }
+    rows = [
+        [kb.NAMES[b], str(n), how[b], *(_cell(runs.by_model["mlp"], label(b, p)) for p in JIT_PAIR)]
+        for b, n in runs.ops_per_step.items()
+    ]
+    header = ["backend", "ops in a step", "how fit runs them", "jit_compile off", "on"]
+    return Table("The MLP's training step: its operations, and a batch of fit", header, rows)
+
+
+#: fit with jit_compile off and on.
+JIT_PAIR = ("fit", "fit-jit")
+
+
+def per_dispatch(runs: BackendRuns) -> str:
+    """What each of JAX's operations cost a step without ``jit_compile``, from the medians:
+    the step's time beyond the compiled step's, over its operations."""
+    ops = runs.ops_per_step.get("jax")
+    found = {m.label: m for m in runs.by_model["mlp"]}
+    off, on = (found.get(label("jax", p)) for p in JIT_PAIR)
+    if not ops or off is None or on is None:
+        return "JAX's operations were not counted here."
+    each = (off.median_s - on.median_s) / ops
+    return (
+        f"Without jit_compile, Keras 3 on JAX dispatched the MLP's {ops} operations a step one "
+        f"at a time: {format_seconds(each)} each beyond the compiled step (from the medians). "
+        "Keras 3 on TensorFlow runs its step as one graph call with jit_compile off too, so the "
+        "switch changes only how its kernels are made."
+    )
+
+
+def precision_note(runs: BackendRuns) -> str:
+    """What OpenVINO's ``predict`` computed in, and how far its outputs lay from float32's."""
+    found = runs.openvino_predict
+    if found is None:
+        return "OpenVINO did not run here."
+    note = (
+        f"OpenVINO's predict computed in {found['precision']} here; its outputs lay within "
+        f"{format_percent(found['difference'])} of model(x)'s float32 outputs (as a share of the "
+        "largest)."
+    )
+    if found["precision"] != "float32":
+        note += (
+            f" {found['precision']} is OpenVINO's default on a CPU with bfloat16 units, so its "
+            "predict times are not float32 times."
+        )
+    return note
 
 
 # -- Where a fit call's time goes ---------------------------------------------------------------

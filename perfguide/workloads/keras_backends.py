@@ -42,6 +42,10 @@ from perfguide.workloads.keras_processes import (
     missing_backends,
 )
 
+#: OpenVINO's names of the precisions it computes in, as NumPy and Keras name them.
+OPENVINO_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+
+
 #: Batches in the epoch of one ``fit`` call, as readers call ``fit``: over many batches.
 EPOCH_BATCHES = 16
 
@@ -191,6 +195,29 @@ def ops_per_step(model: str) -> int:
         raise ValueError(f"ops are counted on TensorFlow and JAX, not on {NAMES[backend]}")
     step = tf.function(network.train_step).get_concrete_function((tf.constant(x), tf.constant(y)))
     return len(step.graph.get_operations())
+
+
+def predict_precision(model: Any) -> str:
+    """The precision ``predict`` computed in: OpenVINO's compiled model says (bfloat16 by
+    default on a CPU with bfloat16 units, such as AMX); the other backends compute in the
+    model's own dtype."""
+    compiled = getattr(model, "ov_compiled_model", None)
+    if compiled is None:
+        return str(getattr(model, "compute_dtype", "float32"))
+    name = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+    return OPENVINO_TYPES.get(name, name)
+
+
+def predict_precision_of(model: str) -> dict[str, Any]:
+    """The precision ``model``'s ``predict`` computes in on this process's backend
+    (:func:`predict_precision`), and how far its outputs lie from ``model(x)``'s read as NumPy
+    (float32 on every backend), as a share of the largest output."""
+    network = built(model)
+    x = make_data(model)[0]
+    predicted = network.predict(x, batch_size=MODELS[model].batch, verbose=0)
+    exact = call_and_read(network, x)
+    share = float(np.max(np.abs(predicted - exact)) / np.max(np.abs(exact)))
+    return {"precision": predict_precision(network), "difference": share}
 
 
 def model_and_path(variant: str) -> tuple[str, str]:
