@@ -47,8 +47,13 @@ the forms tied. For a compiled model it times a training step through ``fit`` ca
 would call it, once over an epoch of many batches (your batch repeated, up to 64),
 ``train_on_batch`` and a custom ``tf.function`` step, each checked to train the same weights,
 and ``fit`` called on one batch, which with the epoch prices a ``fit`` call apart from its
-steps; and judges them against ``predict`` and ``fit``. A conversion that fails is reported in
-one line with its reason, and the rest of the report still comes. A SavedModel directory is
+steps; and judges them against ``predict`` and ``fit``. A Keras file also loads on Keras 3's
+other backends (JAX, and OpenVINO for inference), each in fresh processes of its own: a backend
+whose predictions agree with TensorFlow's has its ``predict`` and ``fit`` timed against
+TensorFlow's, and one that cannot run the model is a finding with the reason (see
+:doc:`Should I switch Keras's backend? </auto_examples/keras_backends/plot_keras_backends>`).
+A conversion that fails is reported in one line with its reason, and the rest of the report
+still comes. A SavedModel directory is
 timed through its serving signature, as TensorFlow Serving calls it, beside the signature
 compiled with XLA and converted for LiteRT and ONNX Runtime; a ``.tflite`` file in LiteRT's
 interpreter with every core, with one, and with XNNPACK off. A model's inputs may be named as
