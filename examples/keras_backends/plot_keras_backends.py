@@ -126,6 +126,12 @@ show(page.dispatch_table(runs))
 print(page.per_dispatch(runs))
 
 # %%
+# Compiling costs JAX's first ``fit`` call more than TensorFlow's; each later epoch pays some of
+# it back:
+
+show(page.compile_repaid(runs))
+
+# %%
 # Where a fit call's time goes
 # ----------------------------
 #

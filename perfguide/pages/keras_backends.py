@@ -256,6 +256,50 @@ def precision_note(runs: BackendRuns) -> str:
     return note
 
 
+def epochs_to_repay(extra_s: float, saved_s: float) -> str:
+    """After how many epochs a first call ``extra_s`` dearer than the other path's is repaid by
+    ``saved_s`` an epoch.
+
+    >>> epochs_to_repay(2.0, 0.5), epochs_to_repay(-0.1, 0.5), epochs_to_repay(1.0, -0.2)
+    ('4', 'at once', 'never: no epoch saved')
+    """
+    if saved_s <= 0:
+        return "never: no epoch saved"
+    return "at once" if extra_s <= 0 else f"{extra_s / saved_s:.2g}"
+
+
+def compile_repaid(runs: BackendRuns) -> Collapsed:
+    """Per model, what JAX's first ``fit`` call cost beyond a steady one (tracing and
+    compiling its step) and TensorFlow's, the epoch of
+    :data:`~perfguide.workloads.keras_backends.EPOCH_BATCHES` batches JAX saved, and after how
+    many epochs that repays the difference (from the medians)."""
+    jax, tensorflow = label("jax", "fit-jit"), label("tensorflow", "fit")
+    rows = []
+    for model, measured in runs.by_model.items():
+        found = {m.label: m for m in measured}
+        if jax not in found or tensorflow not in found:
+            continue
+        fast, slow = found[jax], found[tensorflow]
+        extra = fast.first_call_overhead_s - slow.first_call_overhead_s
+        saved = (slow.median_s - fast.median_s) * kb.EPOCH_BATCHES
+        rows.append(
+            [model, format_seconds(fast.first_call_overhead_s)]
+            + [format_seconds(slow.first_call_overhead_s), format_seconds(saved)]
+            + [epochs_to_repay(extra, saved)]
+        )
+    header = [
+        "model",
+        f"{jax}'s first call",
+        f"{tensorflow}'s",
+        "an epoch saved",
+        "epochs to repay",
+    ]
+    table = Table(
+        "A first fit call beyond a steady one, and the epochs that repay it", header, rows
+    )
+    return Collapsed("When JAX's compile is repaid", table)
+
+
 # -- Where a fit call's time goes ---------------------------------------------------------------
 
 
