@@ -22,8 +22,11 @@ MobileNetV2. Each is served every way a user would: by Keras's ``predict``, ``mo
 ``tf-function-xla``, the same compiled with XLA; by ``saved-model``, the SavedModel
 ``model.export`` writes, loaded with ``tf.saved_model.load``; by LiteRT's interpreter on the
 converted model, on every core (``litert``), on one thread (``litert-1-thread``) and with int8
-weights (``litert-int8``); and by ONNX Runtime on a ``tf2onnx`` conversion (``onnxruntime``). It
-times one request, the tail, batches and a cold start; :doc:`How to read these pages </reading>`
+weights (``litert-int8``); by ONNX Runtime on a ``tf2onnx`` conversion (``onnxruntime``); and by
+OpenVINO's runtime on its own conversion, in float32 (``openvino``; Keras 3 can also run on
+OpenVINO as a backend: see :doc:`Should I switch Keras's backend?
+</auto_examples/keras_backends/plot_keras_backends>`). It times one request, the tail, batches
+and a cold start; :doc:`How to read these pages </reading>`
 defines the tables' terms and verdicts.
 
 .. raw:: html

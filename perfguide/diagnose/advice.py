@@ -52,6 +52,10 @@ FORM_ADVICE = {
         "saved-model": ("Serve its SavedModel (model.export, tf.saved_model.load)", "serving"),
         "litert": ("Serve it with LiteRT's interpreter (converted to .tflite)", "serving"),
         "onnxruntime": ("Serve it with ONNX Runtime (converted with tf2onnx)", "serving"),
+        "openvino": (
+            "Serve it with OpenVINO's runtime (converted with openvino.convert_model)",
+            "serving",
+        ),
         "jit-compile": ("Compile its signature with XLA: tf.function(jit_compile=True)", "serving"),
         "litert-1-thread": ("Give LiteRT's interpreter one thread: num_threads=1", "serving"),
         "litert-no-xnnpack": (

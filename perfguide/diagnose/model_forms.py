@@ -25,7 +25,7 @@ from perfguide.workloads.training_loop import custom_train_step, inference_funct
 #: as readers call it, once over an epoch of many batches; ``fit-per-batch`` on one batch a
 #: call, which with it gives the price of a fit call apart from its steps.
 INFERENCE_FORMS = ("predict", "model-call", "predict-on-batch", "tf-function")
-SERVING_FORMS = ("saved-model", "litert", "onnxruntime")
+SERVING_FORMS = ("saved-model", "litert", "onnxruntime", "openvino")
 TRAINING_FORMS = ("fit", "fit-per-batch", "train-on-batch", "custom-step")
 #: Batches in the epoch of one timed ``fit`` call (the reader's batch, repeated in NumPy
 #: arrays, as readers feed fit), fewer where the epoch's arrays would take more than

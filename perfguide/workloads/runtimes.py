@@ -131,6 +131,25 @@ def load_onnxruntime(path: Path) -> Answer:
     return answer
 
 
+def load_openvino(path: Path) -> Answer:
+    """OpenVINO's CPU runtime on its IR graph at ``path``, compiled to compute in float32 (its
+    default on a CPU with bfloat16 units is bfloat16, which answers otherwise than Keras);
+    several inputs by name, as the SavedModel it was converted from names them."""
+    import openvino
+
+    compiled = openvino.Core().compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    named = {name.removesuffix(":0"): port for port in compiled.inputs for name in port.names}
+    outputs = len(compiled.outputs)
+
+    def answer(x: Batch) -> Any:
+        feed = {named[k]: a for k, a in x.items()} if isinstance(x, dict) else [x]
+        answers = list(request.infer(feed).values())
+        return answers[0] if outputs == 1 else answers
+
+    return answer
+
+
 #: Way -> how its saved file becomes a function that answers a batch of requests.
 LOADERS: dict[str, Callable[[Path], Answer]] = {
     "keras": load_keras,

@@ -11,7 +11,8 @@ The ways (:data:`WAYS`): Keras's own calls (``predict``, ``model(x, training=Fal
 ``predict_on_batch``); the forward pass as a ``tf.function`` with an input signature, and
 compiled with XLA; the SavedModel ``model.export`` writes, loaded with ``tf.saved_model.load``;
 LiteRT's interpreter on the model converted by TensorFlow's converter (all cores, one thread, and
-with its weights quantized to int8); ONNX Runtime on a ``tf2onnx`` conversion. Every way is
+with its weights quantized to int8); ONNX Runtime on a ``tf2onnx`` conversion; OpenVINO's
+runtime on its own conversion of the SavedModel, in float32. Every way is
 handed the same request, a NumPy array, as a server would have it; a way whose package is not
 installed is left out, and :data:`UNAVAILABLE` says why.
 
@@ -42,7 +43,12 @@ from perfguide.measure import environment
 from perfguide.measure.timer import Timed
 from perfguide.workloads import training_loop
 from perfguide.workloads.base import Workload, forward_flops, watched
-from perfguide.workloads.runtimes import load_litert, load_onnxruntime, load_saved_model
+from perfguide.workloads.runtimes import (
+    load_litert,
+    load_onnxruntime,
+    load_openvino,
+    load_saved_model,
+)
 
 #: Classes the MLP and the MobileNet answer with; MobileNet's input side and width multiplier.
 CLASSES, IMAGE_SIDE, MOBILENET_ALPHA = 10, 96, 0.35
@@ -143,6 +149,19 @@ def convert_function_onnx(function: Any, path: Path) -> None:
     path.write_bytes(proto.SerializeToString())
 
 
+def convert_openvino(saved_model: Path, path: Path) -> None:
+    """OpenVINO's conversion of the model's exported SavedModel, saved as its IR (an ``.xml``
+    graph and a ``.bin`` of weights) into the folder ``path``."""
+    import openvino
+
+    path.mkdir()
+    model = openvino.convert_model(str(saved_model))
+    # Weights kept in float32: save_model halves them to float16 unless told.
+    openvino.save_model(model, str(path / OPENVINO_GRAPH), compress_to_fp16=False)
+
+
+#: The graph file of an OpenVINO folder (its weights beside it).
+OPENVINO_GRAPH = "model.xml"
 #: File kind -> its name, how it is written, and the kind of file it is written from (None: the
 #: Keras model itself). LiteRT's converter reads the exported SavedModel, written once for both.
 WRITERS: dict[str, tuple[str, Callable[[Any, Path], None], str | None]] = {
@@ -155,12 +174,14 @@ WRITERS: dict[str, tuple[str, Callable[[Any, Path], None], str | None]] = {
         "saved-model",
     ),
     "onnx": ("model.onnx", convert_onnx, None),
+    "openvino": ("openvino", convert_openvino, "saved-model"),
 }
 #: Packages a file kind needs, by import name and distribution name.
 PACKAGES = {
     "litert": {"ai_edge_litert": "ai-edge-litert"},
     "litert-int8": {"ai_edge_litert": "ai-edge-litert"},
     "onnx": {"onnxruntime": "onnxruntime", "tf2onnx": "tf2onnx"},
+    "openvino": {"openvino": "openvino"},
 }
 
 
@@ -171,7 +192,9 @@ def _folder(name: str) -> Path:
     digest = hashlib.sha256()
     for weight in built(name).get_weights():
         digest.update(np.ascontiguousarray(weight).tobytes())
-    for package in ("tensorflow-cpu", "keras", "ai-edge-litert", "tf2onnx", "onnxruntime"):
+    for package in (
+        "tensorflow-cpu", "keras", "ai-edge-litert", "tf2onnx", "onnxruntime", "openvino",
+    ):  # fmt: skip
         try:
             digest.update(importlib.metadata.version(package).encode())
         except importlib.metadata.PackageNotFoundError:
@@ -232,6 +255,7 @@ WAYS: dict[str, str | None] = {
     "litert-1-thread": "litert",
     "litert-int8": "litert-int8",
     "onnxruntime": "onnx",
+    "openvino": "openvino",
 }
 
 
@@ -253,6 +277,8 @@ def load_way(way: str, path: Path) -> Callable[[np.ndarray], Any]:
         return load_saved_model(path)
     if way == "onnxruntime":
         return load_onnxruntime(path)
+    if way == "openvino":
+        return load_openvino(path / OPENVINO_GRAPH)
     return load_litert(path, threads=1 if way == "litert-1-thread" else None)
 
 
