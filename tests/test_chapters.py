@@ -1,5 +1,7 @@
 """What every chapter script keeps to, read from its source (the docs build runs them)."""
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,28 @@ def test_the_guides_own_calls_are_hidden_in_code_not_in_prose(chapter):
     ]
     assert glued == []
     assert sum(line == START for line in lines) == sum(line == END for line in lines)
+
+
+def cells(source: str) -> list[str]:
+    """A chapter's code cells, as sphinx-gallery splits them (at ``# %%``)."""
+    return re.split(r"^# %%.*$", source, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.parent.name)
+def test_what_a_chapter_shows_is_its_cells_last_value(chapter):
+    # The site displays only a cell's last value: a table shown before more code is lost.
+    lost = []
+    for number, cell in enumerate(cells(chapter.read_text())):
+        body = ast.parse(cell).body
+        last = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
+        lost += [
+            f"cell {number}, line {node.lineno}"
+            for node in ast.walk(ast.Module(body, []))
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "id", None) == "show"
+            and node is not last
+        ]
+    assert lost == []
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.parent.name)

@@ -102,6 +102,10 @@ show(page.fit_in_full(runs, "conv1d"))
 # One batch of each model. OpenVINO runs inference only.
 
 show(page.times_table(runs, page.INFERENCE, "One batch predicted, by model and path"))
+
+# %%
+# The precision OpenVINO's ``predict`` computed in, read in its worker process:
+
 print(page.precision_note(runs))
 
 # %%
@@ -123,6 +127,10 @@ show(report)
 # compiled.
 
 show(page.dispatch_table(runs))
+
+# %%
+# What each operation cost JAX without ``jit_compile``:
+
 print(page.per_dispatch(runs))
 
 # %%

@@ -43,16 +43,16 @@ UNITS = {WORKLOAD: "call", TRAINING_WORKLOAD: "step"}
 @dataclasses.dataclass
 class OnBackend:
     """What a backend's worker holds: its forms as workloads by name, and the ``answer`` for
-    the parent: the backend, where its predictions were written and in what precision, the
-    forms registered and whether the file asks for ``jit_compile``; or why the model did not
-    run here."""
+    the parent: the backend, where its predictions were written and in what precision, and the
+    forms registered; or why the model did not run here."""
 
     workloads: dict[str, Workload]
     answer: dict[str, Any]
 
 
 def _workloads(makers: dict[str, Callable[[], Timed]]) -> dict[str, Workload]:
-    """The forms of ``makers`` as :data:`FORMS` groups them, each workload timed per unit."""
+    """The forms of ``makers`` as :data:`~perfguide.diagnose.target.BACKEND_FORMS` groups them,
+    each workload timed per unit."""
     by_name: dict[str, list[str]] = {}
     for form in makers:
         by_name.setdefault(BACKEND_FORMS[form], []).append(form)
@@ -99,6 +99,7 @@ def register(spec: dict[str, Any], outputs: str) -> OnBackend:
         why = why_not(error, reader_files(target))
         return OnBackend({}, {"backend": backend, "why": why, "forms": []})
     write_atomically(Path(outputs), _npz(predicted))
+    # predict converts nothing: no folder for conversions.
     makers = {"predict": lambda: inference_call("predict", model, x, Path())}
     if trains(model) and backend not in INFERENCE_ONLY and len(predicted) == 1:
         makers |= _training(target, model, x, targets_of(model, predicted[0]))
