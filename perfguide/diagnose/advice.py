@@ -23,6 +23,7 @@ from perfguide.diagnose.evidence import (
     Evidence,
     Finding,
     backend_and_form,
+    backend_label,
     lower_first,
 )
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
@@ -75,7 +76,10 @@ BACKEND_ADVICE = {
     "is imported, and compile the model with jit_compile=True",
 }
 #: What each backend's forms are judged against, per unit: Keras 3 on TensorFlow's.
-BACKEND_BASELINES = {"call": "tensorflow-predict", "step": "tensorflow-fit"}
+BACKEND_BASELINES = {
+    "call": backend_label("tensorflow", "predict"),
+    "step": backend_label("tensorflow", "fit"),
+}
 #: The chapter that explains keeping the code as written, by what the reader's code is.
 KEEP_CHAPTERS = {"keras": "training_loop", "saved-model": "serving", "litert": "serving"}
 
@@ -85,18 +89,29 @@ def form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
     ranking of those faster than it. Forms are alternatives: of those, only the ones tied with
     the fastest are advice, and one clearly slower than it is shown as measured, with why."""
     advice_for = FORM_ADVICE[evidence.registered.get("kind", "function")]
+    changes = [
+        (m, evidence.baselines[m.unit], *advice_for[m.label])
+        for m in evidence.forms
+        if m.label in advice_for and m.label != evidence.baselines[m.unit]
+    ]
+    return _alternatives(changes, evidence.measurements, "form")
+
+
+def _alternatives(
+    changes: list[tuple[Measurement, str, str, str]], measurements: list[Measurement], kind: str
+) -> tuple[list[Advice], dict[str, Ranking]]:
+    """Each change (a measurement, the label it is judged against, its advice and chapter)
+    as advice of ``kind`` checked on ``measurements``, and per unit the ranking of those that
+    held. They are alternatives: only the ones tied with the fastest that held are advised."""
     advice, held = [], {}
-    for m in evidence.forms:
-        baseline = evidence.baselines[m.unit]
-        if m.label in advice_for and m.label != baseline:
-            claim = Faster(m.label, baseline).check(evidence.measurements)
-            gain = ratio_interval(evidence.form(baseline), m)[0]  # the claim's own ratio
-            text, chapter = advice_for[m.label]
-            advice.append(Advice(text, claim, chapter, gain, form=m.label))
-            if claim.held:
-                held.setdefault(m.unit, []).append(m.label)
-    rankings = {unit: rank(evidence.measurements, labels) for unit, labels in held.items()}
-    return _unbeaten(advice, rankings, evidence.measurements), rankings
+    for m, baseline, text, chapter in changes:
+        claim = Faster(m.label, baseline).check(measurements)
+        gain = ratio_interval(*pick(measurements, baseline, m.label))[0]  # the claim's ratio
+        advice.append(Advice(text, claim, chapter, gain, kind, m.label))
+        if claim.held:
+            held.setdefault(m.unit, []).append(m.label)
+    rankings = {unit: rank(measurements, labels) for unit, labels in held.items()}
+    return _unbeaten(advice, rankings, measurements), rankings
 
 
 def _unbeaten(
@@ -123,25 +138,17 @@ def _beaten(advice: Advice, ranking: Ranking | None, measurements: list[Measurem
 
 def backend_advice(evidence: Evidence) -> list[Advice]:
     """Each backend whose predictions agree with TensorFlow's, against Keras 3 on TensorFlow,
-    per unit (a ``predict`` call, a ``fit`` step). Backends are alternatives: as with forms,
-    only those tied with the fastest that paid are advice."""
+    per unit (a ``predict`` call, a ``fit`` step), judged as alternatives like forms."""
     trial = evidence.backends
     if trial is None:
         return []
-    advice, held = [], {}
+    changes = []
     for m in trial.measurements:
         backend, form = backend_and_form(m.label)
-        baseline = BACKEND_BASELINES[m.unit]
-        if backend == "tensorflow":
-            continue
-        claim = Faster(m.label, baseline).check(trial.measurements)
-        gain = ratio_interval(*pick(trial.measurements, baseline, m.label))[0]
-        text = BACKEND_ADVICE[form].format(name=NAMES[backend], backend=backend)
-        advice.append(Advice(text, claim, "keras_backends", gain, "backend", m.label))
-        if claim.held:
-            held.setdefault(m.unit, []).append(m.label)
-    rankings = {unit: rank(trial.measurements, labels) for unit, labels in held.items()}
-    return _unbeaten(advice, rankings, trial.measurements)
+        if backend != "tensorflow":
+            text = BACKEND_ADVICE[form].format(name=NAMES[backend], backend=backend)
+            changes.append((m, BACKEND_BASELINES[m.unit], text, "keras_backends"))
+    return _alternatives(changes, trial.measurements, "backend")[0]
 
 
 def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
