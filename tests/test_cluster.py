@@ -3,6 +3,7 @@ all in one line, and no process or port outlives a run. The tasks here are plain
 TensorFlow: the launcher is what is tested."""
 
 import json
+import os
 import socket
 import sys
 import tempfile
@@ -59,11 +60,18 @@ def test_every_task_gets_its_own_tf_config_and_the_same_cluster():
     assert not _children_alive()
 
 
+#: The forks of this process that ran Python's fork hooks, where JAX warns of a deadlock.
+HOOKED_FORKS: list[int] = []
+os.register_at_fork(before=lambda: HOOKED_FORKS.append(1))
+
+
 @pytest.mark.processes
 def test_a_task_pinned_to_a_core_runs_on_that_core_only():
     pinned = [cluster.Task("worker", 0, core=0)]
+    before = len(HOOKED_FORKS)
     (out,) = cluster.run(pinned, python(REPORT), timeout_s=60).values()
     assert json.loads(out)["cores"] == [0]
+    assert len(HOOKED_FORKS) == before  # pinned without Python code run in a forked child
 
 
 @pytest.mark.processes

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from perfguide.measure.measurement import Measurement, across_processes
+from perfguide.processes import pinned
 from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
 from perfguide.processes.recording import recorded
 
@@ -79,12 +80,6 @@ def tf_config(spec: Mapping[str, list[str]], task: Task) -> str:
     '{"cluster": {"worker": ["127.0.0.1:1"]}, "task": {"type": "worker", "index": 0}}'
     """
     return json.dumps({"cluster": dict(spec), "task": {"type": task.role, "index": task.index}})
-
-
-def _pin(core: int | None):
-    if core is None:
-        return None
-    return lambda: os.sched_setaffinity(0, {core})
 
 
 @dataclasses.dataclass
@@ -139,13 +134,14 @@ def _stop(running: Sequence[_Running]) -> None:
 def _start(task: Task, command: list[str], env: dict[str, str]) -> _Running:
     stdout, stderr = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115
     env, scratch = own_scratch(env)
+    if task.core is not None:
+        command = pinned.command(task.core, command)
     process = subprocess.Popen(
         command,
         env=env,
         stdout=stdout,
         stderr=stderr,
         start_new_session=True,  # its own process group: stopped with all it started
-        preexec_fn=_pin(task.core),  # noqa: PLW1509 (no threads are started before it)
     )
     return _Running(task, process, stdout, stderr, scratch)
 
