@@ -277,6 +277,12 @@ class FakeWorkers:
         self.group, self.log = name, log
         self.names = tuple(f"{name}-{i}" for i in range(processes))
 
+    def begin_set_up(self, job):
+        self.log.append((self.group, "set up"))
+
+    def end_set_up(self):
+        self.log.append((self.group, "ready"))
+
     def run_in(self, index, job):
         self.log.append((self.group, index))
         seconds = {"a": 1.0, "b": 2.0, "c": 3.0}[self.group]
@@ -293,7 +299,7 @@ def test_groups_with_different_settings_take_turns_in_a_latin_square():
     log = []
     groups = {name: FakeWorkers(name, log) for name in "abc"}
     measured = pool.run_across(groups, "w", "v", quick=True)
-    rounds = [log[i : i + 3] for i in range(0, 9, 3)]
+    rounds = [log[i : i + 3] for i in range(6, 15, 3)]
     assert [[group for group, _ in r] for r in rounds] == [list("abc"), list("bca"), list("cab")]
     assert all(index == turn for turn, r in enumerate(rounds) for _, index in r)
     assert [(m.label, m.median_s, m.processes) for m in measured] == [
@@ -309,7 +315,9 @@ def test_each_group_times_its_own_job_its_variants_pooled_across_its_processes()
     groups = {name: FakeWorkers(name, log, 2) for name in "ab"}
     jobs = {"a": pool.job_of("wa", ("x", "y")), "b": pool.job_of("wb", ("x",))}
     timed = pool.take_turns(groups, jobs)
-    assert log == [("a", 0), ("b", 0), ("b", 1), ("a", 1)]
+    # Every group's calls made side by side before any process times them.
+    assert log[:4] == [("a", "set up"), ("b", "set up"), ("a", "ready"), ("b", "ready")]
+    assert log[4:] == [("a", 0), ("b", 0), ("b", 1), ("a", 1)]
     assert [(m.label, m.workload, m.processes) for m in timed["a"]] == [
         ("x", "wa", 2),
         ("y", "wa", 2),

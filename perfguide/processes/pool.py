@@ -436,12 +436,22 @@ class Workers:
     def _set_up(self, job: Job, order: Sequence[int]) -> None:
         """Every worker makes ``job``'s calls (data, models, functions) at once, in ``order``,
         before any of them times it: making them is never timed, and the cores would otherwise
-        idle while each worker makes its own. Each answer is read even after a failure, so
-        that the workers stay in step with their requests."""
-        for index in order:
+        idle while each worker makes its own."""
+        self.begin_set_up(job, order)
+        self.end_set_up(order)
+
+    def begin_set_up(self, job: Job, order: Sequence[int] | None = None) -> None:
+        """Ask every worker (in ``order``) to make ``job``'s calls, without waiting: workers of
+        several groups then make theirs side by side (:func:`take_turns`)."""
+        for index in range(len(self._workers)) if order is None else order:
             self._workers[index].send({"setup": job.to_json()})
+
+    def end_set_up(self, order: Sequence[int] | None = None) -> None:
+        """Wait until every worker has made the calls :meth:`begin_set_up` asked for; raise
+        the first failure. Each answer is read even after a failure, so that the workers stay
+        in step with their requests."""
         failures = []
-        for index in order:
+        for index in range(len(self._workers)) if order is None else order:
             try:
                 self._workers[index].receive(self.timeout_s, self._progress_of(index))
             except ChildError as error:
@@ -495,6 +505,10 @@ def take_turns(
     counts = {len(workers.names) for workers in groups.values()}
     if len(counts) != 1:
         raise ValueError(f"every group needs as many processes, got {sorted(counts)}")
+    for name, workers in groups.items():  # every group's calls made side by side first
+        workers.begin_set_up(jobs[name])
+    for workers in groups.values():
+        workers.end_set_up()
     timed: dict[str, list[Measurement]] = {name: [] for name in names}
     for turn in range(counts.pop()):
         for name in names[turn % len(names) :] + names[: turn % len(names)]:
