@@ -24,6 +24,7 @@ from perfguide.measure import limits
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 from perfguide.report.page_checks import unseparated_winners
+from perfguide.workloads import serving
 from perfguide.workloads.keras_processes import NAMES, missing_backends
 
 # Every test runs in the module's worker process or starts its own.
@@ -167,6 +168,8 @@ def test_the_command_diagnoses_what_once_ended_it(capsys, function, inputs):
     assert capsys.readouterr().out.startswith(f"Short answer: {function}(")
 
 
+#: OpenVINO's runtime, where its package is installed.
+OPENVINO = set() if "openvino" in serving.UNAVAILABLE else {"openvino"}
 #: Each saved model of the corpus: what it is, whether it trains, and the forms it must have
 #: been timed in (the runtimes tried on two inputs too).
 MODELS = {
@@ -175,7 +178,11 @@ MODELS = {
     # Compiled with "mse", which Keras 3 cannot read back from an .h5 file: it only predicts.
     "two_inputs.h5": ("keras", False, {"predict", "litert"}),
     "stacked.keras": ("keras", True, {"predict", "model-call"}),
-    "exported": ("saved-model", False, {"signature", "jit-compile", "litert", "onnxruntime"}),
+    "exported": (
+        "saved-model",
+        False,
+        {"signature", "jit-compile", "litert", "onnxruntime"} | OPENVINO,
+    ),
     "sequential.tflite": ("litert", False, {"litert", "litert-1-thread", "litert-no-xnnpack"}),
 }
 

@@ -39,7 +39,7 @@ you read this guide.
 Pointed at a saved Keras model instead (``python -m perfguide diagnose model.keras --input
 float32[32,140,30]``), it times ``predict``, ``model(x)``, ``predict_on_batch`` and ``model(x)``
 inside a ``tf.function`` on that batch, and the model converted for serving (its SavedModel,
-LiteRT and ONNX Runtime, where installed; see :doc:`How should I serve my model on a CPU?
+LiteRT, ONNX Runtime and OpenVINO, where installed; see :doc:`How should I serve my model on a CPU?
 </auto_examples/serving/plot_serving>`), each checked to answer as ``predict`` does;
 at that batch and at one request a call (from a batch of one, at a batch of 32, ``predict``'s
 default) it names a fastest form only where the numbers separate it from the runner-up, else
@@ -55,7 +55,7 @@ TensorFlow's, and one that cannot run the model is a finding with the reason (se
 A conversion that fails is reported in one line with its reason, and the rest of the report
 still comes. A SavedModel directory is
 timed through its serving signature, as TensorFlow Serving calls it, beside the signature
-compiled with XLA and converted for LiteRT and ONNX Runtime; a ``.tflite`` file in LiteRT's
+compiled with XLA and converted for LiteRT, ONNX Runtime and OpenVINO; a ``.tflite`` file in LiteRT's
 interpreter with every core, with one, and with XNNPACK off. A model's inputs may be named as
 it names them (``--input tokens=int32[32,4]``). From Python or a notebook,
 ``perfguide.diagnose(function, *example_args)`` runs the same code and shows its report inline:

@@ -1,6 +1,6 @@
 """The forms of a SavedModel directory and of a LiteRT file as timed calls (see
 :mod:`perfguide.diagnose`): a SavedModel's serving signature as TensorFlow Serving calls it, the
-same compiled with XLA, and converted for LiteRT and ONNX Runtime; a LiteRT file in its
+same compiled with XLA, and converted for LiteRT, ONNX Runtime and OpenVINO; a LiteRT file in its
 interpreter with every core, with one, and without XNNPACK. Both take their inputs by name.
 :mod:`perfguide.diagnose.forms` checks and registers them.
 """
@@ -25,7 +25,7 @@ from perfguide.workloads import runtimes, serving
 
 #: A SavedModel's forms, the signature as called first; a LiteRT file's, its interpreter as it
 #: starts by default (every core, XNNPACK on) first.
-SAVED_MODEL_FORMS = ("signature", "jit-compile", "litert", "onnxruntime")
+SAVED_MODEL_FORMS = ("signature", "jit-compile", "litert", "onnxruntime", "openvino")
 LITERT_FORMS = ("litert", "litert-1-thread", "litert-no-xnnpack")
 #: The signature TensorFlow Serving calls unless told another.
 SERVING_SIGNATURE = "serving_default"
@@ -99,12 +99,17 @@ def saved_model_call(form: str, signed: Signature, path: str, x: dict, folder: P
         return Timed(compiled, tuple(x.values()), traced=(compiled,))
     if form in serving.UNAVAILABLE:
         raise RuntimeError(serving.UNAVAILABLE[form])
+    name, write = _conversion(form, signed, Path(path))
+    return Timed(serving.load_way(form, _once(folder / name, write)), (x,))
+
+
+def _conversion(form: str, signed: Signature, path: Path) -> tuple[str, Callable[[Path], None]]:
+    """The file (or folder) a runtime's form is converted into, and how it is written."""
     if form == "litert":
-        write = functools.partial(serving.convert_litert, Path(path))
-        converted = _once(folder / "model.tflite", write)
-        return Timed(runtimes.load_litert(converted), (x,))
-    write = functools.partial(serving.convert_function_onnx, signed.positional())
-    return Timed(runtimes.load_onnxruntime(_once(folder / "model.onnx", write)), (x,))
+        return "model.tflite", functools.partial(serving.convert_litert, path)
+    if form == "openvino":
+        return "openvino", functools.partial(serving.convert_openvino, path)
+    return "model.onnx", functools.partial(serving.convert_function_onnx, signed.positional())
 
 
 def _once(path: Path, write: Callable[[Path], None]) -> Path:
