@@ -168,11 +168,13 @@ def made_up_runs(jax_s=1e-3, tensorflow_s=5e-3):
     return page.BackendRuns(by_model, one_batch, {}, [])
 
 
-def test_each_backends_variants_are_its_paths_on_every_model():
+def test_each_backend_times_its_paths_on_the_models_the_page_names():
     assert page.variants("openvino") == [
         f"{m}-{p}" for m in kb.MODELS for p in ("predict", "model-call")
     ]
     assert "mlp-fit" in page.variants("jax") and "conv1d-fit" not in page.variants("jax")
+    tensorflow = page.variants("tensorflow")
+    assert "mlp-fit-dataset" in tensorflow and "conv1d-fit-dataset" not in tensorflow
     for backend in kb.BACKENDS:
         assert set(page.variants(backend)) <= set(kb.BY_BACKEND[backend].variants)
 
@@ -186,11 +188,15 @@ def test_measurements_are_named_by_backend_and_path_and_grouped_by_model():
     assert by_model["conv1d"] == []
 
 
-def test_only_the_checks_on_backends_that_ran_are_judged():
+def test_only_the_checks_on_what_ran_on_their_model_are_judged():
     checks = page.claims(made_up_runs())
     assert set(page.JAX_OVER_TENSORFLOW) <= set(checks)
     assert page.JIT_ON_JAX not in checks  # jax-fit was not timed
     assert not set(page.PREDICT) & set(checks)
+    assert page.DATASET_ON_TENSORFLOW in checks
+    runs = made_up_runs()
+    runs.by_model["mlp"].pop(1)  # tensorflow-fit-dataset: timed on the other models only
+    assert page.DATASET_ON_TENSORFLOW not in page.claims(runs)
 
 
 def test_a_backend_five_times_faster_across_processes_holds_and_an_equal_one_does_not():

@@ -57,7 +57,8 @@ pages </reading>` defines the tables' terms; the training paths of one backend a
 #
 # Each backend is set once per process, so each runs in fresh processes of its own (two each),
 # and the backends' processes take turns; every comparison between backends is one between
-# processes, and its interval is as wide as that makes it.
+# processes, and its interval is as wide as that makes it. Each backend times the paths that a
+# check or a table below needs, on the models printed here.
 
 from perfguide.measure.runner import default_device
 from perfguide.pages import keras_backends as page
@@ -70,6 +71,7 @@ device = default_device()
 runs = page.time_backends(device)
 env = runs.environment
 print(results.where_measured(env, device))
+print(page.timed_paths())
 for backend, reason in kb.missing_backends().items():
     print(f"left out: {kb.NAMES[backend]} ({reason})")
 
