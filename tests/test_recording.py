@@ -1,6 +1,7 @@
 """Recordings: a page's measurements taken once and handed back, in order, to render it again."""
 
 import pickle
+import runpy
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,31 @@ def test_each_answer_keeps_the_seconds_it_took(page, monkeypatch):
     recording.recorded("slow", lambda: 1)
     (answer,) = pickle.loads(page.read_bytes())
     assert answer.seconds == 2.5
+
+
+def test_the_minutes_tool_lists_pages_and_their_answers_slowest_first(tmp_path, capsys):
+    tool = runpy.run_path(str(Path(__file__).parents[1] / "tools" / "build_minutes.py"))
+    answers = {
+        "quick": [recording.Answer("run a", seconds=2.0)],
+        "slow": [recording.Answer("run b", seconds=1.0), recording.Answer("run c", seconds=9.0)],
+    }
+    for page, recorded in answers.items():
+        (tmp_path / f"{page}.pickle").write_bytes(pickle.dumps(recorded))
+    assert tool["main"]([str(tmp_path), "--top", "1"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert lines == [
+        ["12.0", "s", "measuring", "in", "2", "pages"],
+        ["10.0", "s", "slow"],
+        ["9.00", "s", "run", "c"],
+        ["2.00", "s", "quick"],
+        ["2.00", "s", "run", "a"],
+    ]
+
+
+def test_the_minutes_tool_refuses_a_folder_without_recordings_in_one_line(tmp_path, capsys):
+    tool = runpy.run_path(str(Path(__file__).parents[1] / "tools" / "build_minutes.py"))
+    with pytest.raises(SystemExit) as exit_:
+        tool["main"]([str(tmp_path)])
+    assert exit_.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("build-minutes: error:") and "no page's recording" in line
