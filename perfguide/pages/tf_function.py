@@ -123,7 +123,7 @@ TENSOR_ARGUMENT = Faster("tensor-argument", "python-argument", by=5)
 RETRACING_CHECKS = (TENSOR_ARGUMENT, SeenRetracing())
 
 #: The step counts of the loops traced, and the check read at the largest.
-LOOP_STEPS = (10, 30, 100, 300, 1000)
+LOOP_STEPS = (10, 30, 100, 300)
 GRAPH_LOOP = Faster("tf-range", "python-for", by=10)
 
 
