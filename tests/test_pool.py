@@ -359,6 +359,18 @@ def test_a_function_that_raises_in_a_worker_is_reported_and_the_worker_serves_on
 
 
 @pytest.mark.processes
+def test_calls_each_with_its_own_arguments_run_side_by_side_and_keep_the_workers_in_step(two):
+    assert two.call_each("json:loads", [{"s": "[1]"}, {"s": "[2]"}]) == [[1], [2]]
+    # One call fails: the other's answer is still read, so the next calls get their own.
+    with pytest.raises(fresh.ChildError, match="json:loads raised JSONDecodeError"):
+        two.call_each("json:loads", [{"s": "{"}, {"s": "[3]"}])
+    assert two.call_each("json:loads", [{"s": "[4]"}]) == [[4]]
+    assert two.call_in(1, "json:loads", s="[5]") == [5]
+    with pytest.raises(ValueError, match="3 calls for 2 processes"):
+        two.call_each("json:loads", [{"s": "1"}] * 3)
+
+
+@pytest.mark.processes
 def test_workers_read_the_limits_a_build_shares_instead_of_measuring(tmp_path, monkeypatch):
     # Values no machine measures, so that reading them cannot pass for measuring.
     shared = limits.MachineLimits(memory_bandwidth=1.0, peak_flops=2.0, how={"peak_flops": "x"})

@@ -182,6 +182,28 @@ def short_answer(served, differences=None, batched=None, tails=None):
     )
 
 
+class SharingWorkers:
+    """Three processes that answer :func:`~perfguide.pages.serving.output_differences`'s
+    calls with the models each was given."""
+
+    names = ("p0", "p1", "p2")
+
+    def __init__(self):
+        self.given = []
+
+    def call_each(self, target, kwargs):
+        self.given = [each["models"] for each in kwargs]
+        return [{model: {"model-call": 0.0} for model in each["models"]} for each in kwargs]
+
+
+def test_the_models_answers_are_checked_in_every_process_each_model_once():
+    workers = SharingWorkers()
+    differences = page.output_differences(workers)
+    assert sorted(differences) == sorted(serving.MODELS)
+    assert len(workers.given) == 3
+    assert sorted(m for share in workers.given for m in share) == sorted(serving.MODELS)
+
+
 def test_the_pages_checks_name_the_ways_each_model_is_served():
     assert page.REQUEST_CHECKS
     for check in page.REQUEST_CHECKS:

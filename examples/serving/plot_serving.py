@@ -91,7 +91,7 @@ for way, why in serving.UNAVAILABLE.items():
 # stated tolerance: float ways within :data:`~perfguide.workloads.serving.FLOAT_TOLERANCE`, int8
 # weights (rounded, so further off) within :data:`~perfguide.workloads.serving.QUANTIZED_TOLERANCE`.
 
-differences = workers.call_in(0, f"{serving.__name__}:output_differences")
+differences = page.output_differences(workers)
 show(page.differences_table(differences))
 
 # %%

@@ -130,6 +130,17 @@ BATCHES = (1, 16, 256)
 COLD_WAYS = tuple(w for w in ("keras", "litert", "onnxruntime") if w == "keras" or w in WAYS)
 
 
+def output_differences(workers: Workers) -> dict[str, dict[str, float]]:
+    """:func:`~perfguide.workloads.serving.output_differences` of every model, the models
+    shared out among ``workers`` and converted side by side (nothing here is timed)."""
+    processes = len(workers.names)
+    shares = [list(serving.MODELS)[i::processes] for i in range(processes)]
+    answers = workers.call_each(
+        f"{serving.__name__}:output_differences", [{"models": share} for share in shares if share]
+    )
+    return {model: ways for answer in answers for model, ways in answer.items()}
+
+
 def differences_table(differences: Mapping[str, Mapping[str, float]]) -> Collapsed:
     """``differences`` (by model, then way) as a table of a row a way, collapsed."""
     rows = [

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -382,6 +382,21 @@ class Workers:
             lambda: self._answer_on(self._workers[index], request),
         )
 
+    def call_each(self, target: str, kwargs: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """What ``target`` returns in the first ``len(kwargs)`` workers, each called with its
+        own keyword arguments, side by side: for work nothing times (converting models, say),
+        which one process would otherwise do while the other core idles."""
+        if len(kwargs) > len(self._workers):
+            raise ValueError(f"{len(kwargs)} calls for {len(self._workers)} processes")
+        requests = [{"call": target, "kwargs": dict(each)} for each in kwargs]
+
+        def answered() -> list[Any]:
+            for worker, request in zip(self._workers, requests, strict=False):
+                worker.send(request)
+            return [answer["result"] for answer in self._answers(range(len(requests)))]
+
+        return self._recorded(f"side by side, {_called({'calls': requests})}", answered)
+
     def prepare(self, target: str, **kwargs: Any) -> list[Any]:
         """Set every worker up with ``target`` ("package.module:function") called with
         ``kwargs``, and each one started later for an undecided comparison, so that every
@@ -448,16 +463,24 @@ class Workers:
 
     def end_set_up(self, order: Sequence[int] | None = None) -> None:
         """Wait until every worker has made the calls :meth:`begin_set_up` asked for; raise
-        the first failure. Each answer is read even after a failure, so that the workers stay
-        in step with their requests."""
-        failures = []
-        for index in range(len(self._workers)) if order is None else order:
+        the first failure."""
+        self._answers(range(len(self._workers)) if order is None else order)
+
+    def _answers(self, indices: Iterable[int]) -> list[dict[str, Any]]:
+        """The answers of the workers at ``indices`` to what each was last sent, in that order;
+        the first failure raised, after every answer is read, so that the workers stay in step
+        with their requests."""
+        answers, failures = [], []
+        for index in indices:
             try:
-                self._workers[index].receive(self.timeout_s, self._progress_of(index))
+                answers.append(
+                    self._workers[index].receive(self.timeout_s, self._progress_of(index))
+                )
             except ChildError as error:
                 failures.append(error)
         if failures:
             raise failures[0]
+        return answers
 
     def _progress_of(self, index: int) -> Callable[[str], None]:
         """What tells :attr:`progress` the steps of the ``index``-th worker."""

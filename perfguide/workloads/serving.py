@@ -32,7 +32,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -336,12 +336,15 @@ def output_difference(name: str, way: str, batch: int = 8) -> float:
     return float(np.max(np.abs(answer(name, way, x) - reference)) / np.max(np.abs(reference)))
 
 
-def output_differences(batch: int = 1) -> dict[str, dict[str, float]]:
-    """:func:`output_difference` of every way this installation serves, per model, at
-    ``batch`` (one request: the size this process then times, so XLA compiles once)."""
+def output_differences(
+    batch: int = 1, models: Sequence[str] = tuple(MODELS)
+) -> dict[str, dict[str, float]]:
+    """:func:`output_difference` of every way this installation serves, per model of
+    ``models``, at ``batch`` (one request: the size this process then times, so XLA compiles
+    once)."""
     available = [way for way in WAYS if way not in UNAVAILABLE]
     return {
-        name: {way: output_difference(name, way, batch) for way in available} for name in MODELS
+        name: {way: output_difference(name, way, batch) for way in available} for name in models
     }
 
 
