@@ -138,7 +138,8 @@ def output_differences(workers: Workers) -> dict[str, dict[str, float]]:
     answers = workers.call_each(
         f"{serving.__name__}:output_differences", [{"models": share} for share in shares if share]
     )
-    return {model: ways for answer in answers for model, ways in answer.items()}
+    merged = {model: ways for answer in answers for model, ways in answer.items()}
+    return {model: merged[model] for model in serving.MODELS}
 
 
 def differences_table(differences: Mapping[str, Mapping[str, float]]) -> Collapsed:
