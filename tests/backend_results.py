@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from perfguide.workloads import keras_backends as kb
+from perfguide.workloads import keras_processes
 
 
 def results() -> dict[str, np.ndarray]:
@@ -16,7 +17,7 @@ def results() -> dict[str, np.ndarray]:
         x, y = kb.make_data(model)
         x, y = x[:8], y[:8]
         found[f"{model}/output"] = kb.call_and_read(kb.built(model), x)
-        if kb.backend_in_process() in kb.INFERENCE_ONLY:
+        if kb.backend_in_process() in keras_processes.INFERENCE_ONLY:
             continue
         network = kb.compiled(model, jit_compile=False, dropout=0.0)
         found[f"{model}/loss"] = np.float64(kb.fit_epoch(network, x, y, batch_size=spec.batch))

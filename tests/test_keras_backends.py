@@ -62,7 +62,7 @@ def test_every_backend_predicts_what_tensorflow_predicts(by_backend, backend):
 @pytest.mark.processes
 @pytest.mark.parametrize("backend", [b for b in kb.BACKENDS if b != "tensorflow"])
 def test_every_training_backend_takes_tensorflows_step(by_backend, backend):
-    if backend in kb.INFERENCE_ONLY:
+    if backend in keras_processes.INFERENCE_ONLY:
         pytest.skip(f"{backend} runs inference only")
     if backend not in by_backend:
         pytest.skip(kb.missing_backends()[backend])
@@ -110,8 +110,8 @@ def test_a_backend_without_its_package_is_named_with_the_reason(monkeypatch):
 
 def test_every_variant_names_a_model_and_a_path():
     tensorflow = kb.BY_BACKEND["tensorflow"]
-    assert len(tensorflow.variants) == len(kb.MODELS) * len(kb.PATHS)
     for variant in tensorflow.variants:
+        assert any(variant == f"{m}-{p}" for m in kb.MODELS for p in kb.PATHS)
         timed = tensorflow.make_call(variant, 2)
         assert timed.units_per_call == (2 if "-fit" in variant else 1)
         assert timed() is not None
@@ -168,15 +168,11 @@ def made_up_runs(jax_s=1e-3, tensorflow_s=5e-3):
     return page.BackendRuns(by_model, one_batch, {}, [])
 
 
-def test_each_backend_times_its_paths_on_the_models_the_page_names():
-    assert page.variants("openvino") == [
-        f"{m}-{p}" for m in kb.MODELS for p in ("predict", "model-call")
-    ]
-    assert "mlp-fit" in page.variants("jax") and "conv1d-fit" not in page.variants("jax")
-    tensorflow = page.variants("tensorflow")
-    assert "mlp-fit-dataset" in tensorflow and "conv1d-fit-dataset" not in tensorflow
-    for backend in kb.BACKENDS:
-        assert set(page.variants(backend)) <= set(kb.BY_BACKEND[backend].variants)
+def test_each_backend_times_its_paths_on_the_models_its_table_names():
+    variants = {backend: kb.BY_BACKEND[backend].variants for backend in kb.BACKENDS}
+    assert "mlp-fit" in variants["jax"] and "conv1d-fit" not in variants["jax"]
+    assert "mlp-fit-dataset" in variants["tensorflow"]
+    assert "conv1d-fit-dataset" not in variants["tensorflow"]
 
 
 def test_measurements_are_named_by_backend_and_path_and_grouped_by_model():

@@ -24,28 +24,6 @@ from perfguide.workloads import keras_backends as kb
 #: where the machine's drift between runs outweighs the processes' own spread (as with the
 #: vectorization chapter's process-wide settings).
 PROCESSES = 2
-#: Each backend's paths, and the models each is timed on: the paths a claim or a table needs,
-#: and no more, to keep the chapter within its minutes (a fit path's first call traces, and
-#: compiles, a model's step: seconds each). JAX's fit without jit_compile
-#: (keras-team/keras#18648's slow case) takes seconds a call.
-EVERY_MODEL = tuple(kb.MODELS)
-TIMED = {
-    "keras-2": {"fit": EVERY_MODEL, "predict": EVERY_MODEL, "model-call": EVERY_MODEL},
-    "tensorflow": {
-        "fit": EVERY_MODEL,
-        "fit-jit": ("mlp", "deep-mlp"),
-        "fit-dataset": ("mlp",),
-        "predict": EVERY_MODEL,
-        "model-call": EVERY_MODEL,
-    },
-    "jax": {
-        "fit": ("mlp",),
-        "fit-jit": EVERY_MODEL,
-        "predict": EVERY_MODEL,
-        "model-call": EVERY_MODEL,
-    },
-    "openvino": {"predict": EVERY_MODEL, "model-call": EVERY_MODEL},
-}
 #: The paths timed over one batch too, on the MLP: with the same epoch over
 #: :data:`~perfguide.workloads.keras_backends.EPOCH_BATCHES` batches, they split a call into
 #: its price (what a call costs besides its steps) and its steps.
@@ -68,21 +46,15 @@ def label(backend: str, path: str) -> str:
     return f"{backend}-{path}"
 
 
-def variants(backend: str) -> list[str]:
-    """What ``backend``'s processes time (:data:`TIMED`), as its workload names the variants."""
-    paths = TIMED[backend].items()
-    return [f"{model}-{path}" for model in kb.MODELS for path, on in paths if model in on]
-
-
 def timed_paths() -> str:
-    """What each backend times on which models (:data:`TIMED`), a line a backend."""
+    """What each backend times on which models
+    (:data:`~perfguide.workloads.keras_backends.TIMED`), a line a backend."""
     lines = []
-    for backend, paths in TIMED.items():
+    for backend, paths in kb.TIMED.items():
         on = {}
         for path, models in paths.items():
-            on.setdefault("every model" if models == EVERY_MODEL else ", ".join(models), []).append(
-                path
-            )
+            models_said = "every model" if models == kb.EVERY_MODEL else ", ".join(models)
+            on.setdefault(models_said, []).append(path)
         said = "; ".join(f"{', '.join(p)} on {models}" for models, p in on.items())
         lines.append(f"{kb.NAMES[backend]}: {said}")
     return "\n".join(lines)
@@ -128,7 +100,7 @@ def time_backends(device: str) -> BackendRuns:
     processes = 1 if quick_everywhere() else PROCESSES
     groups = {b: Workers(processes, device=device, settings=kb.BACKENDS[b]) for b in installed()}
     try:
-        jobs = {b: job_of(kb.BY_BACKEND[b], variants(b), quick=True) for b in groups}
+        jobs = {b: job_of(kb.BY_BACKEND[b], quick=True) for b in groups}
         timed = take_turns(groups, jobs)
         split = {b: groups[b] for b in SPLIT if b in groups}
         one = {b: job_of(kb.BY_BACKEND[b], [f"mlp-{p}" for p in SPLIT[b]], 1, True) for b in split}
