@@ -235,6 +235,23 @@ def test_the_short_answer_advises_only_what_held():
     assert not page.short_answer(report, checks, profile, 2).recommendations[0].advised
 
 
+def test_the_short_answer_sets_jax_against_tensorflow_running_many_steps_a_call():
+    runs = made_up_runs()
+    runs.by_model["mlp"].append(timed(page.STEPS, 2e-3))
+    checks = page.claims(runs)
+    assert {page.STEPS_ON_TENSORFLOW, page.JAX_OVER_STEPS} <= set(checks)
+    report = ClaimReport.of(checks, runs.by_model)
+    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+    assert "jax-fit-jit was 2.00x faster than tensorflow-fit-steps-per-execution here" in answer
+
+
+def test_fit_running_many_steps_a_call_is_compiled_so():
+    timed = kb.BY_BACKEND["tensorflow"].make_call("mlp-fit-steps-per-execution", 2)
+    network = timed.fn.args[0]
+    assert network.steps_per_execution == kb.tl.STEPS_PER_EXECUTION
+    assert kb.BY_BACKEND["tensorflow"].make_call("mlp-fit", 2).fn.args[0].steps_per_execution == 1
+
+
 def test_the_profile_finds_the_pipeline_fit_builds_from_arrays():
     profile = page.profile_fit(calls=2)
     assert profile.calls == 2 and profile.call_s > 0

@@ -13,6 +13,8 @@ setting. A variant is a model and a path, ``<model>-<path>``:
   ``jit_compile=False`` and ``fit-jit`` with ``jit_compile=True`` (``"auto"``, the default, picks
   the second on JAX and the first on TensorFlow without a GPU); ``fit-dataset``, the same epoch
   from a ``tf.data.Dataset`` of the same batches built once, ``jit_compile`` left to ``"auto"``;
+  ``fit-steps-per-execution``, ``fit`` from the arrays running the training-loop chapter's
+  :data:`~perfguide.workloads.training_loop.STEPS_PER_EXECUTION` batches a call;
   ``predict`` on one batch; and ``model-call``, a call of the model on one batch with its output
   read as NumPy. Each backend times the paths, on the models, :data:`TIMED` gives it.
 
@@ -125,7 +127,7 @@ MODELS = {
     "deep-mlp": Model(deep_mlp, (4,), 500, 1, 0.1, _as_in_19953),
     "conv1d": Model(conv1d, (tl.SMALL_DATA, tl.FEATURES), tl.BATCH, 1, 0.5, _binary),
 }
-PATHS = ("fit", "fit-jit", "fit-dataset", "predict", "model-call")
+PATHS = ("fit", "fit-jit", "fit-dataset", "fit-steps-per-execution", "predict", "model-call")
 EVERY_MODEL = tuple(MODELS)
 #: Each backend's paths, and the models each is timed on (its workload's variants): the paths
 #: the chapter's claims and tables need, and no more, to keep it within its minutes (a fit
@@ -138,6 +140,7 @@ TIMED = {
         "fit": EVERY_MODEL,
         "fit-jit": ("mlp", "deep-mlp"),
         "fit-dataset": ("mlp",),
+        "fit-steps-per-execution": ("mlp",),
         "predict": EVERY_MODEL,
         "model-call": EVERY_MODEL,
     },
@@ -172,11 +175,18 @@ def built(model: str, keras: Any = None, dropout: float | None = None) -> Any:
     return network
 
 
-def compiled(model: str, jit_compile: bool | str, keras: Any = None, **options: Any) -> Any:
-    """:func:`built`'s model compiled as :data:`MODELS` says, with ``jit_compile`` set."""
+def compiled(
+    model: str, jit_compile: bool | str, keras: Any = None, steps_per_execution: int = 1, **options
+) -> Any:
+    """:func:`built`'s model compiled as :data:`MODELS` says, with ``jit_compile`` and
+    ``steps_per_execution`` set."""
     keras = keras or keras_in_process()
     network = built(model, keras, **options)
-    network.compile(**MODELS[model].compile_args(keras), jit_compile=jit_compile)
+    network.compile(
+        **MODELS[model].compile_args(keras),
+        jit_compile=jit_compile,
+        steps_per_execution=steps_per_execution,
+    )
     return network
 
 
@@ -260,7 +270,8 @@ def _call(backend: str, variant: str, batches: int) -> Timed:
         return Timed(functools.partial(fit_epoch, network, dataset), (), batches)
     if path.startswith("fit"):
         x, y = make_data(model, batches)
-        network = compiled(model, jit_compile=path == "fit-jit")
+        steps = tl.STEPS_PER_EXECUTION if path == "fit-steps-per-execution" else 1
+        network = compiled(model, jit_compile=path == "fit-jit", steps_per_execution=steps)
         return Timed(
             functools.partial(fit_epoch, network, x, y, batch_size=spec.batch), (), batches
         )
