@@ -16,7 +16,8 @@ A *backend* is what Keras 3 runs on, chosen by ``KERAS_BACKEND`` before Keras is
 Keras 2 is the ``tf_keras`` package (``tf.keras`` when ``TF_USE_LEGACY_KERAS=1`` is set before
 TensorFlow is imported). A *path* is how a model is called: ``fit`` over an epoch of 16 batches
 from NumPy arrays (``fit-jit``: with ``jit_compile=True``; ``fit-dataset``: from a
-``tf.data.Dataset`` built once), ``predict`` on one batch, and ``model-call``, ``model(x)`` on
+``tf.data.Dataset`` built once; ``fit-steps-per-execution``: eight batches a call, with
+``steps_per_execution=8``), ``predict`` on one batch, and ``model-call``, ``model(x)`` on
 one batch. A measurement is named backend, then path: ``jax-fit-jit``.
 
 .. raw:: html
@@ -35,13 +36,18 @@ pages </reading>` defines the tables' terms; the training paths of one backend a
 # A small MLP, the ten Dense and Dropout layers of keras-team/keras#19953 as its issue gives
 # them (four features, batches of 500, Adam, label smoothing and an AUC metric), and the
 # training-loop chapter's Conv1D model. The same functions build them on every backend; a path
-# is one of these calls.
+# is one of these calls. keras-team/keras#18648's model is not among them: it trains with a step
+# of its own written with ``tf.GradientTape``, which runs on TensorFlow only as written (on JAX
+# such a step is written again with ``jax.grad``).
 #
 # .. literalinclude:: /../perfguide/workloads/keras_backends.py
 #    :pyobject: mlp
 #
 # .. literalinclude:: /../perfguide/workloads/keras_backends.py
 #    :pyobject: deep_mlp
+#
+# .. literalinclude:: /../perfguide/workloads/keras_backends.py
+#    :pyobject: compiled
 #
 # .. literalinclude:: /../perfguide/workloads/keras_backends.py
 #    :pyobject: fit_epoch
