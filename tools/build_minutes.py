@@ -11,10 +11,10 @@ build, runs over its budget.
 from __future__ import annotations
 
 import argparse
-import pickle
 import sys
 from pathlib import Path
 
+from perfguide.processes.recording import Recording
 from perfguide.report.format import format_seconds
 
 #: How much of an answer's key (what was asked, often thousands of characters) is shown.
@@ -23,7 +23,7 @@ KEY_CHARS = 110
 
 def page_answers(folder: Path) -> dict[str, list]:
     """Each page's recorded answers, by page name, from a recordings folder."""
-    return {path.stem: pickle.loads(path.read_bytes()) for path in sorted(folder.glob("*.pickle"))}
+    return {p.stem: Recording(p, replay=True).answers for p in sorted(folder.glob("*.pickle"))}
 
 
 def report(pages: dict[str, list], top: int) -> str:

@@ -176,7 +176,11 @@ def built(model: str, keras: Any = None, dropout: float | None = None) -> Any:
 
 
 def compiled(
-    model: str, jit_compile: bool | str, keras: Any = None, steps_per_execution: int = 1, **options
+    model: str,
+    jit_compile: bool | str,
+    keras: Any = None,
+    steps_per_execution: int = 1,
+    **options: Any,
 ) -> Any:
     """:func:`built`'s model compiled as :data:`MODELS` says, with ``jit_compile`` and
     ``steps_per_execution`` set."""
