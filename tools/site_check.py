@@ -126,8 +126,7 @@ return [...document.querySelectorAll('.perfguide-advice .perfguide-verdict')]
 
 # Words and tables in view: the article less code blocks, printed output and closed details.
 IN_VIEW = """
-const article = document.querySelector("article") || document.body;
-const copy = article.cloneNode(true);
+const copy = document.querySelector("article").cloneNode(true);
 copy.querySelectorAll("pre, details:not([open]), .sphx-glr-download, script, style")
   .forEach((el) => el.remove());
 const words = (copy.innerText || copy.textContent).split(/\\s+/).filter((w) => /\\w/.test(w));
@@ -204,10 +203,34 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    # Two browsers fetch a page's scripts, styles and images at once: more than the default
+    # backlog of 5 connections, past which a connection is refused and a page half-loads.
+    request_queue_size = 128
+
+
+#: Loads of a page before it is called unloadable (a refused connection is tried again).
+LOAD_ATTEMPTS = 3
+
+
+class NotLoaded(Exception):
+    """A page that did not load: Chromium showed its error page, which has no main element."""
+
+
+def visit(driver, url: str) -> None:
+    """Load ``url``, trying again where it did not load; :class:`NotLoaded` if it never did."""
+    for _ in range(LOAD_ATTEMPTS):
+        driver.get(url)
+        if driver.execute_script('return document.querySelector("main") !== null;'):
+            return
+        time.sleep(1)
+    raise NotLoaded(f"{url} did not load in {LOAD_ATTEMPTS} attempts")
+
+
 def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     """Serve ``site`` on a free port of 127.0.0.1 in a background thread."""
     handler = functools.partial(QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = SiteServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -272,7 +295,7 @@ class LinkChecker:
 def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) -> Iterator[str]:
     for width in WIDTHS:
         driver.set_window_size(width, 900)
-        driver.get(base + page)
+        visit(driver, base + page)
         for entry in driver.get_log("browser"):
             if entry["level"] == "SEVERE":
                 yield f"console error at {width} px: {entry['message'][:200]}"
@@ -311,7 +334,7 @@ def check_page(driver, base: str, page: str, links: LinkChecker, shots: Path) ->
 
 def in_view(driver, base: str, page: str) -> tuple[int, int]:
     """The words and tables a reader is asked to read on ``page`` (see :data:`IN_VIEW`)."""
-    driver.get(base + page)
+    visit(driver, base + page)
     words, tables = driver.execute_script(IN_VIEW)
     return words, tables
 
@@ -377,6 +400,13 @@ class PageReport:
 
 
 def check_one(driver, base: str, site: Path, page: str, links, shots, answers) -> PageReport:
+    try:
+        return _checked(driver, base, site, page, links, shots, answers)
+    except NotLoaded as failure:
+        return PageReport(page, [str(failure)])
+
+
+def _checked(driver, base: str, site: Path, page: str, links, shots, answers) -> PageReport:
     problems = list(check_page(driver, base, page, links, shots))
     if not (page.startswith(CHAPTERS) and Path(page).name.startswith("plot_")):
         return PageReport(page, problems)
@@ -406,7 +436,7 @@ def check_pages(base: str, site: Path, answers: dict, shots: Path) -> list[PageR
 def check_checklist(driver, base: str, chapters: dict[str, ChapterText]) -> Iterator[str]:
     """Every figure on a checklist line is a figure its chapter prints, and every variant it
     names its chapter's prose defines (``chapters``: what was read of each chapter page)."""
-    driver.get(base + "checklist.html")
+    visit(driver, base + "checklist.html")
     for page, line, measured in driver.execute_script(CHECKLIST_LINES):
         read = chapters.get(page, ChapterText("", "", [], []))
         for figure in unbacked_figures(measured, read.page):
@@ -416,7 +446,7 @@ def check_checklist(driver, base: str, chapters: dict[str, ChapterText]) -> Iter
 
 
 def check_search(driver, base: str) -> Iterator[str]:
-    driver.get(f"{base}search.html?q={SEARCH_TERM}")
+    visit(driver, f"{base}search.html?q={SEARCH_TERM}")
     deadline = time.monotonic() + 30
     found = None
     # Sphinx lists the hits one at a time; its heading says "Search Results" once all are in.
@@ -425,6 +455,14 @@ def check_search(driver, base: str) -> Iterator[str]:
         found = driver.execute_script(SEARCH_HITS)
     if not any(SEARCH_MUST_FIND in href for href in found or []):
         yield f"a search for {SEARCH_TERM!r} does not list {SEARCH_MUST_FIND}.html"
+
+
+def found_on(page: str, problems: Iterator[str]) -> list[str]:
+    """``problems`` of ``page``, each named with it; a page that did not load is one."""
+    try:
+        return [f"{page}: {p}" for p in problems]
+    except NotLoaded as failure:
+        return [f"{page}: {failure}"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -451,8 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         reports = check_pages(base, args.site, answers, shots)
         chapters = {r.page: r.chapter for r in reports if r.chapter}
         with opened_browser() as driver:
-            problems += [f"search.html: {p}" for p in check_search(driver, base)]
-            problems += [f"checklist.html: {p}" for p in check_checklist(driver, base, chapters)]
+            problems += found_on("search.html", check_search(driver, base))
+            problems += found_on("checklist.html", check_checklist(driver, base, chapters))
     finally:
         server.shutdown()
     problems = [f"{r.page}: {p}" for r in reports for p in r.problems] + problems
