@@ -125,10 +125,13 @@ def _cell(measured: Sequence[Measurement], name: str) -> str:
 
 
 def times_table(runs: BackendRuns, paths: Sequence[tuple[str, str]], caption: str) -> Table:
-    """Each model's median time per batch (one row each) on each of ``paths`` (backend, path)."""
+    """Each model's median time per batch on each of ``paths`` (backend, path): a row for each
+    model timed on any of them."""
+    names = {label(b, p) for b, p in paths}
     rows = [
         [model, *(_cell(measured, label(b, p)) for b, p in paths)]
         for model, measured in runs.by_model.items()
+        if names & {m.label for m in measured}
     ]
     return Table(caption, ["model", *(label(b, p) for b, p in paths)], rows)
 
@@ -374,9 +377,11 @@ def profile_fit(calls: int = 10) -> FitProfile:
 def _answer(report: ClaimReport, checks: Sequence[Judged], profile: FitProfile) -> str:
     jax = [report[c] for c in JAX_OVER_TENSORFLOW if c in checks]
     held = sum(c.held is True for c in jax)
+    unsure = sum(c.held is None for c in jax)
     parts = [
         f"It depends on the model, and on how fit is fed. Keras 3 on JAX trained {held} of "
-        f"{len(jax)} models at least 1.2x faster than Keras 3 on TensorFlow here."
+        f"{len(jax)} models at least 1.2x faster than Keras 3 on TensorFlow here"
+        + (f"; on {unsure} more the check was INCONCLUSIVE." if unsure else ".")
     ]
     parts += [c.stated + "." for c in jax[:1]]
     parts += [
