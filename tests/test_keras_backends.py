@@ -2,6 +2,7 @@
 weights; each runs in a fresh process of its own, as the chapter runs it."""
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -310,16 +311,35 @@ def test_openvinos_predict_precision_is_said_with_its_distance_from_float32():
 
 
 @pytest.mark.skipif(bool(kb.missing_backends().get("jax")), reason="JAX is not installed")
-def test_a_training_step_is_counted_on_tensorflow_and_on_jax_in_processes_of_their_own():
-    code = "from perfguide.workloads import keras_backends as kb; print(kb.ops_per_step('mlp'))"
-    counts = {}
+def test_a_training_step_is_read_and_counted_on_tensorflow_and_on_jax_in_processes_of_their_own():
+    code = (
+        "import json; from perfguide.workloads import keras_backends as kb; "
+        "print(json.dumps([kb.step_peaks('mlp'), kb.ops_per_step('mlp')]))"
+    )
     for backend in page.OPS_COUNTED:
         env = child_environment(kb.BACKENDS[backend])
         done = subprocess.run(
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
         )
-        counts[backend] = int(done.stdout.split()[-1])
-    assert all(n > 10 for n in counts.values()), counts
+        peaks, ops = json.loads(done.stdout.splitlines()[-1])
+        assert ops > 10, (backend, ops)
+        # The MLP's 256 inputs, 512 hidden units (and their dropout's) and 10 logits, float32:
+        assert peaks["activations"] == (512 + 512 + 10) * 4
+        # Sixteen times the batch holds at least its activations sixteen times over.
+        growth = peaks["resident"][-1] - peaks["resident"][0]
+        assert growth > (kb.PEAK_BATCHES[-1] - kb.PEAK_BATCHES[0]) * 4136, (backend, peaks)
+
+
+def test_a_backends_memory_an_example_is_the_slope_of_its_peaks_over_the_batch_sizes():
+    found = [
+        {"resident": [1e6 + 8e3 * b for b in kb.PEAK_BATCHES], "before": 5e8, "activations": 4e3},
+        {"resident": [2e6 + 8e3 * b for b in kb.PEAK_BATCHES], "before": 5e8, "activations": 4e3},
+    ]
+    runs = dataclasses.replace(made_up_runs(), peaks={"jax": page.peaks_of("jax", found)})
+    (row,) = page.memory_table(runs).rows
+    assert row[0] == kb.NAMES["jax"] and row[-1].startswith("8.00 kB (")
+    assert row[1] == "5.60 MB"  # median of 5.10 MB and 6.10 MB at a batch of 512
+    assert "4.00 kB" in page.activations_note(runs)
 
 
 def test_jaxs_compile_is_repaid_after_the_epochs_its_steady_speed_saves():

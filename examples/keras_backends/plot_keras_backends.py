@@ -153,6 +153,20 @@ print(page.per_dispatch(runs))
 show(page.compile_repaid(runs))
 
 # %%
+# A training step's memory
+# ------------------------
+#
+# Each process of Keras 3 on TensorFlow and on JAX, before it timed anything, ran the MLP's
+# training step (``train_on_batch``, each backend at its default ``jit_compile``) at three batch
+# sizes and read the process's peak resident set during the step (Linux's ``VmHWM``, reset
+# first) beyond what it held before its first step. The peaks' slope against the batch size is
+# what each example of a batch costs; the interval is where the next fresh process's slope
+# should land. These peaks include the batch's data, which the process holds too.
+
+show(page.memory_table(runs))
+print(page.activations_note(runs))
+
+# %%
 # Where a fit call's time goes
 # ----------------------------
 #

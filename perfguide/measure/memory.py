@@ -215,11 +215,17 @@ def step_peak(step: Callable[[], Any]) -> tuple[int, int]:
     gc.collect()
     tf.config.experimental.reset_memory_stats("CPU:0")
     before = tensor_bytes()
+    resident = resident_peak(step)
+    return tf.config.experimental.get_memory_info("CPU:0")["peak"] - before, resident
+
+
+def resident_peak(step: Callable[[], Any]) -> int:
+    """The process's peak resident set while ``step`` ran (the peak is reset first: it is what
+    the process held before ``step`` or more), on any backend."""
     _CLEAR_REFS.write_text(_RESET_PEAK)
     step()
-    tensors = tf.config.experimental.get_memory_info("CPU:0")["peak"] - before
     # Linux updates the peak lazily (when memory is unmapped, say): what is held now counts too.
-    return tensors, max(peak_resident_bytes(), resident_bytes())
+    return max(peak_resident_bytes(), resident_bytes())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,17 +7,19 @@ from __future__ import annotations
 import cProfile
 import dataclasses
 import pstats
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.measurement import Measurement
+from perfguide.measure.memory import Peaks
 from perfguide.processes.pool import Workers, job_of, take_turns
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Judged
 from perfguide.report.compare import Collapsed, Comparison, Table
-from perfguide.report.format import format_percent, format_seconds
+from perfguide.report.format import NEXT_PROCESS, format_bytes, format_percent, format_seconds
 from perfguide.workloads import keras_backends as kb
 
 #: Fresh processes per backend (one in a quick run). Backends are compared across processes,
@@ -39,6 +41,8 @@ SPLIT = {
 OPS_COUNTED = ("tensorflow", "jax")
 OPS = f"{kb.__name__}:{kb.ops_per_step.__name__}"
 PRECISION = f"{kb.__name__}:{kb.predict_precision_of.__name__}"
+#: The worker's function that reads a training step's peak memory, on the backends counted.
+STEP_PEAKS = f"{kb.__name__}:{kb.step_peaks.__name__}"
 
 
 def label(backend: str, path: str) -> str:
@@ -73,7 +77,8 @@ class BackendRuns:
     MLP's training step on each backend that counts them
     (:func:`~perfguide.workloads.keras_backends.ops_per_step`), and the precision OpenVINO's
     ``predict`` computed in (:func:`~perfguide.workloads.keras_backends.predict_precision_of`,
-    where OpenVINO ran)."""
+    where OpenVINO ran), and the MLP's training step's peak memory on those backends
+    (:func:`peaks_of`)."""
 
     by_model: dict[str, list[Measurement]]
     one_batch: list[Measurement]
@@ -81,6 +86,8 @@ class BackendRuns:
     measured: list[Measurement]
     ops_per_step: dict[str, int] = dataclasses.field(default_factory=dict)
     openvino_predict: dict[str, Any] | None = None
+    #: The MLP's training step's peak memory on each backend that counts its operations.
+    peaks: dict[str, Peaks] = dataclasses.field(default_factory=dict)
 
 
 def _by_model(timed: Mapping[str, Sequence[Measurement]]) -> dict[str, list[Measurement]]:
@@ -100,6 +107,13 @@ def time_backends(device: str) -> BackendRuns:
     processes = 1 if quick_everywhere() else PROCESSES
     groups = {b: Workers(processes, device=device, settings=kb.BACKENDS[b]) for b in installed()}
     try:
+        # Read while the processes are fresh: one that has trained other models holds freed
+        # memory that a step reuses without growing the process.
+        peaks = {
+            b: peaks_of(b, groups[b].call_each(STEP_PEAKS, [{"model": "mlp"}] * processes))
+            for b in OPS_COUNTED
+            if b in groups
+        }
         jobs = {b: job_of(kb.BY_BACKEND[b], quick=True) for b in groups}
         timed = take_turns(groups, jobs)
         split = {b: groups[b] for b in SPLIT if b in groups}
@@ -115,7 +129,20 @@ def time_backends(device: str) -> BackendRuns:
             group.close()
     measured = [m for runs in (timed, one_timed) for ms in runs.values() for m in ms]
     return BackendRuns(
-        _by_model(timed), _by_model(one_timed)["mlp"], environment, measured, ops, openvino
+        _by_model(timed), _by_model(one_timed)["mlp"], environment, measured, ops, openvino, peaks
+    )
+
+
+def peaks_of(backend: str, found: Sequence[Mapping[str, Any]]) -> Peaks:
+    """The :class:`~perfguide.measure.memory.Peaks` of ``backend``'s processes, from what
+    :func:`~perfguide.workloads.keras_backends.step_peaks` returned in each."""
+    return Peaks(
+        backend,
+        kb.PEAK_BATCHES,
+        tensors=(),
+        resident=tuple(tuple(f["resident"]) for f in found),
+        activations=found[0]["activations"],
+        before=tuple(f["before"] for f in found),
     )
 
 
@@ -304,6 +331,38 @@ def compile_repaid(runs: BackendRuns) -> Collapsed:
         "A first fit call beyond a steady one, and the epochs that repay it", header, rows
     )
     return Collapsed("When JAX's compile is repaid", table)
+
+
+# -- A training step's memory ------------------------------------------------------------------
+
+
+def memory_table(runs: BackendRuns) -> Table:
+    """The MLP's training step on each backend whose peaks were read: the process's peak
+    beyond what it held before, at each batch size (median of its processes), and per example
+    of a batch (the peaks' slope, with where the next process's should land)."""
+    rows = []
+    for backend, p in runs.peaks.items():
+        low, high = p.interval("resident")
+        slope = statistics.median(p.per_example("resident"))
+        rows.append(
+            [kb.NAMES[backend], *(format_bytes(v) for v in p.at("resident"))]
+            + [f"{format_bytes(slope)} ({format_bytes(low)} to {format_bytes(high)})"]
+        )
+    batches = [f"batch {b:,}" for b in kb.PEAK_BATCHES]
+    header = ["backend", *batches, f"an example ({NEXT_PROCESS})"]
+    return Table("The MLP's training step: the process's peak memory", header, rows)
+
+
+def activations_note(runs: BackendRuns) -> str:
+    """What one example's activations take, from the MLP's layer shapes, and its input."""
+    if not runs.peaks:
+        return "No backend's training step was read here."
+    activations = next(iter(runs.peaks.values())).activations
+    features = kb.MODELS["mlp"].sample[0] * 4
+    return (
+        f"From the MLP's layer shapes, one example's activations take {format_bytes(activations)} "
+        f"(float32), and its input {format_bytes(features)}."
+    )
 
 
 # -- Where a fit call's time goes ---------------------------------------------------------------

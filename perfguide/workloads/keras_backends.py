@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from perfguide.measure.memory import resident_bytes, resident_peak
 from perfguide.measure.timer import Timed
 from perfguide.workloads import training_loop as tl
 from perfguide.workloads.base import Workload
@@ -43,6 +44,7 @@ from perfguide.workloads.keras_processes import (
     NAMES,
     missing_backends,
 )
+from perfguide.workloads.memory import layer_outputs
 
 #: OpenVINO's names of the precisions it computes in, as NumPy and Keras name them.
 OPENVINO_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
@@ -267,6 +269,28 @@ def ops_per_step(model: str) -> int:
         raise ValueError(f"ops are counted on TensorFlow and JAX, not on {NAMES[backend]}")
     step = tf.function(network.train_step).get_concrete_function((tf.constant(x), tf.constant(y)))
     return len(step.graph.get_operations())
+
+
+#: The batch sizes a training step's peak memory is read at: large enough for the MLP's
+#: activations (kilobytes an example) to stand out of the allocator's chunks.
+PEAK_BATCHES = (512, 2048, 8192)
+
+
+def step_peaks(model: str) -> dict[str, Any]:
+    """In this process, before it has trained anything: the process's peak resident set during
+    one training step of ``model`` (``train_on_batch``, ``jit_compile`` at Keras's default) at
+    each of :data:`PEAK_BATCHES`, each after a step that compiled it, beyond what the process
+    held before its first step; and the activations one example makes, from the model's shapes
+    (as in :func:`~perfguide.workloads.memory.training_peaks`)."""
+    network = compiled(model, jit_compile="auto")
+    start = resident_bytes()
+    resident = []
+    for rows in PEAK_BATCHES:
+        x, y = make_data(model, rows // MODELS[model].batch)
+        network.train_on_batch(x, y)
+        resident.append(resident_peak(functools.partial(network.train_on_batch, x, y)) - start)
+    activations = sum(layer_outputs(network).values())
+    return {"resident": resident, "before": start, "activations": activations}
 
 
 def predict_precision(model: Any) -> str:

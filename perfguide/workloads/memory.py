@@ -315,13 +315,13 @@ def training_peaks(policy: str) -> dict[str, Any]:
         found["kept"].append(sum(kept.values()))
     found["layers"] = {
         name: {"output": output, "kept": kept[name] / TRAINING_BATCHES[-1]}
-        for name, output in _outputs(model).items()
+        for name, output in layer_outputs(model).items()
     }
     found["activations"] = sum(layer["output"] for layer in found["layers"].values())
     return found
 
 
-def _outputs(model: Any) -> dict[str, int]:
+def layer_outputs(model: Any) -> dict[str, int]:
     """Each layer's output for one example, in bytes, from its shape and the type it computes
     in (what :func:`perfguide.workloads.mixed_precision.memory_bytes` sums)."""
     import tensorflow as tf
@@ -341,7 +341,7 @@ def _kept_by_layer(model: Any, images: np.ndarray) -> dict[str, int]:
     kept, held = {}, tensor_bytes()
     with tf.GradientTape() as tape:
         x = images
-        for name, layer in zip(_outputs(model), model.layers[1:], strict=True):
+        for name, layer in zip(layer_outputs(model), model.layers[1:], strict=True):
             x = layer(x, training=True)
             now = tensor_bytes()
             kept[name], held = now - held, now
