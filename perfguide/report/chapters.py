@@ -90,8 +90,9 @@ CHAPTERS = (
     Chapter(
         "keras_backends",
         "Should I switch Keras's backend?",
-        "Keras 3 on TensorFlow, JAX and OpenVINO against Keras 2: fit, predict and model(x) on "
-        "three models, where a fit call's time goes",
+        "Keras 3 on TensorFlow, JAX and OpenVINO against Keras 2: fit on five models (a GRU and "
+        "a Transformer block among them), predict and model(x), where a fit call's time goes, a "
+        "training step's memory",
     ),
     Chapter(
         "diagnose",
