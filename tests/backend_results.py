@@ -1,7 +1,8 @@
 """What each model computes on the backend this process was started with: run as a script with
 ``KERAS_BACKEND`` (or ``TF_USE_LEGACY_KERAS=1``) set, it writes an ``.npz`` to the path it is
-given: every model's inference output on one batch, and, where the backend trains, the loss and
-weights after one ``fit`` step from the shared weights (dropout off: it draws random masks)."""
+given: every model's inference output on one batch, and, where the backend trains, the loss
+``evaluate`` reads from the shared weights and the loss and weights after one ``fit`` step from
+them (dropout off: it draws random masks)."""
 
 import sys
 
@@ -20,6 +21,7 @@ def results() -> dict[str, np.ndarray]:
         if kb.backend_in_process() in keras_processes.INFERENCE_ONLY:
             continue
         network = kb.compiled(model, jit_compile=False, dropout=0.0)
+        found[f"{model}/evaluated"] = np.float64(kb.evaluate_epoch(network, x, y, spec.batch))
         found[f"{model}/loss"] = np.float64(kb.fit_epoch(network, x, y, batch_size=spec.batch))
         for i, weight in enumerate(network.get_weights()):
             found[f"{model}/weight{i}"] = weight

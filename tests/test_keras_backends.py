@@ -69,7 +69,9 @@ def test_every_training_backend_takes_tensorflows_step(by_backend, backend):
         pytest.skip(kb.missing_backends()[backend])
     reference, results = by_backend["tensorflow"], by_backend[backend]
     for model in kb.MODELS:
-        assert results[f"{model}/loss"] == pytest.approx(reference[f"{model}/loss"], rel=1e-4)
+        for loss in ("evaluated", "loss"):
+            key = f"{model}/{loss}"
+            assert results[key] == pytest.approx(reference[key], rel=1e-4), key
         weights = sorted(k for k in reference if k.startswith(f"{model}/weight"))
         assert weights and weights == sorted(k for k in results if k.startswith(f"{model}/weight"))
         for key in weights:
@@ -112,7 +114,8 @@ def test_every_variant_names_a_model_and_a_path():
     for variant in tensorflow.variants:
         assert any(variant == f"{m}-{p}" for m in kb.MODELS for p in kb.PATHS)
         timed = tensorflow.make_call(variant, 2)
-        assert timed.units_per_call == (2 if "-fit" in variant else 1)
+        epoch = "-fit" in variant or variant.endswith("-evaluate")
+        assert timed.units_per_call == (2 if epoch else 1)
         assert timed() is not None
 
 

@@ -17,8 +17,9 @@ Keras 2 is the ``tf_keras`` package (``tf.keras`` when ``TF_USE_LEGACY_KERAS=1``
 TensorFlow is imported). A *path* is how a model is called: ``fit`` over an epoch of 16 batches
 from NumPy arrays (``fit-jit``: with ``jit_compile=True``; ``fit-dataset``: from a
 ``tf.data.Dataset`` built once; ``fit-steps-per-execution``: eight batches a call, with
-``steps_per_execution=8``), ``predict`` on one batch, and ``model-call``, ``model(x)`` on
-one batch. A measurement is named backend, then path: ``jax-fit-jit``.
+``steps_per_execution=8``), ``evaluate`` over the same epoch, ``predict`` on one batch, and
+``model-call``, ``model(x)`` on one batch. A measurement is named backend, then path:
+``jax-fit-jit``.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/keras_backends.answer.html
@@ -124,7 +125,8 @@ print(page.precision_note(runs))
 # models, each backend at its default ``jit_compile``; keras-team/keras#18648's ``jit_compile`` on JAX; keras-team/keras#19953's
 # Keras 2 against Keras 3 and its ``jit_compile``; the input ``fit`` is fed; and
 # ``steps_per_execution=8`` (the training-loop chapter's advice: eight batches a call, so Keras
-# returns to Python once per eight steps) on TensorFlow, with JAX's fit set against it.
+# returns to Python once per eight steps) on TensorFlow, with JAX's fit set against it; and
+# JAX's ``evaluate`` and ``predict`` against TensorFlow's.
 
 checks = page.claims(runs)
 report = ClaimReport.of(checks, runs.by_model)
@@ -173,7 +175,8 @@ print(page.activations_note(runs))
 # A ``fit`` call pays a price before its first step (an iterator over the data, callbacks, its
 # compiled function looked up) and then a step per batch. Timing the MLP's ``fit`` over one
 # batch and over an epoch gives both, for Keras 2's fit, TensorFlow's fit from arrays and from
-# a dataset, and JAX's fit with jit_compile:
+# a dataset, and JAX's fit with jit_compile; and for ``evaluate`` from the arrays on TensorFlow
+# and JAX, which pays a price of its own:
 
 show(page.price_and_steps(runs))
 

@@ -31,8 +31,8 @@ PROCESSES = 2
 #: its price (what a call costs besides its steps) and its steps.
 SPLIT = {
     "keras-2": ("fit",),
-    "tensorflow": ("fit", "fit-dataset"),
-    "jax": ("fit-jit",),
+    "tensorflow": ("fit", "fit-dataset", "evaluate"),
+    "jax": ("fit-jit", "evaluate"),
 }
 
 
@@ -209,6 +209,8 @@ DATASET_ON_TENSORFLOW = Judged(
 STEPS = label("tensorflow", "fit-steps-per-execution")
 STEPS_ON_TENSORFLOW = Judged(Faster(STEPS, label("tensorflow", "fit")), part="mlp")
 JAX_OVER_STEPS = Judged(Faster(label("jax", "fit-jit"), STEPS, 1.2), part="mlp")
+#: evaluate over an epoch from the arrays: JAX's against TensorFlow's.
+EVALUATE = Judged(Faster(label("jax", "evaluate"), label("tensorflow", "evaluate")), part="mlp")
 #: predict on one batch: JAX's and OpenVINO's against TensorFlow's.
 PREDICT = tuple(
     Judged(Faster(label(b, "predict"), label("tensorflow", "predict")), part="mlp")
@@ -227,6 +229,7 @@ def claims(runs: BackendRuns) -> tuple[Judged, ...]:
         DATASET_ON_TENSORFLOW,
         STEPS_ON_TENSORFLOW,
         JAX_OVER_STEPS,
+        EVALUATE,
         *PREDICT,
     )
     return tuple(check for check in every if set(check.labels) <= labels[check.part])
@@ -369,8 +372,8 @@ def activations_note(runs: BackendRuns) -> str:
 
 
 def price_and_steps(runs: BackendRuns) -> Table:
-    """Each split path's ``fit`` on the MLP, from its times over one batch and over an epoch:
-    what a call costs besides its steps (its price), and a step."""
+    """Each split path on the MLP (``fit``'s and ``evaluate``'s), from its times over one batch
+    and over an epoch: what a call costs besides its steps (its price), and a step."""
     epoch = kb.EPOCH_BATCHES
     rows = []
     for one in runs.one_batch:
@@ -382,9 +385,11 @@ def price_and_steps(runs: BackendRuns) -> Table:
             [one.label, format_seconds(one.median_s), format_seconds(price), format_seconds(step)]
             + [f"{share:.0%}"]
         )
-    header = ["path", "fit over 1 batch", "price per call", "a step", f"price in {epoch} batches"]
+    header = ["path", "over 1 batch", "price per call", "a step", f"price in {epoch} batches"]
     return Table(
-        f"The MLP's fit: a call's price and a step, from 1 and {epoch} batches", header, rows
+        f"The MLP's fit and evaluate: a call's price and a step, from 1 and {epoch} batches",
+        header,
+        rows,
     )
 
 

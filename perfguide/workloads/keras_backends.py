@@ -16,6 +16,7 @@ setting. A variant is a model and a path, ``<model>-<path>``:
   from a ``tf.data.Dataset`` of the same batches built once, ``jit_compile`` left to ``"auto"``;
   ``fit-steps-per-execution``, ``fit`` from the arrays running the training-loop chapter's
   :data:`~perfguide.workloads.training_loop.STEPS_PER_EXECUTION` batches a call;
+  ``evaluate`` over the same epoch from the arrays (``jit_compile`` left to ``"auto"``);
   ``predict`` on one batch; and ``model-call``, a call of the model on one batch with its output
   read as NumPy. Each backend times the paths, on the models, :data:`TIMED` gives it.
 
@@ -155,7 +156,15 @@ MODELS = {
     "gru": Model(gru, SEQUENCE, 64, 10, 0.0, _classifier),
     "transformer": Model(transformer, SEQUENCE, 64, 10, 0.0, _classifier),
 }
-PATHS = ("fit", "fit-jit", "fit-dataset", "fit-steps-per-execution", "predict", "model-call")
+PATHS = (
+    "fit",
+    "fit-jit",
+    "fit-dataset",
+    "fit-steps-per-execution",
+    "evaluate",
+    "predict",
+    "model-call",
+)
 EVERY_MODEL = tuple(MODELS)
 #: The Dense and Conv1D models. The sequence models (the GRU and the Transformer block) are
 #: timed training on Keras 3's backends only, Keras's claim on them: a GRU's ``model(x)`` runs
@@ -176,12 +185,14 @@ TIMED = {
         "fit-jit": ("mlp", "deep-mlp"),
         "fit-dataset": ("mlp",),
         "fit-steps-per-execution": ("mlp",),
+        "evaluate": ("mlp",),
         "predict": ("mlp",),
         "model-call": DENSE_AND_CONV,
     },
     "jax": {
         "fit": ("mlp",),
         "fit-jit": EVERY_MODEL,
+        "evaluate": ("mlp",),
         "predict": ("mlp",),
         "model-call": DENSE_AND_CONV,
     },
@@ -238,6 +249,12 @@ def fit_epoch(network: Any, *data: Any, **options: Any) -> float:
     every backend)."""
     history = network.fit(*data, epochs=1, verbose=0, shuffle=False, **options)
     return float(history.history["loss"][-1])
+
+
+def evaluate_epoch(network: Any, x: np.ndarray, y: np.ndarray, batch_size: int) -> float:
+    """One ``evaluate`` pass over ``x`` and ``y`` in batches of ``batch_size``; its loss, read
+    as a float."""
+    return float(network.evaluate(x, y, batch_size=batch_size, verbose=0, return_dict=True)["loss"])
 
 
 def call_and_read(network: Any, x: np.ndarray) -> np.ndarray:
@@ -332,6 +349,10 @@ def _call(backend: str, variant: str, batches: int) -> Timed:
         dataset = tf.data.Dataset.from_tensor_slices(make_data(model, batches)).batch(spec.batch)
         network = compiled(model, jit_compile="auto")
         return Timed(functools.partial(fit_epoch, network, dataset), (), batches)
+    if path == "evaluate":
+        network = compiled(model, jit_compile="auto")
+        data = make_data(model, batches)
+        return Timed(functools.partial(evaluate_epoch, network, *data, spec.batch), (), batches)
     if path.startswith("fit"):
         x, y = make_data(model, batches)
         steps = tl.STEPS_PER_EXECUTION if path == "fit-steps-per-execution" else 1
