@@ -215,9 +215,13 @@ def test_a_fit_calls_price_and_step_come_from_one_batch_and_an_epoch():
     assert row == ["tensorflow-fit", "50.0 ms", "48.0 ms", "2.00 ms", "60%"]
 
 
-def test_a_models_fit_in_full_compares_every_fit_path_with_tensorflows():
-    shown = str(page.fit_in_full(made_up_runs(), "mlp"))
-    assert "tensorflow-fit-dataset" in shown and "tensorflow-predict" not in shown
+def test_each_models_fit_in_full_compares_every_fit_path_with_tensorflows():
+    shown = page.fits_in_full(made_up_runs())
+    assert [table.caption for table in shown.shown.shown] == [
+        f"The {model}'s fit" for model in kb.MODELS
+    ]
+    assert "tensorflow-fit-dataset" in str(shown) and "tensorflow-predict" not in str(shown)
+    assert shown._repr_html_().count("<table") == len(kb.MODELS)
 
 
 def test_the_tables_show_a_dash_where_a_backend_did_not_run_a_path():

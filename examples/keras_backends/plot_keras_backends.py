@@ -103,8 +103,7 @@ show(page.times_table(runs, page.TRAINING, "A batch of fit, by model and path"))
 
 # %%
 
-for model in kb.MODELS:
-    show(page.fit_in_full(runs, model))
+show(page.fits_in_full(runs))
 
 # %%
 # Inference: predict and model(x)
@@ -165,8 +164,8 @@ show(page.compile_repaid(runs))
 # what each example of a batch costs; the interval is where the next fresh process's slope
 # should land. These peaks include the batch's data, which the process holds too.
 
-show(page.memory_table(runs))
 print(page.activations_note(runs))
+show(page.memory_table(runs))
 
 # %%
 # Where a fit call's time goes

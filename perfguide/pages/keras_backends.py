@@ -18,7 +18,7 @@ from perfguide.measure.memory import Peaks
 from perfguide.processes.pool import Workers, job_of, take_turns
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Judged
-from perfguide.report.compare import Collapsed, Comparison, Table
+from perfguide.report.compare import Collapsed, Comparison, Stacked, Table
 from perfguide.report.format import NEXT_PROCESS, format_bytes, format_percent, format_seconds
 from perfguide.workloads import keras_backends as kb
 
@@ -163,10 +163,13 @@ def times_table(runs: BackendRuns, paths: Sequence[tuple[str, str]], caption: st
     return Table(caption, ["model", *(label(b, p) for b, p in paths)], rows)
 
 
-def fit_in_full(runs: BackendRuns, model: str) -> Collapsed:
-    """Every backend's ``fit`` paths on ``model``, against Keras 3 on TensorFlow's, collapsed."""
-    training = [m for m in runs.by_model[model] if "-fit" in m.label]
-    return Collapsed(f"The {model}'s fit, in full", Comparison(training, baseline="tensorflow-fit"))
+def fits_in_full(runs: BackendRuns) -> Collapsed:
+    """Each model's ``fit`` on every backend, against Keras 3 on TensorFlow's, collapsed."""
+    tables = []
+    for model, measured in runs.by_model.items():
+        compared = Comparison([m for m in measured if "-fit" in m.label], baseline="tensorflow-fit")
+        tables.append(Table(f"The {model}'s fit", compared.header(), compared.rows()))
+    return Collapsed("Each model's fit, in full", Stacked(tables))
 
 
 #: The columns of the training table and of the inference table.

@@ -130,6 +130,31 @@ class Collapsed:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class Stacked:
+    """Several things a page shows (tables, comparisons), one below the other, as one value: a
+    notebook cell displays only its last.
+
+    >>> print(Stacked([Table("A", ["x"], [["1"]]), Table("B", ["y"], [])]))
+    A
+    x
+    -
+    1
+    <BLANKLINE>
+    B
+    y
+    -
+    """
+
+    shown: Sequence[Any]
+
+    def __str__(self) -> str:
+        return "\n\n".join(map(str, self.shown))
+
+    def _repr_html_(self) -> str:
+        return "".join(item._repr_html_() for item in self.shown)
+
+
 def pick(measurements: Sequence[Measurement], *labels: str) -> list[Measurement]:
     """The measurements labelled ``labels``, in that order; ValueError naming the labels there
     are if one is missing.
