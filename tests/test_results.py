@@ -5,6 +5,7 @@ import pytest
 
 from perfguide.measure.measurement import Measurement
 from perfguide.report import results
+from perfguide.report.chapters import chapter
 from perfguide.report.claims import Claim, per_process
 from perfguide.report.side_by_side import Source
 
@@ -71,6 +72,16 @@ def test_a_chapter_publishes_the_ratios_its_claims_were_judged_on_in_each_proces
     assert Source.load(tmp_path).per_process == {"x misleads": [6.0, 8.0, 7.0]}
     results.publish("timing", {"cpu_model": "CPU X"}, [MEASUREMENT])
     assert Source.load(tmp_path).per_process == {}
+
+
+def test_a_chapter_publishes_what_it_measured_besides_times_beside_them(monkeypatch, tmp_path):
+    monkeypatch.setenv(results.MEASUREMENTS_DIR_ENV, str(tmp_path))
+    judged = per_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
+    peaks = {"jax": {"resident": [1, 2, 3]}}
+    results.publish("timing", {}, [MEASUREMENT], [judged], extra={"step_peaks": peaks})
+    written = json.loads((tmp_path / chapter("timing").results).read_text())
+    assert written["step_peaks"] == peaks
+    assert written[results.PER_PROCESS] == {"x misleads": [6.0, 8.0, 7.0]}
 
 
 def test_malformed_numbers_are_caught_before_use(tmp_path):

@@ -205,12 +205,18 @@ print(answer)
 # -------------------------
 #
 # Everything measured here is published as
-# `keras_backends.json <../../measurements/keras_backends.json>`_.
+# `keras_backends.json <../../measurements/keras_backends.json>`_, the training step's peaks
+# under ``step_peaks``.
 # ``python -m perfguide run keras_backends`` times every backend installed, each in its own
 # fresh processes; the ``backends`` extra installs JAX and OpenVINO
 # (``python -m pip install -e ".[cpu,backends]"``).
 
-print(results.publish("keras_backends", env, runs.measured))
+step_peaks = {backend: peaks.to_dict() for backend, peaks in runs.peaks.items()}
+print(
+    results.publish(
+        "keras_backends", env, runs.measured, extra={"step_peaks": step_peaks}
+    )
+)
 
 # %%
 # Recipes

@@ -117,13 +117,16 @@ def publish(
     environment: dict[str, Any],
     measurements: Sequence[Measurement],
     claims: Sequence[Claim] = (),
+    extra: dict[str, Any] | None = None,
 ) -> str:
     """Save a chapter's measurements as its results file in :func:`measurements_dir` (named in
     the table of chapters), with each ratio its ``claims`` were judged on in every process
-    (:data:`PER_PROCESS`), and say where."""
+    (:data:`PER_PROCESS`) and ``extra``'s keys (what the page measured besides times), and say
+    where."""
     path = measurements_dir() / chapter(topic).results
     ratios = {claim.statement: list(claim.processes) for claim in claims if claim.processes}
-    save(path, environment, measurements, {PER_PROCESS: ratios} if ratios else None)
+    riding = {**(extra or {}), **({PER_PROCESS: ratios} if ratios else {})}
+    save(path, environment, measurements, riding or None)
     # A build names its own folder and links the file; a reader's run needs to find it.
     where = path.name if os.environ.get(MEASUREMENTS_DIR_ENV) else path
     return f"published {len(measurements)} measurements to {where}"
