@@ -72,9 +72,11 @@ pages </reading>` defines the tables' terms; the training paths of one backend a
 # Each backend is set once per process, so each runs in fresh processes of its own (two each),
 # and the backends' processes take turns; every comparison between backends is one between
 # processes, and its interval is as wide as that makes it. Each backend times the paths that a
-# check or a table below needs, on the models printed here: the sequence models train on Keras
-# 3's backends only, the question Keras's "20% to 350%" answers, since a first ``fit`` call
-# costs seconds and the page has two minutes.
+# check or a table below needs, on the models printed here, since a first ``fit`` call costs
+# seconds and the page has two minutes: the sequence models train on Keras 3's backends only,
+# the question Keras's "20% to 350%" answers; Keras 2 trains the MLP and #19953's model (the
+# training-loop chapter sets it against Keras 3 on the Conv1D model); inference runs on the
+# MLP.
 
 from perfguide.measure.runner import default_device
 from perfguide.pages import keras_backends as page
@@ -109,8 +111,8 @@ show(page.fits_in_full(runs))
 # Inference: predict and model(x)
 # --------------------------------
 #
-# One batch of each Dense and Conv1D model. OpenVINO runs inference only. ``predict`` is timed
-# on the MLP only: what it costs a call beyond ``model(x)`` is the finding.
+# One batch of the MLP: what ``predict`` costs a call beyond ``model(x)`` is the finding.
+# OpenVINO runs inference only.
 
 show(page.times_table(runs, page.INFERENCE, "One batch predicted, by model and path"))
 
@@ -121,11 +123,13 @@ print(page.precision_note(runs))
 
 # %%
 # The checks: Keras's "20% to 350%" as "at least 1.2x faster" on JAX, on each of the five
-# models, each backend at its default ``jit_compile``; keras-team/keras#18648's ``jit_compile`` on JAX; keras-team/keras#19953's
-# Keras 2 against Keras 3 and its ``jit_compile``; the input ``fit`` is fed; and
-# ``steps_per_execution=8`` (the training-loop chapter's advice: eight batches a call, so Keras
-# returns to Python once per eight steps) on TensorFlow, with JAX's fit set against it; and
-# JAX's ``evaluate`` and ``predict`` against TensorFlow's.
+# models, each backend at its default ``jit_compile``; keras-team/keras#18648's ``jit_compile``
+# on JAX; keras-team/keras#19953's Keras 2 against Keras 3 on its model, and its
+# ``jit_compile=True`` on TensorFlow on the MLP (XLA's compile of #19953's model takes seconds
+# a process); the input ``fit`` is fed; ``steps_per_execution=8`` (the training-loop chapter's
+# advice: eight batches a call, so Keras returns to Python once per eight steps) on
+# TensorFlow, with JAX's fit set against it; and JAX's ``evaluate`` and ``predict`` against
+# TensorFlow's.
 
 checks = page.claims(runs)
 report = ClaimReport.of(checks, runs.by_model)
