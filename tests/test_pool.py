@@ -396,3 +396,49 @@ def test_a_quick_run_takes_one_process_and_no_more_for_an_undecided_claim(monkey
         (numpy,) = workers.run("eager-add", ["numpy"], size=10, blocks=9, settle=[never_settled])
         assert workers.environment["quick"] is True
     assert numpy.processes == 1 and numpy.blocks_per_process == (5,)  # quick blocks, not 9
+
+
+class StartedProcess:
+    """A worker process that notes when it was started, waited for and stopped."""
+
+    events: list[str] = []
+
+    def __init__(self, device, env, echo_stderr):
+        self.name = ""
+        self.setting = env.get("PERFGUIDE_TEST_GROUP")
+        StartedProcess.events.append(f"start {self.setting}")
+
+    def receive(self, timeout_s, progress):
+        StartedProcess.events.append(f"ready {self.setting}")
+        if self.setting == "broken":
+            raise fresh.ChildError("no TensorFlow here")
+        return {"ready": f"worker {self.setting}"}
+
+    def let_go(self):
+        pass
+
+    def stop(self):
+        StartedProcess.events.append(f"stop {self.setting}")
+
+
+def test_groups_started_side_by_side_all_start_before_any_is_waited_for(monkeypatch):
+    monkeypatch.setattr(pool, "_Worker", StartedProcess)
+    monkeypatch.setattr(StartedProcess, "events", [])
+    groups = pool.side_by_side(
+        {g: {"processes": 2, "settings": {"PERFGUIDE_TEST_GROUP": g}, "quick": False} for g in "ab"}
+    )
+    assert (
+        StartedProcess.events
+        == ["start a"] * 2 + ["start b"] * 2 + ["ready a"] * 2 + ["ready b"] * 2
+    )
+    for group in groups.values():
+        group.close()
+
+
+def test_groups_started_side_by_side_are_all_stopped_if_one_never_gets_ready(monkeypatch):
+    monkeypatch.setattr(pool, "_Worker", StartedProcess)
+    monkeypatch.setattr(StartedProcess, "events", [])
+    groups = {g: {"processes": 1, "settings": {"PERFGUIDE_TEST_GROUP": g}} for g in ("a", "broken")}
+    with pytest.raises(fresh.ChildError, match="no TensorFlow"):
+        pool.side_by_side(groups)
+    assert {"stop a", "stop broken"} <= set(StartedProcess.events)

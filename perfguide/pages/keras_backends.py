@@ -15,7 +15,7 @@ from typing import Any
 from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Peaks
-from perfguide.processes.pool import Workers, job_of, take_turns
+from perfguide.processes.pool import job_of, side_by_side, take_turns
 from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Judged
 from perfguide.report.compare import Collapsed, Comparison, Stacked, Table
@@ -105,7 +105,8 @@ def time_backends(device: str) -> BackendRuns:
     (:func:`~perfguide.processes.pool.take_turns`), quick: only each process's median enters a
     claim's interval across processes, not its blocks' spread."""
     processes = 1 if quick_everywhere() else PROCESSES
-    groups = {b: Workers(processes, device=device, settings=kb.BACKENDS[b]) for b in installed()}
+    started = {"processes": processes, "device": device}
+    groups = side_by_side({b: {**started, "settings": kb.BACKENDS[b]} for b in installed()})
     try:
         # Read while the processes are fresh: one that has trained other models holds freed
         # memory that a step reuses without growing the process.

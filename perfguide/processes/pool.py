@@ -185,6 +185,7 @@ class Workers:
         progress: Callable[[str], None] = no_progress,
         echo_stderr: bool = False,
         quick: bool | None = None,
+        _wait: bool = True,
     ):
         if processes < 1:
             raise ValueError(f"need at least one process, got {processes}")
@@ -205,8 +206,8 @@ class Workers:
         self._preparations: dict[str, dict[str, Any]] = {}
         self._finalizer = weakref.finalize(self, _stop_all, self._workers, self._extra)
         progress(f"starting {len(self._workers)} fresh processes")
-        for worker in self._workers:
-            self._ready(worker)
+        if _wait:  # else side_by_side waits, once every group's processes have started
+            self._wait_ready()
         self._jobs = 0
         self._environment: dict[str, Any] | None = None
 
@@ -256,6 +257,10 @@ class Workers:
         if not self.limits_wanted:
             raise ValueError("these workers were started without limits=True")
         return MachineLimits(**self.environment["machine_limits"])
+
+    def _wait_ready(self) -> None:
+        for worker in self._workers:
+            self._ready(worker)
 
     def _ready(self, worker: _Worker) -> None:
         worker.name = worker.receive(START_TIMEOUT_S, self.progress)["ready"]
@@ -509,6 +514,21 @@ def job_of(
     """What a worker is asked to time: ``variants`` (default: all) of ``workload`` at ``size``."""
     name = workload if isinstance(workload, str) else workload.name
     return Job(name, tuple(variants or ()), size, quick, blocks, peak)
+
+
+def side_by_side(groups: Mapping[str, Mapping[str, Any]]) -> dict[str, Workers]:
+    """:class:`Workers` for each of ``groups`` (each its keyword arguments), every group's
+    processes started before any is waited for: they import TensorFlow side by side (nothing
+    is timed yet), where groups started one after another would each wait for its own."""
+    started = {name: Workers(**kwargs, _wait=False) for name, kwargs in groups.items()}
+    try:
+        for group in started.values():
+            group._wait_ready()
+    except BaseException:
+        for group in started.values():
+            group.close()
+        raise
+    return started
 
 
 def take_turns(
