@@ -217,6 +217,13 @@ def test_the_short_answer_advises_what_held_and_quotes_the_checks():
     assert tf_data.caveats[0].startswith("with tf.data's autotuning on (its default) tf-data")
 
 
+def test_the_page_prints_the_fastest_path_as_the_short_answer_names_it():
+    small = small_measured()
+    _, answer = short_answer(small)
+    named = answer.answer.split("Of all paths, ", 1)[1].split(").")[0]
+    assert "ahead of the runner-up" in named and named in page.fastest_path(small)
+
+
 def test_the_short_answer_does_not_advise_what_did_not_hold():
     _, answer = short_answer(small_measured(**{"jit-compile": 30e-3}))
     (xla,) = [r for r in answer.recommendations if "jit_compile" in r.advice]

@@ -271,6 +271,12 @@ scenario = page.benchmark_scenario(small)
 show(Collapsed("200 steps per path, as in the short answer", scenario))
 
 # %%
+# Which path was fastest on the small model: its margin over the runner-up where it is ahead
+# of every other path, else the paths tied with the fastest.
+
+print(page.fastest_path(small))
+
+# %%
 # Short answer
 # ------------
 #

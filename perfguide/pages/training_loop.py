@@ -399,6 +399,12 @@ def benchmark_scenario(small: Sequence[Measurement]) -> Table:
     )
 
 
+def fastest_path(small: Sequence[Measurement]) -> str:
+    """Which path was fastest on the small model, with its margin over the runner-up, or the
+    paths tied with the fastest, each with its evidence: what the short answer quotes."""
+    return rank(small).sentence(" on the small model")
+
+
 def _answer(small: Sequence[Measurement], checks: ClaimReport) -> str:
     ranking = rank(small)
     # A winner's evidence is one comparison; a tie's is one per tied path, too long for this box.
