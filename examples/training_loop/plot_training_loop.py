@@ -271,8 +271,8 @@ scenario = page.benchmark_scenario(small)
 show(Collapsed("200 steps per path, as in the short answer", scenario))
 
 # %%
-# Which path was fastest on the small model: its margin over the runner-up where it is ahead
-# of every other path, else the paths tied with the fastest.
+# The small model's paths in order: the first one's margin over the runner-up where it is ahead
+# of every other path, else the paths tied with it.
 
 print(page.fastest_path(small))
 
