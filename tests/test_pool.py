@@ -442,3 +442,15 @@ def test_groups_started_side_by_side_are_all_stopped_if_one_never_gets_ready(mon
     with pytest.raises(fresh.ChildError, match="no TensorFlow"):
         pool.side_by_side(groups)
     assert {"stop a", "stop broken"} <= set(StartedProcess.events)
+
+
+def test_groups_started_side_by_side_are_stopped_if_a_later_group_cannot_start(monkeypatch):
+    monkeypatch.setattr(pool, "_Worker", StartedProcess)
+    monkeypatch.setattr(StartedProcess, "events", [])
+    groups = {
+        "a": {"processes": 1, "settings": {"PERFGUIDE_TEST_GROUP": "a"}},
+        "none": {"processes": 0},
+    }
+    with pytest.raises(ValueError, match="at least one process"):
+        pool.side_by_side(groups)
+    assert StartedProcess.events == ["start a", "stop a"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import cProfile
 import dataclasses
 import pstats
-import statistics
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +19,7 @@ from perfguide.report.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.claims import ClaimReport, Faster, Judged
 from perfguide.report.compare import Collapsed, Comparison, Stacked, Table
 from perfguide.report.format import NEXT_PROCESS, format_bytes, format_percent, format_seconds
+from perfguide.report.growth import per_example
 from perfguide.workloads import keras_backends as kb
 
 #: Fresh processes per backend (one in a quick run). Backends are compared across processes,
@@ -345,14 +345,11 @@ def memory_table(runs: BackendRuns) -> Table:
     """The MLP's training step on each backend whose peaks were read: the process's peak
     beyond what it held before, at each batch size (median of its processes), and per example
     of a batch (the peaks' slope, with where the next process's should land)."""
-    rows = []
-    for backend, p in runs.peaks.items():
-        low, high = p.interval("resident")
-        slope = statistics.median(p.per_example("resident"))
-        rows.append(
-            [kb.NAMES[backend], *(format_bytes(v) for v in p.at("resident"))]
-            + [f"{format_bytes(slope)} ({format_bytes(low)} to {format_bytes(high)})"]
-        )
+    rows = [
+        [kb.NAMES[backend], *(format_bytes(v) for v in p.at("resident"))]
+        + [per_example(p, "resident")]
+        for backend, p in runs.peaks.items()
+    ]
     batches = [f"batch {b:,}" for b in kb.PEAK_BATCHES]
     header = ["backend", *batches, f"an example ({NEXT_PROCESS})"]
     return Table("The MLP's training step: the process's peak memory", header, rows)

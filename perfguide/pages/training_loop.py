@@ -399,16 +399,16 @@ def benchmark_scenario(small: Sequence[Measurement]) -> Table:
     )
 
 
-def fastest_path(small: Sequence[Measurement]) -> str:
+def fastest_path(small: Sequence[Measurement], brief: bool = False) -> str:
     """Which path was fastest on the small model, with its margin over the runner-up, or the
-    paths tied with the fastest, each with its evidence: what the short answer quotes."""
-    return rank(small).sentence(" on the small model")
+    paths tied with the fastest, with the evidence; ``brief``, a tie's without it (one
+    comparison per tied path: too long for the short answer, which quotes the rest)."""
+    ranking = rank(small)
+    return ranking.sentence(" on the small model", evidence=ranking.separated or not brief)
 
 
 def _answer(small: Sequence[Measurement], checks: ClaimReport) -> str:
-    ranking = rank(small)
-    # A winner's evidence is one comparison; a tie's is one per tied path, too long for this box.
-    ranked = ranking.sentence(" on the small model", evidence=ranking.separated)
+    ranked = fastest_path(small, brief=True)
     return (
         "It is not TensorFlow 2 as such but the path a step takes. On the question's small "
         f"model, with TensorFlow 2.21, {checks[TF1_VS_TF2].stated}. "

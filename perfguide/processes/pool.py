@@ -520,8 +520,10 @@ def side_by_side(groups: Mapping[str, Mapping[str, Any]]) -> dict[str, Workers]:
     """:class:`Workers` for each of ``groups`` (each its keyword arguments), every group's
     processes started before any is waited for: they import TensorFlow side by side (nothing
     is timed yet), where groups started one after another would each wait for its own."""
-    started = {name: Workers(**kwargs, _wait=False) for name, kwargs in groups.items()}
+    started: dict[str, Workers] = {}
     try:
+        for name, kwargs in groups.items():
+            started[name] = Workers(**kwargs, _wait=False)
         for group in started.values():
             group._wait_ready()
     except BaseException:

@@ -83,21 +83,24 @@ def peak_table(title: str, peaks: Mapping[str, Peaks]) -> Table:
     return Table(title, [*header, "process, at peak"], rows)
 
 
+def per_example(p: Peaks, kind: str) -> str:
+    """The bytes an example of a batch costs by ``p``'s peaks of ``kind`` (the median of the
+    processes' slopes), with where the next process's should land."""
+    low, high = p.interval(kind)
+    median = statistics.median(p.per_example(kind))
+    return f"{format_bytes(median)} ({format_bytes(low)} to {format_bytes(high)})"
+
+
 def per_example_table(title: str, peaks: Mapping[str, Peaks], available: float) -> Table:
     """One row per policy: the bytes each example of a batch costs (the activations from the
     shapes; the slopes of what was kept, of the tensors' peak and of the process's, with where
     the next process's should land) and the largest batch that fits in ``available`` bytes."""
-
-    def slope(p: Peaks, kind: str) -> str:
-        low, high = p.interval(kind)
-        median = statistics.median(p.per_example(kind))
-        return f"{format_bytes(median)} ({format_bytes(low)} to {format_bytes(high)})"
-
     header = ["policy", "activations", "kept", f"tensors at peak ({NEXT_PROCESS})"]
     header += [f"process at peak ({NEXT_PROCESS})", f"largest batch in {format_bytes(available)}"]
     rows = [
         [label, format_bytes(p.activations), format_bytes(statistics.median(p.per_example("kept")))]
-        + [slope(p, "tensors"), slope(p, "resident"), f"{p.largest_batch(available):,}"]
+        + [per_example(p, "tensors"), per_example(p, "resident")]
+        + [f"{p.largest_batch(available):,}"]
         for label, p in peaks.items()
     ]
     return Table(title, header, rows)
