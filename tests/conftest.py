@@ -1,7 +1,8 @@
-"""The suite runs in as many pytest-xdist workers as this process may use cores (``-n auto``);
-tests that start processes all run in one of them, in turn, so that two pools of worker
-processes never compete for the cores. Each worker keeps TensorFlow to one intra-op thread, since
-TensorFlow's default, a thread per core in every worker, makes the workers contend."""
+"""The suite runs in as many pytest-xdist workers as this process may use cores (``-n auto``),
+a test module at a time (``--dist loadfile``), so the processes a module's fixture starts once
+serve all its tests. No test here times anything, so two modules' processes may share the cores.
+Each worker keeps TensorFlow to one intra-op thread, since TensorFlow's default, a thread per
+core in every worker, makes the workers contend."""
 
 import os
 
@@ -28,8 +29,3 @@ def pytest_configure(config: pytest.Config) -> None:
 
         tf.config.threading.set_intra_op_parallelism_threads(1)
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("processes"):
-            item.add_marker(pytest.mark.xdist_group("processes"))
