@@ -1,6 +1,6 @@
 """The suite runs in as many pytest-xdist workers as this process may use cores (``-n auto``),
 a test module at a time (``--dist loadfile``), so the processes a module's fixture starts once
-serve all its tests. No test here times anything, so two modules' processes may share the cores.
+serve all its tests. No test here judges a speed, so two modules' processes may share the cores.
 Each worker keeps TensorFlow to one intra-op thread, since TensorFlow's default, a thread per
 core in every worker, makes the workers contend."""
 
@@ -28,4 +28,3 @@ def pytest_configure(config: pytest.Config) -> None:
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(1)
-
