@@ -5,6 +5,7 @@ measurements are pooled process by process."""
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 
@@ -74,6 +75,19 @@ def test_settings_win_over_the_parents_variables(monkeypatch):
 def test_settings_outside_the_passed_prefixes_are_refused(name):
     with pytest.raises(ValueError, match=f"cannot pass '{name}'"):
         fresh.child_environment({name: "1"})
+
+
+@pytest.mark.processes
+def test_tensorflow_loads_without_plotting_and_jax_still_loads_after_it():
+    pytest.importorskip("jax")
+    probe = (
+        "import sys; from perfguide.processes import fresh; fresh.import_tensorflow_lean(); "
+        "print(sys.modules['matplotlib'], 'jax' in sys.modules); import jax; print(jax.__name__)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["None False", "jax"]
 
 
 @pytest.mark.processes

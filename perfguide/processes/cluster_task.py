@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from perfguide.processes.fresh import without_plotting
+from perfguide.processes.fresh import import_tensorflow_lean
 
 
 def first_update(job: dict) -> dict:
@@ -60,7 +60,7 @@ JOBS = {"first-update": first_update, "time": time_in_turn, "examples-seen": exa
 
 
 def main(argv: list[str]) -> None:
-    without_plotting()  # before the workloads import TensorFlow
+    import_tensorflow_lean()
     from perfguide.workloads import distributed
 
     job = json.loads(argv[1])

@@ -95,12 +95,24 @@ def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.Tempor
     return {**env, "TMPDIR": folder.name, environment.SHARED_TMPDIR_ENV: shared}, folder
 
 
-def without_plotting() -> None:
-    """Keep matplotlib out of this process, which measures and never plots: Keras imports
-    ``matplotlib.pyplot`` with TensorFlow wherever it is installed, a seventh of the CPU time a
-    fresh process takes to import TensorFlow here (0.7 of 5.4 s), and a build starts about a
-    hundred such processes. Keras does without it. Call before TensorFlow is imported."""
+def import_tensorflow_lean() -> None:
+    """Import TensorFlow in this process, which measures and never plots, without two packages
+    it pulls in wherever they are installed and does not need here. Keras imports
+    ``matplotlib.pyplot`` (kept out for good: nothing here plots; Keras does without it), and
+    TensorFlow Lite imports JAX for its converter from JAX functions (kept out only while
+    TensorFlow loads, and not at all where Keras runs on JAX: a workload on JAX imports it
+    later all the same). Each costs a fresh process about a seventh of its CPU time to import
+    TensorFlow here (0.7 of 5.4 s; 0.9 of 7.1 s), and a build starts about a hundred such
+    processes."""
     sys.modules.setdefault("matplotlib", None)  # Python's mark of a module that is absent
+    keep_jax_out = os.environ.get("KERAS_BACKEND") != "jax" and "jax" not in sys.modules
+    if keep_jax_out:
+        sys.modules["jax"] = None
+    try:
+        import tensorflow  # noqa: F401
+    finally:
+        if keep_jax_out:
+            del sys.modules["jax"]
 
 
 def last_line(text: str) -> str:

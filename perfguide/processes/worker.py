@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TextIO, runtime_checkable
 
 from perfguide.measure.runner import DeviceError
-from perfguide.processes.fresh import BadInput, without_plotting
+from perfguide.processes.fresh import BadInput, import_tensorflow_lean
 
 if TYPE_CHECKING:
     from perfguide.measure.runner import Runnable
@@ -228,7 +228,7 @@ def main(argv: list[str]) -> int:
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    without_plotting()
+    import_tensorflow_lean()
     from perfguide.measure import environment
 
     try:
