@@ -97,13 +97,12 @@ def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.Tempor
 
 def import_tensorflow_lean() -> None:
     """Import TensorFlow in this process, which measures and never plots, without two packages
-    it pulls in wherever they are installed and does not need here. Keras imports
-    ``matplotlib.pyplot`` (kept out for good: nothing here plots; Keras does without it), and
-    TensorFlow Lite imports JAX for its converter from JAX functions (kept out only while
-    TensorFlow loads, and not at all where Keras runs on JAX: a workload on JAX imports it
-    later all the same). Each costs a fresh process about a seventh of its CPU time to import
-    TensorFlow here (0.7 of 5.4 s; 0.9 of 7.1 s), and a build starts about a hundred such
-    processes."""
+    it pulls in wherever they are installed and does not need here: Keras imports
+    ``matplotlib.pyplot`` (kept out for good; Keras does without it), and TensorFlow Lite imports
+    JAX for its converter from JAX functions (kept out only while TensorFlow loads, and not at
+    all where Keras runs on JAX; a workload on JAX imports it later all the same). Measured here,
+    matplotlib cost 0.7 of the 5.4 CPU-seconds a fresh process took to import TensorFlow, and JAX
+    0.9 of 7.1; a build starts about a hundred such processes."""
     sys.modules.setdefault("matplotlib", None)  # Python's mark of a module that is absent
     keep_jax_out = os.environ.get("KERAS_BACKEND") != "jax" and "jax" not in sys.modules
     if keep_jax_out:
