@@ -62,18 +62,27 @@ def format_factor(factor: float) -> str:
     return f"{three_figures(factor)}x"
 
 
-def format_speedup(speedup: float) -> str:
+#: A ratio's words where it is above 1, below 1 and about 1.
+SPEED_WORDS = ("faster", "slower", "as fast")
+#: The same for memory: how much less a baseline's bytes over another's say it needs.
+MEMORY_WORDS = ("less", "more", "as much")
+
+
+def format_speedup(speedup: float, words: tuple[str, str, str] = SPEED_WORDS) -> str:
     """A speed-up (baseline time over this time) as "N x faster" or "N x slower", never as a
-    factor below 1.
+    factor below 1; any other ratio where more is better in its ``words``.
 
     >>> format_speedup(12.34), format_speedup(0.08), format_speedup(1.001), format_speedup(0.996)
     ('12.3x faster', '12.5x slower', 'as fast', 'as fast')
+    >>> format_speedup(0.8, MEMORY_WORDS)  # memory: the baseline's bytes over these
+    '1.25x more'
     """
+    better, worse, same = words
     if three_figures(max(speedup, 1 / speedup)) == "1.00":
-        return "as fast"
+        return same
     if speedup > 1:
-        return f"{format_factor(speedup)} faster"
-    return f"{format_factor(1 / speedup)} slower"
+        return f"{format_factor(speedup)} {better}"
+    return f"{format_factor(1 / speedup)} {worse}"
 
 
 def compared(a: str, speedup: float, b: str, verb: str = "was") -> str:

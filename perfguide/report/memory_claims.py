@@ -8,7 +8,14 @@ import statistics
 
 from perfguide.measure.memory import Growth, Peaks, next_process
 from perfguide.report.claims import Claim, beyond, judge
-from perfguide.report.format import NEXT_PROCESS, format_bytes, format_span, three_figures
+from perfguide.report.format import (
+    MEMORY_WORDS,
+    NEXT_PROCESS,
+    format_bytes,
+    format_span,
+    format_speedup,
+    three_figures,
+)
 
 
 def _growth_evidence(grown: Growth) -> str:
@@ -107,12 +114,13 @@ def needs_less(light: Peaks, heavy: Peaks, kind: str, by: float) -> Claim:
         f"{light.label} needs at least {by:g}x less memory a training example than "
         f"{heavy.label} ({PEAK_KINDS[kind]})"
     )
-    less = f"{three_figures(ratio)}x less"
+    less = format_speedup(ratio, MEMORY_WORDS)
     evidence = (
         f"{format_bytes(statistics.median(heavier))} against "
         f"{format_bytes(statistics.median(lighter))} an example ({less}), median of "
         f"{len(heavier)} fresh processes each; {NEXT_PROCESS} of the ratio: "
         f"{three_figures(low)}x to {three_figures(high)}x" + (f"; {reason}" if reason else "")
     )
-    measured = f"{light.label} needed {less} memory a training example than {heavy.label}"
+    than = "as" if less == MEMORY_WORDS[2] else "than"
+    measured = f"{light.label} needed {less} memory a training example {than} {heavy.label}"
     return Claim(statement, held, evidence, less, f"at least {by:g}x", measured=measured)
