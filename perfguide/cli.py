@@ -118,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--processes",
         type=_positive_int,
-        default=PROCESSES,
         metavar="N",
-        help=f"fresh processes that each time every variant (default {PROCESSES})",
+        help=f"fresh processes that each time every variant (default {PROCESSES}; memory: its "
+        "chapter's, or 2 with --quick)",
     )
     run.add_argument(
         "--env",
@@ -349,6 +349,7 @@ def _run(args: argparse.Namespace) -> None:
     if args.workload in OWN_RUNS:
         OWN_RUNS[args.workload](args)
         return
+    args.processes = args.processes or PROCESSES
     chosen = _chosen(args)
     try:
         runner.check_device(args.device)  # here, not after a fresh process has started
@@ -398,8 +399,9 @@ def _run_memory(args: argparse.Namespace) -> None:
     from perfguide.measure.environment import collect
     from perfguide.processes import memory_runs
     from perfguide.report import growth
+    from perfguide.workloads import memory
 
-    processes = 2 if args.quick and args.processes == PROCESSES else args.processes
+    processes = args.processes or (2 if args.quick else memory.PROCESSES)
     with _progress(f"memory: every experiment, {processes} fresh processes each"):
         measured, peaks = memory_runs.measure(processes=processes)
     for name, experiment in measured.items():

@@ -71,7 +71,7 @@ inside the graph), while this page is built; what it prints is what you would se
 # Where this page was measured
 # ----------------------------
 #
-# The command's own functions, called in view: the page's diagnoses share three fresh processes
+# The command's own functions, called in view: the page's diagnoses share two fresh processes
 # (the command starts its own). The functions it diagnoses come with the package, in
 # ``perfguide.workloads.diagnose``; give the command ``your_file.py:your_function`` for yours.
 

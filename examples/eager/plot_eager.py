@@ -25,9 +25,9 @@ and :doc:`How to read these pages </reading>` defines the terms of its tables an
 # Where this page was measured
 # ----------------------------
 #
-# The guide's own calls take a line each: ``Workers`` starts three fresh Python processes, and
+# The guide's own calls take a line each: ``Workers`` starts two fresh Python processes, and
 # every comparison below is timed in each of them in turn, its variants interleaved; a time is
-# the median of the three processes' medians.
+# the median of the two processes' medians (their mean).
 
 import matplotlib.pyplot as plt
 

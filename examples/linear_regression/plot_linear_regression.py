@@ -27,9 +27,9 @@ Every variant runs the same float32 gradient step from *a = b = 0*; the tests of
 # Where this page was measured
 # ----------------------------
 #
-# The guide's own calls take a line each: ``Workers`` starts three fresh Python processes, and
+# The guide's own calls take a line each: ``Workers`` starts two fresh Python processes, and
 # every comparison below is timed in each of them in turn, its variants interleaved; a time is
-# the median of the three processes' medians.
+# the median of the two processes' medians (their mean).
 
 import matplotlib.pyplot as plt
 

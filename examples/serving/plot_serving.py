@@ -103,11 +103,11 @@ show(close)
 # One request at a time
 # ---------------------
 #
-# A request of one sample, answered by each way, in three fresh processes taking turns. The tiny
+# A request of one sample, answered by each way, in two fresh processes taking turns. The tiny
 # model shows what a call costs; the MobileNet what its arithmetic does. To keep the build short,
 # ``predict`` is timed on the tiny model only, and Keras's other calls, XLA and the SavedModel
 # (which runs the ``tf.function``'s graph) on the tiny and small models only. A way whose verdict
-# below is undecided after three processes is timed in more. Each model's table opens on a click;
+# below is undecided after two processes is timed in more. Each model's table opens on a click;
 # the plot shows every way.
 
 served = page.one_request(workers)

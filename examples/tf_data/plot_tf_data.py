@@ -46,7 +46,7 @@ tables' terms.
 #    timing. What starting and closing an epoch costs is measured apart, below. An iterator keeps
 #    reading ahead between calls, so these variants do not take turns block by block as the rest
 #    of these pages' do (each would fill its buffers on the cores of the others' blocks): each is
-#    timed alone, in the same three fresh processes, one after another.
+#    timed alone, in the same two fresh processes, one after another.
 #
 # .. rubric:: The map, the step and the loop being timed
 #

@@ -33,8 +33,8 @@ same training on several workers is :doc:`Why doesn't my distributed training sc
 # Where this page was measured
 # ----------------------------
 #
-# ``Workers`` starts three fresh Python processes and times every path in each, the paths taking
-# turns; a time below is the median of the three processes' medians.
+# ``Workers`` starts two fresh Python processes and times every path in each, the paths taking
+# turns; a time below is the median of the two processes' medians (their mean).
 
 import matplotlib.pyplot as plt
 

@@ -22,7 +22,7 @@ tables and verdicts.
 # Where this page was measured
 # ----------------------------
 #
-# ``Workers`` starts the three fresh Python processes that time every comparison below, its
+# ``Workers`` starts the two fresh Python processes that time every comparison below, its
 # variants interleaved.
 
 import matplotlib.pyplot as plt

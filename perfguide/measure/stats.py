@@ -11,7 +11,7 @@ many fresh processes, on this machine, lands with :data:`CONFIDENCE` probability
 
 - how far this run's processes spread, *moderated* towards how far this machine's processes
   usually spread (the empirical-Bayes variance of Smyth's limma, made for a few replicates):
-  three processes that happen to agree do not make a narrow interval, and Student's t gets the
+  a few processes that happen to agree do not make a narrow interval, and Student's t gets the
   moderated degrees of freedom;
 - that this run's median and the next run's are each a median of a few processes;
 - the drift between runs, which no number of processes within one run can see: measured by

@@ -52,7 +52,7 @@ OTHER_SETTINGS = (
     takes_at_most("cache", "cache-file", 1.25),
     takes_at_most("autotune-off", "naive", 1.25),
 )
-#: Every check on the pipelines; one still undecided after three processes gets more.
+#: Every check on the pipelines; one still undecided after the usual processes gets more.
 PIPELINE_CLAIMS = (*GUIDE_CLAIMS, PREFETCH_ADDS_LITTLE, *OTHER_SETTINGS)
 
 PY_FUNCTION = Faster("naive", "py-function")

@@ -43,9 +43,12 @@ from perfguide.report.results import write_atomically
 if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the workers load
     from perfguide.workloads.base import Workload
 
-#: Fresh processes per workload unless told otherwise: the fewest whose median shrugs off one
-#: slow process.
-PROCESSES = 3
+#: Fresh processes per workload unless told otherwise: two, the fewest that show how processes
+#: differ. A slow one is not shrugged off (a median of two is their mean), and it need not be:
+#: the interval is moderated towards the machine's usual spread, and the drift between runs,
+#: which no number of processes within one run sees, is most of its width
+#: (:mod:`perfguide.measure.stats`). Three processes cost a chapter a third more minutes.
+PROCESSES = 2
 
 
 class Settling(Protocol):
@@ -58,9 +61,9 @@ class Settling(Protocol):
     def settled(self, measurements: Sequence[Measurement], at_most: int) -> bool: ...
 
 
-#: The most processes a workload gets while a comparison it must settle is undecided: three
-#: times the usual, where a rerun's interval is about half as wide (and its own spread counts
-#: for more than the machine's usual one).
+#: The most processes a workload gets while a comparison it must settle is undecided: where a
+#: rerun's interval is about half as wide as with three (and its own spread counts for more
+#: than the machine's usual one).
 SETTLE_PROCESSES = 9
 #: Seconds all the runs of one pool (a chapter's) may spend together timing more processes for
 #: undecided comparisons: past them, what is still undecided stays so (and is judged
