@@ -318,7 +318,12 @@ class RecipeStatus(SphinxDirective):
         if not path.is_file():
             raise self.error(f"no recipe status {path.name}: does a recommendation name #{anchor}?")
         self.env.note_dependency(str(path))
-        return [nodes.raw("", path.read_text(), format="html")]
+        status = path.read_text()
+        if 'data-advised="false"' in status:
+            # Its heading is the advice's words: said so in the heading too, and the contents.
+            title = self.state.parent[0]
+            title += nodes.Text(" (not advised in this build)")
+        return [nodes.raw("", status, format="html")]
 
 
 # -- Recordings: a build that measures starts a new one and marks it complete at its end; each

@@ -141,6 +141,17 @@ def test_each_recipe_opens_with_whether_this_build_advises_it(tmp_path, monkeypa
     assert "c is faster than d: 1.05x faster here" in unsure and "INCONCLUSIVE" in unsure
 
 
+def test_a_recipe_of_advice_held_and_not_says_which_is_which():
+    status = answers.recipe_status(
+        [Recommendation("Use a", HELD, USE_A), Recommendation("Prefer c", UNSURE, USE_A)]
+    )
+    advised, unsure = status.split("<br>")
+    assert 'data-advised="true"' in advised and "<strong>Advised here</strong>" in advised
+    assert "a was 2.00x faster than b here" in advised and "c is faster" not in advised
+    assert "Not advised here</strong>, its claim was too close to call in this build" in unsure
+    assert "c is faster than d: 1.05x faster here" in unsure and "INCONCLUSIVE" in unsure
+
+
 def test_text_form_lists_the_recommendations():
     text = str(make_answer())
     assert text.startswith("Short answer: Because of <overhead>.")

@@ -226,9 +226,18 @@ def caveats_html(caveats: Sequence[str]) -> str:
     )
 
 
+#: Why a recommendation is not advised, by its deciding claim's verdict.
+NOT_ADVISED_BECAUSE = {
+    "DID NOT HOLD": "its claim did not hold",
+    "INCONCLUSIVE": "its claim was too close to call",
+}
+
+
 def recipe_status(recommendations: Sequence[Recommendation]) -> str:
     """The line that opens a recipe: whether this build advises what it puts in code, with what
-    each recommendation naming it measured and its verdict.
+    each recommendation naming it measured and its verdict; where some are advised and some are
+    not, each under its own lead, and a recommendation not advised says why (its claim did not
+    hold, or was too close to call).
 
     >>> from perfguide.report.claims import Claim
     >>> slow = Claim("pad is faster", False, "…", "1.10x slower", measured="pad was 1.10x slower")
@@ -238,20 +247,20 @@ def recipe_status(recommendations: Sequence[Recommendation]) -> str:
 <strong>Not advised here</strong>, its claim did not hold in this build: pad is faster: pad was \
 1.10x slower here <a ...DID NOT HOLD</span></a>.</p></div>
     """
-    advised = any(r.advised for r in recommendations)
-    measured = "; ".join(
-        ("" if r.advised else f"{html.escape(r.finding)}: ") + measured_with_verdict(r.deciding)
-        for r in recommendations
-    )
-    lead = (
-        "<strong>Advised here</strong>"
-        if advised
-        else "<strong>Not advised here</strong>, its claim did not hold in this build"
-    )
+    advised = [r for r in recommendations if r.advised]
+    parts = []
+    if advised:
+        measured = "; ".join(measured_with_verdict(r.deciding) for r in advised)
+        parts.append(f"<strong>Advised here</strong>: {measured}.")
+    for r in recommendations:
+        if not r.advised:
+            why = NOT_ADVISED_BECAUSE[r.deciding.verdict]
+            found = f"{html.escape(r.finding)}: {measured_with_verdict(r.deciding)}"
+            parts.append(f"<strong>Not advised here</strong>, {why} in this build: {found}.")
     kind = "advised" if advised else "not-advised"
     return (
         f'<div class="perfguide-recipe-status perfguide-recipe-{kind}" data-advised='
-        f'"{str(advised).lower()}"><p>{lead}: {measured}.</p></div>'
+        f'"{str(bool(advised)).lower()}"><p>{"<br>".join(parts)}</p></div>'
     )
 
 
