@@ -276,6 +276,8 @@ def test_the_short_answer_does_not_advise_a_check_that_did_not_hold():
     cache = slower_cache.recommendations[2]
     assert cache.advice.startswith("Cache after the expensive map") and not cache.advised
     assert cache.advice not in str(slower_cache)
+    assert "removing work: keep Python out of it." in slower_cache.answer
+    assert "cache after the map" in answer_on().answer
     parallel_pays = answer_on(python=PYTHON | {"py-function-parallel": 20e-3})
     parallel = parallel_pays.recommendations[5]
     assert parallel.advice.startswith("Do not expect parallel calls") and not parallel.advised

@@ -247,7 +247,16 @@ def prefetch_scenario(pipelines: Sequence[Measurement]) -> Table:
     )
 
 
-def _answer(both: Overlap, settings: ClaimReport) -> str:
+def _removing_work(cache: Claim, py_function: Claim) -> str:
+    """The answer's closing sentence: the ways of removing work whose claims held here."""
+    ways = {"cache after the map": cache, "keep Python out of it": py_function}
+    held = [way for way, claim in ways.items() if claim.held is True]
+    if not held:
+        return "Neither way of removing work this page checks (a cache, no Python) held here."
+    return f"What paid off here was removing work: {', '.join(held)}."
+
+
+def _answer(both: Overlap, settings: ClaimReport, removing: str) -> str:
     return (
         "Because on this machine the pipeline and the step compete for the same "
         f"{both.cores} cores, and because tf.data already prefetches. The pipeline alone "
@@ -257,9 +266,7 @@ def _answer(both: Overlap, settings: ClaimReport) -> str:
         "step's, each timed alone. Reading ahead overlaps work only where a core is idle, or "
         "where the pipeline waits without working (remote storage). TensorFlow's default "
         "optimizations add a prefetch to the end of a pipeline and parallelize a plain map: "
-        f"with them, {settings[DEFAULT_OPTIMIZATIONS].stated}. "
-        "What pays off on a few cores is removing work: cache after the map, keep Python out "
-        "of it."
+        f"with them, {settings[DEFAULT_OPTIMIZATIONS].stated}. {removing}"
     )
 
 
@@ -313,4 +320,6 @@ def short_answer(
             Change("num_parallel_calls on a tf.py_function map", "not counted on"),
         ),
     ]
-    return ShortAnswer(_answer(both, settings), advice, scenario)
+    return ShortAnswer(
+        _answer(both, settings, _removing_work(guide[CACHE], python[PY_FUNCTION])), advice, scenario
+    )
