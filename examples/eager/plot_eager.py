@@ -339,7 +339,7 @@ show(
 # The box at the top of this page, built from the checks above.
 
 answer = ShortAnswer(
-    page.answer_sentences(add, calls, function_layers, op_counts),
+    page.answer_sentences(add, function_layers, op_counts),
     page.recommendations(chain_check, gradient_check, layer_checks, errors),
 )
 # sphinx_gallery_start_ignore

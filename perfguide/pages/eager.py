@@ -462,21 +462,25 @@ def _where_overhead_fades(add: BySize) -> str:
     claim there says (the sizes between are timed briefly, for the curve, and judged nowhere)."""
     largest = ADD_SIZES[-1]
     claim = LARGE_ADD.check(add[largest])
-    outcome = "the fixed cost fades" if claim.held else "no fade to within twice NumPy's time held"
-    return f"on large arrays {outcome}: at {format_count(largest)} elements, {measured_here(claim)}"
+    outcome = {
+        True: "on large arrays the fixed cost fades",
+        False: "on large arrays it does not fade to within twice NumPy's time",
+        None: "whether it fades to within twice NumPy's time on large arrays was too close to call",
+    }[claim.held]
+    return f"{outcome}: at {format_count(largest)} elements, {measured_here(claim)}"
 
 
 def answer_sentences(
     add: BySize,
-    calls: Sequence[Measurement],
     function_layers: Sequence[Measurement],
     counts: Mapping[str, Mapping[str, int]],
 ) -> str:
     """The short answer's sentences: an eager op's fixed cost and where it fades, a tf.function
-    call's cost and its Python share, and the custom gradient's ops (:func:`op_counts`)."""
+    call's cost and its Python share (both from the layers' run), and the custom gradient's ops
+    (:func:`op_counts`)."""
     smallest = add[ADD_SIZES[0]]
     (eager_one,) = pick(smallest, "eager")
-    (function,) = pick(calls, "tf-function")
+    (function,) = pick(function_layers, "tf-function")
     ops = {name: sum(by_type.values()) for name, by_type in counts.items()}
     return (
         f"Each eager op has a fixed cost before it computes anything: x + x on one element took "
