@@ -85,7 +85,7 @@ def test_work_near_the_peak_makes_it_compute_bound_and_no_form_pays():
         )
     )
     assert found.bound == "compute" and found.best is None
-    assert "eager, its fastest form by median, reaches 66.7 % of the measured peak" in (
+    assert "eager, the form with the smallest median here, reaches 66.7 % of the measured peak" in (
         found.short_answer()
     )
     assert [a.claim.verdict for a in found.advice[:1]] == ["HELD"]

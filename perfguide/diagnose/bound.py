@@ -140,8 +140,8 @@ def what_bounds(
         measured = "peak FLOP/s" if kind == "compute" else limit
         # Named: the share is that form's own, and forms may tie for the smallest median.
         return kind, (
-            f"{fastest}, its fastest form by median, reaches {format_percent(share)} of the "
-            f"measured {measured}"
+            f"{fastest}, the form with the smallest median here, reaches "
+            f"{format_percent(share)} of the measured {measured}"
         )
     if (op_share is not None and op_share < 0.5) or (dispatch_share or 0) >= 0.5:
         return "overhead", "most of its time is the cost of calls and op dispatches, not its ops"
