@@ -110,12 +110,24 @@ def failure_line(stderr: str) -> str:
     lines), else its last line.
 
     >>> failure_line("Traceback ...\nValueError: cannot convert (PerReplica:{\n  0: 1\n})\n")
-    'ValueError: cannot convert (PerReplica:{'
+    'ValueError: cannot convert (…)'
     >>> failure_line("worker lost its peer\n")
     'worker lost its peer'
     """
     named = [line.strip() for line in stderr.splitlines() if _EXCEPTION.match(line.strip())]
-    return named[-1] if named else last_line(stderr)
+    return _closed(named[-1]) if named else last_line(stderr)
+
+
+def _closed(line: str) -> str:
+    """``line`` cut before the first bracket it leaves open (a value printed over the lines
+    after it), with "(…)" in its place."""
+    opened: list[int] = []
+    for at, char in enumerate(line):
+        if char in "([{":
+            opened.append(at)
+        elif char in ")]}" and opened:
+            opened.pop()
+    return f"{line[: opened[0]].rstrip()} (…)" if opened else line
 
 
 def _stop(running: Sequence[_Running]) -> None:
