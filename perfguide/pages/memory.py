@@ -24,8 +24,8 @@ GROWS = 1e3
 GLIBC = "glibc malloc"
 
 
-def _under_a_tenth(grown: Growth, reference: Growth) -> Claim:
-    return grows_less(grown, reference, 1 / 10, "a tenth")
+def _under_a_tenth(grown: Growth, reference: Growth, names: tuple[str, str] | None = None) -> Claim:
+    return grows_less(grown, reference, 1 / 10, "a tenth", names)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +115,9 @@ def kernel_cache_claims(new_shapes: Experiment, onednn_off: Experiment) -> list[
     """That each way timed with oneDNN off grows under a tenth as fast as with it on (then the
     growth was oneDNN's kernels), and :data:`BUCKETS_FIX`."""
     onednn = [
-        _under_a_tenth(without, new_shapes.growth[way]).restated(
+        _under_a_tenth(
+            without, new_shapes.growth[way], (f"{way} with oneDNN off", f"with it on {way}")
+        ).restated(
             f"with oneDNN off, {way} grows the process by under a tenth of its growth "
             "with oneDNN on"
         )
@@ -191,7 +193,9 @@ def allocator_claims(allocators: Mapping[str, Experiment]) -> dict[str, Claim]:
     by under a tenth of its growth under glibc's."""
     glibc = allocators[GLIBC].growth["predict"]
     return {
-        name: _under_a_tenth(experiment.growth["predict"], glibc).restated(
+        name: _under_a_tenth(
+            experiment.growth["predict"], glibc, (f"predict under {name}", f"under {GLIBC}")
+        ).restated(
             f"under {name}, predict grows the process by under a tenth of its growth under {GLIBC}"
         )
         for name, experiment in allocators.items()

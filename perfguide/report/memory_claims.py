@@ -62,17 +62,25 @@ def stays_flat(grown: Growth, at_most: float, what: str = "") -> Claim:
     return _growth_claim(statement, held, grown)
 
 
-def grows_less(grown: Growth, reference: Growth, fraction: float, what: str) -> Claim:
+def grows_less(
+    grown: Growth,
+    reference: Growth,
+    fraction: float,
+    what: str,
+    names: tuple[str, str] | None = None,
+) -> Claim:
     """The claim that ``grown.label`` grows the process by under ``fraction`` of what
     ``reference.label`` grows it (``what`` that fraction is, in words: "a tenth"), judged on
     both next-process intervals: held where all of ``grown``'s lies below ``fraction`` of the
     lowest the reference's reaches, did not hold where all of it lies at or above ``fraction``
-    of the highest, inconclusive otherwise.
+    of the highest, inconclusive otherwise. ``names`` tell the two apart where their labels
+    are the same (one way under two settings).
 
     >>> fixed = Growth("reduce-retracing", (10e3, 12e3, 11e3), (0.0,) * 3)
     >>> retracing = Growth("tf-function", (400e3, 420e3, 410e3), (0.0,) * 3)
-    >>> grows_less(fixed, retracing, 1 / 10, "a tenth").verdict
-    'HELD'
+    >>> claim = grows_less(fixed, retracing, 1 / 10, "a tenth")
+    >>> claim.verdict, claim.measured
+    ('HELD', 'reduce-retracing grew the process 11.0 kB a call, tf-function 410 kB')
     """
     (low, high), (ref_low, ref_high) = grown.interval, reference.interval
     held = True if high < fraction * ref_low else False if low >= fraction * ref_high else None
@@ -82,8 +90,9 @@ def grows_less(grown: Growth, reference: Growth, fraction: float, what: str) -> 
         f"{format_bytes(reference.rate)} a call ({NEXT_PROCESS}: {format_bytes(ref_low)} to "
         f"{format_bytes(ref_high)})"
     )
-    effect = f"{format_bytes(grown.rate)} against {format_bytes(reference.rate)} a call"
-    measured = f"{grown.label} grew the process {effect}, {reference.label}'s"
+    effect = f"{format_bytes(grown.rate)} a call"
+    name, reference_name = names or (grown.label, reference.label)
+    measured = f"{name} grew the process {effect}, {reference_name} {format_bytes(reference.rate)}"
     return Claim(statement, held, evidence, effect, f"under {what}", measured=measured)
 
 
