@@ -42,6 +42,7 @@ class FirstCall:
             [f / s for f, s in zip(m.first_calls_s, m.process_median_s, strict=True)],
             self.steady_calls,
             "a steady call",
+            "the first call cost",
         )
 
 

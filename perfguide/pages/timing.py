@@ -44,16 +44,17 @@ def median_of(results: Sequence[Result], key: str) -> float:
 class PerProcess:
     """The claim that a ratio each process works out for itself from its result (``ratio``) is
     beyond ``factor``, judged as :func:`~perfguide.report.claims.per_process` judges it;
-    ``what`` names the ratio."""
+    ``what`` names the ratio, ``subject`` (with its verb) what it is said of."""
 
     statement: str
     ratio: Callable[[Result], float]
     factor: float
     what: str
+    subject: str
 
     def check(self, results: Sequence[Result]) -> Claim:
         ratios = [self.ratio(result) for result in results]
-        return per_process(self.statement, ratios, self.factor, self.what)
+        return per_process(self.statement, ratios, self.factor, self.what, self.subject)
 
 
 def quotient(numerator: str, denominator: str) -> Callable[[Result], float]:
@@ -72,6 +73,7 @@ FIRST_CALL = PerProcess(
     quotient("naive_s", "steady_s"),
     5,
     "a steady call's time",
+    "ten calls timed from the first read",
 )
 
 
@@ -118,6 +120,7 @@ SINGLE_CALL = PerProcess(
     _single_over_blocks,
     1,
     "the blocks' spread",
+    "single calls spread",
 )
 
 
@@ -169,6 +172,7 @@ UNRUN = PerProcess(
     quotient("run_s", "built_s"),
     1,
     "the build's time",
+    "iterating the pipeline took",
 )
 
 
@@ -223,7 +227,8 @@ ORDER = PerProcess(
     "taking turns brings two timings of the same step closer than timing one after the other",
     further_one_after_the_other,
     1,
-    "as far from 1 one after the other as in turns",
+    "as far from 1 as the one timed in turns",
+    "the ratio timed one after the other lay",
 )
 
 
@@ -272,7 +277,9 @@ class OwnIntervalNarrower:
         narrower = [
             published / max(math.log(high / low), 1e-9) for low, high in own_intervals(step)
         ]
-        return per_process(self.statement, narrower, 1, "narrower")
+        return per_process(
+            self.statement, narrower, 1, "narrower", "one process's own interval was"
+        )
 
 
 FRESH, HERE = "a fresh process", "this page's process"
@@ -309,6 +316,7 @@ POOLS = PerProcess(
     quotient("after_idle_s", "right_after_s"),
     1,
     "faster than after idle",
+    "an op right after a product was",
 )
 SLEEP = PerProcess(
     "an op timed after a short sleep, with no product before it, runs slower than right after "
@@ -316,6 +324,7 @@ SLEEP = PerProcess(
     quotient("after_sleep_s", "right_after_s"),
     1,
     "slower than right after the product",
+    "an op after a short sleep was",
 )
 POOL_CLAIMS = (POOLS, SLEEP)
 

@@ -393,17 +393,20 @@ def _times(factor: float) -> str:
     return f"{three_figures(factor)}x"
 
 
-def per_process(statement: str, ratios: Sequence[float], factor: float, what: str) -> Claim:
+def per_process(
+    statement: str, ratios: Sequence[float], factor: float, what: str, subject: str = ""
+) -> Claim:
     """A claim on a ratio each fresh process worked out for itself (what a hand-rolled timer
     reported over what the harness measured, say), judged as :class:`Faster` judges a ratio:
     their median, where it lands in a rerun here (from the processes' spread and how far this
     machine moves it between runs: its own drift where a calibration was fitted on it, see
     :meth:`~perfguide.measure.calibration.Calibration.per_process_for`), against ``factor``
-    with the same band. ``what`` names the ratio ("too slow").
+    with the same band. ``what`` names the ratio ("too slow"); ``subject``, with its verb, is
+    what the measurement is said of ("x was").
 
-    >>> claim = per_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow")
-    >>> claim.verdict, claim.effect
-    ('HELD', '7.00x too slow')
+    >>> claim = per_process("x misleads", [6.0, 8.0, 7.0], 5, "too slow", "x was")
+    >>> claim.verdict, claim.effect, claim.measured
+    ('HELD', '7.00x too slow', 'x was 7.00x too slow')
     >>> claim.evidence  # doctest: +ELLIPSIS
     'too slow: 7.00x, 6.00x to 8.00x across 3 processes; rerun interval: ...'
     """
@@ -421,7 +424,17 @@ def per_process(statement: str, ratios: Sequence[float], factor: float, what: st
         + (f"; {reason}" if reason else "")
     )
     effect = f"{three_figures(median)}x {what}"
-    return Claim(statement, held, evidence, effect, target, interval, processes=tuple(ratios))
+    measured = f"{subject} {effect}" if subject else ""
+    return Claim(
+        statement,
+        held,
+        evidence,
+        effect,
+        target,
+        interval,
+        processes=tuple(ratios),
+        measured=measured,
+    )
 
 
 def takes_at_most(variant: str, reference: str, times: float) -> Faster:

@@ -86,7 +86,8 @@ class Overlap:
             f"{self.together.label} takes at least {factor:.0%} of one after the other ({what})",
             ratios,
             factor,
-            "of one after the other",
+            "the time of one after the other",
+            f"{self.together.label} took",
         )
 
 
