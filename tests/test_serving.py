@@ -363,3 +363,12 @@ def test_the_litert_recipe_answers_as_the_timed_litert_way(tmp_path):
     recipe = run_recipe("serving", "Convert to LiteRT and check the outputs")
     timed = serving.converted(recipe["model"], "litert", tmp_path)
     np.testing.assert_allclose(recipe["answer"], timed(recipe["x"]), rtol=1e-5, atol=1e-6)
+
+
+def test_the_chapter_states_the_tolerances_the_workload_uses():
+    from tests.recipes import ROOT
+
+    text = " ".join((ROOT / "examples/serving/plot_serving.py").read_text().split())
+    float_ways, int8 = f"{serving.FLOAT_TOLERANCE:g}", f"{serving.QUANTIZED_TOLERANCE:g}"
+    assert f"float ways within {float_ways} of it" in text.replace("# ", "")
+    assert f"this page's: {float_ways} for float weights, {int8} for int8" in text.replace("# ", "")
