@@ -118,11 +118,11 @@ def test_the_pages_checks_name_the_workloads_variants():
 
 def test_the_short_answer_advises_what_held_and_quotes_the_checks(convergence):
     steps = ClaimReport.of(page.STEP_CLAIMS, steps_measured())
-    answer = page.short_answer(steps, convergence, page.learners_scenario(steps_measured()))
+    answer = page.short_answer(steps, convergence, page.learners_scenario(steps_measured()), 2)
     assert steps[page.NUMPY_VS_SESSION].stated in answer.answer
     assert [r.advised for r in answer.recommendations] == [True] * 4
     slower = ClaimReport.of(page.STEP_CLAIMS, steps_measured(**{"xla-loop": 40e-6}))
-    compiled = page.short_answer(slower, convergence, None).recommendations[1]
+    compiled = page.short_answer(slower, convergence, None, 2).recommendations[1]
     assert compiled.advice.startswith("Compile the loop") and not compiled.advised
 
 

@@ -180,7 +180,9 @@ else:
 #
 # The box at the top of this page, built from the checks above.
 
-answer = page.short_answer(steps, run, page.learners_scenario(measurements))
+answer = page.short_answer(
+    steps, run, page.learners_scenario(measurements), env["usable_cores"]
+)
 # sphinx_gallery_start_ignore
 answer.publish("linear_regression")
 # sphinx_gallery_end_ignore

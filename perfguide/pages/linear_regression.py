@@ -234,9 +234,12 @@ def _answer(steps: ClaimReport, run: Convergence) -> str:
     )
 
 
-def short_answer(steps: ClaimReport, run: Convergence, scenario: Table) -> ShortAnswer:
+def short_answer(
+    steps: ClaimReport, run: Convergence, scenario: Table | None, cores: int
+) -> ShortAnswer:
     """The box atop the page: ``steps``, :data:`STEP_CLAIMS` checked (:meth:`ClaimReport.of`);
-    ``run``, the convergence both ways; ``scenario``, the learner's."""
+    ``run``, the convergence both ways; ``scenario``, the learner's; ``cores``, the cores the
+    build could use (XLA's gain rests on them)."""
     loop = "loop-inside-one-tf-function-over-tf-range"
     many_steps = "many small steps"
     advice = [
@@ -249,7 +252,12 @@ def short_answer(steps: ClaimReport, run: Convergence, scenario: Table) -> Short
         Recommendation(
             "Compile the loop with XLA (jit_compile=True)",
             steps[COMPILED],
-            Change("jit_compile", "True", work="a whole training loop of small element-wise steps"),
+            Change(
+                "jit_compile",
+                "True",
+                work="a whole training loop of small element-wise steps",
+                cpu=f"{cores} cores",
+            ),
             recipe=loop,
         ),
         Recommendation(

@@ -397,7 +397,8 @@ def short_answer(
             f"Use mixed_bfloat16 on a CPU with {cpu.own_flags('bfloat16')}, as this one "
             + few_cores
             if native["bfloat16"]
-            else "Keep float32 on a CPU without bfloat16 instructions (avx512_bf16, amx_bf16)",
+            else "Keep float32 on a CPU without bfloat16 instructions (avx512_bf16, amx_bf16), "
+            "as this one " + few_cores,
             steps[cpu.bfloat16_step],
             Change(
                 "mixed_bfloat16",

@@ -588,7 +588,7 @@ def short_answer(
         Recommendation(
             "Write a batch of products as one einsum",
             batched_checks[ONE_EINSUM],
-            Change("a batch of products", "one einsum"),
+            Change("a batch of products", "one einsum", cpu=f"{env['usable_cores']} cores"),
             recipe="one-einsum-instead-of-a-loop-of-products",
         ),
         Recommendation(
