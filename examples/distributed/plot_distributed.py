@@ -9,11 +9,12 @@ node); another found ``MultiWorkerMirroredStrategy`` `a lot slower than non-dist
 <https://github.com/tensorflow/tensorflow/issues/48374>`_. Every number below is measured here,
 where a cluster is processes talking over the loopback.
 
-Every setup trains #60245's model, a 256-1024-1024-10 MLP, with the custom training loop
-TensorFlow's distribution guides teach. A *worker* is one process that trains; *weak scaling*
-keeps each worker's batch (64 examples here); *strong scaling* keeps the global batch and
-splits it. The *scaling efficiency* is the examples a second N workers train over N times what
-one worker trains alone on one core.
+Every setup trains the first thread's model (#60245's), a 256-1024-1024-10 MLP, with the custom
+training loop TensorFlow's distribution guides teach. A *worker* is one process that trains; a
+*pinned* worker is held to one core of its own; the *all-reduce* sums the workers' gradients so
+that every worker takes the same step. *Weak scaling* keeps each worker's batch (64 examples
+here); *strong scaling* keeps the global batch and splits it. The *scaling efficiency* is the
+examples a second N workers train over N times what one worker trains alone on one core.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/distributed.answer.html

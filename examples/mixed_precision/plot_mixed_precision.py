@@ -93,7 +93,7 @@ show(Collapsed(summary, shares))
 show(page.kernel_checks(cpu, products, convolutions))
 
 # %%
-# A share of the peak above 100 % is no error: the peak is float32's, and a type with half the
+# A share of the peak may pass 100 % without error: the peak is float32's, and a type with half the
 # bits can do twice the operations per instruction. Which kernels ran for each type is in the
 # profiles below, taken once all timing on this page is done.
 

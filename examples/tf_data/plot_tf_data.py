@@ -19,7 +19,11 @@ The short answer below speaks of four variants: ``pipeline-alone`` draws the pip
 drops them; ``step-alone`` trains on the same batches, read into memory first; ``together`` feeds
 the step from the pipeline; ``together-prefetch`` does the same with a ``prefetch`` at the
 pipeline's end. *One after the other* is the pipeline's time alone plus the step's: what
-together takes if the two cannot overlap at all.
+together takes if the two cannot overlap at all. Its pipelines: ``naive`` reads the records,
+maps them and batches them, and nothing more; ``prefetch``, ``cache`` and ``interleave`` (files
+read four at a time) each add one transformation to it; ``no-default-optimizations`` is
+``naive`` with the rewrites tf.data makes by default turned off; ``py-function`` runs the same
+map as Python code, through ``tf.py_function``.
 
 .. raw:: html
    :file: ../../_generated/extra/answers/tf_data.answer.html

@@ -202,9 +202,10 @@ show(retracing_checks)
 #
 # A Python ``for`` over ``range`` inside a ``tf.function`` (``python-for``) runs while tracing, so
 # the graph gets one copy of the loop body per step. A loop over ``tf.range`` (``tf-range``)
-# becomes a single graph loop. Both
-# compute x ← x/2 + 1 for a given number of steps; here is the cost of *tracing* each (a fresh
-# function every time), and the size of the graph it produces.
+# becomes a single graph loop: *AutoGraph*, the part of ``tf.function`` that rewrites Python
+# control flow over tensors into graph ops, turns it into a while-loop. Both compute
+# x ← x/2 + 1 for a given number of steps; here is the cost of *tracing* each (a fresh function
+# every time), and the size of the graph it produces.
 #
 # .. rubric:: The code being timed
 #

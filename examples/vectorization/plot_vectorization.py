@@ -286,7 +286,7 @@ print(page.costs_beside_alone(feeding, alone))
 
 trace = page.trace_the_loop(workers)
 op_table = OpTable.from_trace(trace, top=5)
-show(Collapsed("The five op types that took the most time in the trace", op_table))
+show(Collapsed("The op types that took the most time, five at most", op_table))
 
 # %%
 # If the products take nearly all of the time, the loop's own cost (the slices and the stack) is

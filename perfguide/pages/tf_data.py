@@ -237,7 +237,7 @@ def prefetch_scenario(pipelines: Sequence[Measurement]) -> Table:
         "tensorflow/tensorflow#60384: CIFAR-10 from TFRecord files, with and without prefetch",
         ["where", "without prefetch", "with prefetch"],
         [
-            ["their machines, TF 2.10 and 2.11 (their words)", "no gain", "in any setting"],
+            ["their machines, TF 2.10 and 2.11 (their words)", "—", "no gain in any setting"],
             [
                 "this build's machine, a batch",
                 format_seconds(naive.median_s),
