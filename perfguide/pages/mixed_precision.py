@@ -368,8 +368,8 @@ def _why_float16(cpu: Cpu, steps: ClaimReport, onednn_led: bool) -> str:
     oneDNN's own on a CPU whose float16 instructions did not make the step faster."""
     if not onednn_led:
         return (
-            "Where TensorFlow has no oneDNN kernel for a type on a CPU, it falls back to generic "
-            "kernels, and a 16-bit policy gets slower, not faster. "
+            "So its slowest op ran in a kernel written for any type, not one tuned for float16 "
+            "on this CPU. "
         )
     if cpu.native["float16"] and steps[cpu.float16_step].held is not True:
         return (
