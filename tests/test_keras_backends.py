@@ -309,9 +309,9 @@ def test_openvinos_predict_precision_is_said_with_its_distance_from_float32():
     bfloat16 = dataclasses.replace(
         runs, openvino_predict={"precision": "bfloat16", "difference": 0.003}
     )
-    assert "computed in bfloat16 here; its outputs lay within 0.300 %" in page.precision_note(
-        bfloat16
-    )
+    note = page.precision_note(bfloat16)
+    assert "computed in bfloat16 here; its largest difference from model(x)'s float32" in note
+    assert "outputs was 0.300 % of the largest output" in note
     assert "not float32 times" in page.precision_note(bfloat16)
     exact = dataclasses.replace(runs, openvino_predict={"precision": "float32", "difference": 0.0})
     assert "not float32 times" not in page.precision_note(exact)

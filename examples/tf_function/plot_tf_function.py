@@ -52,7 +52,7 @@ print(results.where_measured(env, device))
 #
 # Each call sums x, x²/2!, x³/3!, … up to 99 products of a 100 × 100 matrix, one ``tf.matmul`` at a
 # time. In ``eager``, Python dispatches every product, division and sum as its own op; in
-# ``tf-function`` the whole call is one graph; in ``xla`` XLA compiles that graph. ``numpy`` does
+# ``tf-function`` the whole call is one graph; and ``xla`` has XLA compile that graph. ``numpy`` does
 # the same arithmetic for reference, and ``run-eagerly`` is the ``tf.function`` with
 # ``tf.config.run_functions_eagerly(True)``, the debugging switch discussed at the end of this page.
 # The first call, which traces (and for XLA compiles), is timed apart from the others.

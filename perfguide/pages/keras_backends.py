@@ -282,9 +282,9 @@ def precision_note(runs: BackendRuns) -> str:
     if found is None:
         return "OpenVINO did not run here."
     note = (
-        f"OpenVINO's predict computed in {found['precision']} here; its outputs lay within "
-        f"{format_percent(found['difference'])} of model(x)'s float32 outputs (as a share of the "
-        "largest)."
+        f"OpenVINO's predict computed in {found['precision']} here; its largest difference from "
+        f"model(x)'s float32 outputs was {format_percent(found['difference'])} of the largest "
+        "output."
     )
     if found["precision"] != "float32":
         note += (
