@@ -309,6 +309,7 @@ def test_first_passes_count_the_traces_and_the_claim_reads_the_plain_function():
         "train-on-batch     traces not exposed   first pass 499 ms longer than later ones"
     )
     assert lines[1].startswith("tf-function-step   4 traces             first pass 400 ms")
+    assert lines[3].startswith("input-signature    1 trace              first pass")
     claim = page.retrace_claim(retracing)
     assert claim.verdict == "HELD"
     assert claim.evidence == "4 traces for 4 sizes; input_signature 1, reduce_retracing 2"

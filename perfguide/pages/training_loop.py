@@ -298,7 +298,8 @@ def first_passes(retracing: Sequence[Measurement]) -> str:
     traced = traces(retracing)
     lines = []
     for m in retracing:
-        counted = f"{traced[m.label]} traces" if m.label in traced else "traces not exposed"
+        count = traced.get(m.label)
+        counted = "traces not exposed" if count is None else f"{count} trace{'s' * (count != 1)}"
         extra = m.first_call_s - m.median_s * m.units_per_call
         lines.append(
             f"{m.label:18s} {counted:20s} first pass {format_seconds(extra)} longer than later ones"
