@@ -415,7 +415,7 @@ def per_process(
     low, high = stats.rerun_interval(median, ratios, spread)
     held, reason = judge(median, low, high, factor)
     # A factor of 1 claims a direction, which the statement says: nothing to add beside it.
-    target = "" if factor == 1 else f"at least {factor:g}x"
+    target = "" if factor == 1 else f"at least {factor:g}x {what}"
     interval = f"{_times(low)} to {_times(high)}"
     evidence = (
         f"{what}: {_times(median)}, {format_span(min(ratios), max(ratios), _times, len(ratios))}; "
