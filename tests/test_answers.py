@@ -179,7 +179,7 @@ def test_only_a_claim_that_held_is_given_as_advice():
     advice, _, findings = box.partition("Did not hold here:")
     assert "<strong>Use a</strong>" in advice and "Prefer c" not in box and "Use e" not in box
     # What is no advice is one click away, the advice in view.
-    assert "<details><summary>Checked here, not advised (2)</summary>" in box
+    assert "<details><summary>Checked here, no advice (2)</summary>" in box
     failed_part, _, unsure_part = findings.partition("Too close to call here:")
     assert "e was not faster than f: 3.40x slower here" in failed_part
     assert "c is faster than d" in unsure_part

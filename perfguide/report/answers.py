@@ -332,7 +332,7 @@ class ShortAnswer:
             parts.insert(0, "<p>No practice this page checked paid off here.</p>")
         if findings:
             parts.append(
-                f"<details><summary>Checked here, not advised ({len(self.findings)})</summary>"
+                f"<details><summary>Checked here, no advice ({len(self.findings)})</summary>"
                 f"{''.join(findings)}</details>"
             )
         scenario = self.scenario._repr_html_() if self.scenario else ""
