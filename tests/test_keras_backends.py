@@ -208,7 +208,8 @@ def test_a_backend_five_times_faster_across_processes_holds_and_an_equal_one_doe
     assert all(report[c].held is not True for c in page.JAX_OVER_TENSORFLOW)
 
 
-def test_a_fit_calls_price_and_step_come_from_one_batch_and_an_epoch():
+def test_a_fit_calls_price_and_step_come_from_one_batch_and_an_epoch(monkeypatch):
+    monkeypatch.setattr(kb, "EPOCH_BATCHES", 16)
     # An epoch of 16 batches at 5 ms a batch is 80 ms; one batch took 50 ms: a step of 2 ms,
     # a price of 48 ms, 60 % of the epoch's call.
     (row,) = page.price_and_steps(made_up_runs()).rows
@@ -349,7 +350,8 @@ def test_a_backends_memory_an_example_is_the_slope_of_its_peaks_over_the_batch_s
     assert "4.00 kB" in page.activations_note(runs)
 
 
-def test_jaxs_compile_is_repaid_after_the_epochs_its_steady_speed_saves():
+def test_jaxs_compile_is_repaid_after_the_epochs_its_steady_speed_saves(monkeypatch):
+    monkeypatch.setattr(kb, "EPOCH_BATCHES", 16)
     runs = made_up_runs()
     jax = page.label("jax", "fit-jit")
     runs.by_model["mlp"] = [

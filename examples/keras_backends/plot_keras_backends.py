@@ -14,7 +14,7 @@ figures are the issues' own; every other number here is measured by this page.
 
 A *backend* is what Keras 3 runs on, chosen by ``KERAS_BACKEND`` before Keras is imported;
 Keras 2 is the ``tf_keras`` package (``tf.keras`` when ``TF_USE_LEGACY_KERAS=1`` is set before
-TensorFlow is imported). A *path* is how a model is called: ``fit`` over an epoch of 16 batches
+TensorFlow is imported). A *path* is how a model is called: ``fit`` over an epoch of 8 batches
 from NumPy arrays (``fit-jit``: with ``jit_compile=True``; ``fit-dataset``: from a
 ``tf.data.Dataset`` built once; ``fit-steps-per-execution``: eight batches a call, with
 ``steps_per_execution=8``), ``evaluate`` over the same epoch, ``predict`` on one batch, and

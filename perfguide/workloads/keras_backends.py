@@ -51,8 +51,9 @@ from perfguide.workloads.memory import layer_outputs
 OPENVINO_TYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
 
 
-#: Batches in the epoch of one ``fit`` call, as readers call ``fit``: over many batches.
-EPOCH_BATCHES = 16
+#: Batches in the epoch of one ``fit`` call, as readers call ``fit``: over many batches; eight,
+#: as many as ``steps_per_execution`` runs a call, keep the chapter within its minutes.
+EPOCH_BATCHES = 8
 
 
 def keras_in_process() -> Any:
