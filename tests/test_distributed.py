@@ -101,7 +101,7 @@ def test_a_reduction_sends_its_gradients_in_its_dtype_and_shape():
 
 
 @pytest.mark.processes
-@pytest.mark.parametrize("reduction", ["float16", "one tensor"])
+@pytest.mark.parametrize("reduction", ["float16 gradients", "one tensor"])
 def test_two_workers_reducing_their_own_gradients_take_the_one_process_step(reduction):
     workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
     command = [*cluster.TASK, job("multi-worker", reduction)]
@@ -280,7 +280,11 @@ def made_up(**changed):
         "parameter server": 300e-6,
     } | changed
     pinned = setups.TWO_WORKERS_PINNED
-    reductions = {"by the optimizer": 150e-6, "float16": 130e-6, "bfloat16": 130e-6}
+    reductions = {
+        distributed.OPTIMIZERS: 150e-6,
+        "float16 gradients": 130e-6,
+        "bfloat16 gradients": 130e-6,
+    }
     inputs = {"FILE": 160e-6, "DATA": 200e-6, "from a function": 165e-6, "in memory": 150e-6}
     sizes = distributed.ALLREDUCE_BYTES | {
         "gradients, float32": GRADIENT_BYTES,

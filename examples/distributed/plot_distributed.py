@@ -120,9 +120,10 @@ print(anatomy)
 # Keras 3's optimizer all-reduces the gradients inside each replica with the strategy's default
 # options and cannot skip that sum (``experimental_aggregate_gradients`` is Keras 2's). Each
 # other way ran between the same two pinned workers, in turn with the optimizer's own: ``RING``
-# rather than ``AUTO``; packs of at most 1 MiB (``bytes_per_pack``); the gradients cast to
-# ``float16`` or ``bfloat16``, half the bytes (the tests check the update stays within their
-# rounding); and ``one tensor``, the six gradients flattened into one all-reduce.
+# rather than ``AUTO``; packs of at most 1 MiB (``bytes_per_pack``); ``float16 gradients`` and
+# ``bfloat16 gradients``, the gradients cast to half the bytes (the tests check the update stays
+# within their rounding); and ``one tensor``, the six gradients flattened into one all-reduce.
+# The baseline is ``the optimizer's all-reduce``.
 #
 # .. dropdown:: A replica's own all-reduce, and the step that applies it
 #

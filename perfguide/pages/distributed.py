@@ -79,7 +79,7 @@ WEAK_CLAIMS = (
 LARGE_EFFICIENCY = Efficiency(LARGE)
 #: Whether splitting the batch pays, and the efficiency at 512 a worker.
 SCALE_CLAIMS = (Faster(f"{PINNED} (32 each)", f"{ONE_PROCESS} (64)"), LARGE_EFFICIENCY)
-FLOAT16_GRADIENTS = Faster("float16", distributed.OPTIMIZERS)
+FLOAT16_GRADIENTS = Faster("float16 gradients", distributed.OPTIMIZERS)
 #: Each way to all-reduce the gradients against the optimizer's own.
 REDUCTION_CLAIMS = tuple(
     Faster(name, distributed.OPTIMIZERS) for name in list(distributed.REDUCTIONS)[1:]
@@ -222,7 +222,7 @@ def anatomy(link: Link, per_worker: Sequence[Measurement]) -> Anatomy:
 
 def halving_claim(alone: Sequence[Measurement], reductions: Sequence[Measurement]) -> Claim:
     """That what float16 saves the all-reduce alone predicts what it saves a step."""
-    optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16")
+    optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16 gradients")
     as_float32, as_float16 = pick(alone, *distributed.GRADIENT_ALLREDUCES)
     # What float16 saves the all-reduce alone, with its rerun interval's half-width (the two
     # all-reduces' half-widths added as independent errors).

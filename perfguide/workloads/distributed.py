@@ -164,15 +164,15 @@ class Reduction:
 
 _options = tf.distribute.experimental.CommunicationOptions
 #: What a reader can change in the gradients' all-reduce; the baseline leaves it to the optimizer.
-OPTIMIZERS = "by the optimizer"
+OPTIMIZERS = "the optimizer's all-reduce"
 REDUCTIONS: dict[str, Reduction | None] = {
     OPTIMIZERS: None,
     "RING": Reduction(
         _options(implementation=tf.distribute.experimental.CommunicationImplementation.RING)
     ),
     "1 MiB packs": Reduction(_options(bytes_per_pack=2**20)),
-    "float16": Reduction(dtype=tf.float16),
-    "bfloat16": Reduction(dtype=tf.bfloat16),
+    "float16 gradients": Reduction(dtype=tf.float16),
+    "bfloat16 gradients": Reduction(dtype=tf.bfloat16),
     "one tensor": Reduction(one_tensor=True),
 }
 
