@@ -142,14 +142,15 @@ page.batched_plot(batched, machine)
 plt.show()
 
 # %%
-# The checks; the last sets einsum's rate against the peak's product, timed in the same
-# processes:
+# The checks; the last sets einsum's rate against ``tf.matmul 2048``, the product that
+# measures the machine's peak, timed in turns in the same processes (its median rate there, not
+# the peak, which is its quickest block):
 
 batched_checks = ClaimReport.of(page.BATCHED_CLAIMS, batched)
 show(batched_checks)
 
 # %%
-# The peak's rate in these processes, and each form's share of it:
+# ``tf.matmul 2048``'s rate in these processes, and each form's share of it:
 
 print(page.peak_rates(batched))
 

@@ -41,21 +41,23 @@ def _memory_share(limits: MachineLimits, moved: float, seconds: float) -> tuple[
 
 
 def limits_finding(evidence: Evidence) -> tuple[Finding | None, float, float, str]:
-    """Each form's work per call as shares of the peak (the peak's product timed in turns
-    with it, where it was) and of the bandwidth, counting the bytes the form moves as it runs;
+    """Each form's work per call as shares of the rate of the peak's product timed in turns
+    with it (:data:`~perfguide.measure.limits.PEAK`), else of the machine's peak, and of the
+    bandwidth, counting the bytes the form moves as it runs;
     the finding, and the fastest form's shares and the memory limit it is set against."""
     flops, unfused, fused = (evidence.fact(key) for key in ("flops", "bytes", "io_bytes"))
     if flops is None:
         return None, 0.0, 0.0, ""
     peak = evidence.form(PEAK)
     peak_flops = PEAK_FLOPS / peak.median_s if peak else evidence.limits.peak_flops
+    reference = f"{PEAK}'s rate" if peak else "the machine's peak"
     parts, shares = [], {}
     for m in evidence.calls:
         moved = fused if m.label == "jit-compile" and fused is not None else unfused
         memory, limit = _memory_share(evidence.limits, moved, m.median_s)
         shares[m.label] = (flops / m.median_s / peak_flops, memory, limit)
         parts.append(
-            f"{m.label} reaches {format_percent(shares[m.label][0])} of the peak and moves "
+            f"{m.label} reaches {format_percent(shares[m.label][0])} of {reference} and moves "
             f"{format_count(int(moved))} bytes at {format_percent(memory)} of the measured "
             f"{limit}"
         )
