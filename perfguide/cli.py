@@ -308,13 +308,14 @@ def _chosen(args: argparse.Namespace) -> list[Workload]:
         raise UsageError("name a workload (see `perfguide list`) or give --all")
     from perfguide.workloads import TOPICS
 
-    if args.workload in TOPICS:
+    topic = args.workload.replace("-", "_")  # a topic spelled as workloads are: keras-backends
+    if topic in TOPICS and args.workload not in workloads:
         if args.variant or args.size:
             raise UsageError(
                 f"{args.workload} names a chapter, whose workloads run at their own sizes: "
                 "name one workload to choose variants or a size"
             )
-        return list(TOPICS[args.workload])
+        return list(TOPICS[topic])
     if args.workload not in workloads:
         raise UsageError(f"unknown workload {args.workload!r}; choose from {', '.join(workloads)}")
     workload = workloads[args.workload]

@@ -1,5 +1,6 @@
 """The command line: its tables, its JSON, and one-line errors with exit status 2."""
 
+import argparse
 import dataclasses
 import io
 import json
@@ -340,6 +341,18 @@ def test_compare_and_run_refuse_bad_input_in_one_line(capsys, tmp_path, argv, fr
     argv = [str(tmp_path / arg) if arg.endswith(".json") else arg for arg in argv]
     code, _, err = run_cli(capsys, *argv)
     assert_usage_error(code, err, *fragments)
+
+
+def test_a_chapters_topic_may_be_spelled_as_its_workloads_are_and_a_workload_comes_first():
+    from perfguide import workloads
+
+    def chosen(name):
+        args = argparse.Namespace(all=False, workload=name, variant=None, size=None)
+        return [w.name for w in cli._chosen(args)]
+
+    by_topic = [w.name for w in workloads.TOPICS["keras_backends"]]
+    assert chosen("keras-backends") == chosen("keras_backends") == by_topic
+    assert chosen("tf-function") == ["tf-function"]
 
 
 @pytest.mark.parametrize("which", [["--all"], ["eager"]])
