@@ -360,7 +360,11 @@ def _run(args: argparse.Namespace) -> None:
         _check_writable(args.json)
     measured: list[Measurement] = []
     record = None
-    for (_, settings), workloads in _groups(chosen, args).items():
+    groups = _groups(chosen, args).items()
+    # Processes started only as asked first: the file's environment record is theirs, not that
+    # of a workload's own settings (Keras 2's variable, say).
+    ordered = sorted(groups, key=lambda group: dict(group[0][1]) != dict(args.env or ()))
+    for (_, settings), workloads in ordered:
         what = f"{', '.join(w.name for w in workloads)} in {args.processes} fresh processes"
         with _progress(what) as report, _workers(args, dict(settings), report) as workers:
             if record is None and args.json is not None:

@@ -1,6 +1,7 @@
 """The command line: its tables, its JSON, and one-line errors with exit status 2."""
 
 import argparse
+import contextlib
 import dataclasses
 import io
 import json
@@ -353,6 +354,31 @@ def test_a_chapters_topic_may_be_spelled_as_its_workloads_are_and_a_workload_com
     by_topic = [w.name for w in workloads.TOPICS["keras_backends"]]
     assert chosen("keras-backends") == chosen("keras_backends") == by_topic
     assert chosen("tf-function") == ["tf-function"]
+
+
+def test_a_runs_environment_record_comes_from_processes_started_as_asked(monkeypatch, tmp_path):
+    from perfguide import workloads
+    from perfguide.measure.measurement import Measurement
+    from perfguide.workloads import eager
+
+    own = dataclasses.replace(eager.ADD, name="own-settings", process_settings={"TF_X": "1"})
+    chosen = {w.name: w for w in (own, eager.CALL_OVERHEAD)}
+    monkeypatch.setattr(workloads, "WORKLOADS", chosen)
+    monkeypatch.setattr(workloads, "TOPICS", {"eager": tuple(chosen.values())})
+
+    class Started(contextlib.nullcontext):
+        def __init__(self, args, settings, progress):
+            super().__init__(self)
+            self.environment = {"started with": settings}
+
+        def run(self, workload, *args, **kwargs):
+            return [Measurement("a", "call", 1, 1, 0.0, (1e-3,) * 5, workload=workload)]
+
+    saved = {}
+    monkeypatch.setattr(cli, "_workers", Started)
+    monkeypatch.setattr(cli, "_save", lambda args, record, measured: saved.update(record))
+    assert main(["run", "eager", "--json", str(tmp_path / "run.json")]) == 0
+    assert saved == {"started with": {}}
 
 
 @pytest.mark.parametrize("which", [["--all"], ["eager"]])
