@@ -28,10 +28,11 @@ from perfguide.diagnose.evidence import (
 )
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement
-from perfguide.report.claims import Faster, Share, in_common, per_process, ratio_interval
+from perfguide.report.claims import Faster, Share, per_process
 from perfguide.report.compare import pick
 from perfguide.report.format import format_bytes, format_seconds, format_speedup, three_figures
 from perfguide.report.ranking import Ranking, rank
+from perfguide.report.ratios import in_common, ratio_interval
 from perfguide.workloads.keras_processes import NAMES
 
 #: The forms that run the function as a graph (where retracing matters).
