@@ -246,6 +246,7 @@ def test_the_short_answer_advises_only_what_held():
     answer = page.short_answer(report, checks, profile, 2)
     assert [r.advised for r in answer.recommendations] == [True, True]
     assert "40% of a fit call" in answer.answer
+    assert answer.answer.startswith("For training these models, yes: Keras 3 on JAX trained all")
     runs = made_up_runs(jax_s=5e-3, tensorflow_s=5e-3)
     report = ClaimReport.of(checks, runs.by_model)
     assert not page.short_answer(report, checks, profile, 2).recommendations[0].advised
@@ -257,8 +258,26 @@ def test_the_short_answer_counts_apart_the_models_whose_check_was_inconclusive()
     report = ClaimReport.of(checks, runs.by_model)
     answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
     models = len(kb.MODELS)
-    assert f"trained 0 of {models} models" in answer
+    assert answer.startswith(f"It depends on the model: Keras 3 on JAX trained 0 of {models}")
     assert f"on {models} more the check was INCONCLUSIVE" in answer
+
+
+def test_the_short_answer_says_no_where_jax_trained_no_model_faster():
+    runs = made_up_runs(jax_s=5e-3, tensorflow_s=5e-3)
+    checks = page.claims(runs)
+    report = ClaimReport.of(checks, runs.by_model)
+    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+    assert answer.startswith("For training these models, no: Keras 3 on JAX trained none of the")
+
+
+def test_the_short_answer_says_so_where_jax_did_not_run():
+    runs = made_up_runs()
+    for model, measured in runs.by_model.items():
+        runs.by_model[model] = [m for m in measured if not m.label.startswith("jax-")]
+    checks = page.claims(runs)
+    report = ClaimReport.of(checks, runs.by_model)
+    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+    assert answer.startswith("Keras 3 on JAX did not run here")
 
 
 def test_the_short_answer_sets_jax_against_tensorflow_running_many_steps_a_call():

@@ -441,15 +441,27 @@ def _answer(report: ClaimReport, checks: Sequence[Judged], profile: FitProfile) 
     jax = [report[c] for c in JAX_OVER_TENSORFLOW if c in checks]
     held = sum(c.held is True for c in jax)
     unsure = sum(c.held is None for c in jax)
-    parts = [
-        f"It depends on the model, and on how fit is fed. Keras 3 on JAX trained {held} of "
-        f"{len(jax)} models at least 1.2x faster than Keras 3 on TensorFlow here"
-        + (f"; on {unsure} more the check was INCONCLUSIVE." if unsure else ".")
-    ]
-    parts += [c.stated + "." for c in jax[:1]]
+    faster = "at least 1.2x faster than Keras 3 on TensorFlow here"
+    if not jax:
+        lead = (
+            "Keras 3 on JAX did not run here: no backend's training was set against TensorFlow's."
+        )
+    elif held == len(jax):
+        lead = f"For training these models, yes: Keras 3 on JAX trained all {held} {faster}."
+    elif held == unsure == 0:
+        lead = (
+            f"For training these models, no: Keras 3 on JAX trained none of the {len(jax)} "
+            f"models {faster}."
+        )
+    else:
+        lead = (
+            f"It depends on the model: Keras 3 on JAX trained {held} of {len(jax)} models {faster}"
+            + (f"; on {unsure} more the check was INCONCLUSIVE." if unsure else ".")
+        )
+    parts = [lead, *(c.stated + "." for c in jax[:1])]
     parts += [
-        f"On TensorFlow, {profile.adapter_share:.0%} of a fit call from NumPy arrays went to "
-        "building its tf.data pipeline anew."
+        f"On TensorFlow, how fit is fed matters too: {profile.adapter_share:.0%} of a fit call "
+        "from NumPy arrays went to building its tf.data pipeline anew."
     ]
     parts += [
         report[c].stated + "." for c in (DATASET_ON_TENSORFLOW, JAX_OVER_STEPS) if c in checks
