@@ -252,21 +252,22 @@ def test_the_short_answer_advises_only_what_held():
     assert not page.short_answer(report, checks, profile, 2).recommendations[0].advised
 
 
-def test_the_short_answer_counts_apart_the_models_whose_check_was_inconclusive():
-    runs = made_up_runs(jax_s=5e-3 / 1.2, tensorflow_s=5e-3)  # right at Keras's 20 %
+def answer_of(runs: page.BackendRuns) -> str:
+    """The short answer's text on ``runs``' checks."""
     checks = page.claims(runs)
     report = ClaimReport.of(checks, runs.by_model)
-    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+    return page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+
+
+def test_the_short_answer_counts_apart_the_models_whose_check_was_inconclusive():
+    answer = answer_of(made_up_runs(jax_s=5e-3 / 1.2, tensorflow_s=5e-3))  # right at Keras's 20 %
     models = len(kb.MODELS)
     assert answer.startswith(f"It depends on the model: Keras 3 on JAX trained 0 of {models}")
     assert f"on {models} more the check was INCONCLUSIVE" in answer
 
 
 def test_the_short_answer_says_no_where_jax_trained_no_model_faster():
-    runs = made_up_runs(jax_s=5e-3, tensorflow_s=5e-3)
-    checks = page.claims(runs)
-    report = ClaimReport.of(checks, runs.by_model)
-    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+    answer = answer_of(made_up_runs(jax_s=5e-3, tensorflow_s=5e-3))
     assert answer.startswith("For training these models, no: Keras 3 on JAX trained none of the")
 
 
@@ -274,19 +275,14 @@ def test_the_short_answer_says_so_where_jax_did_not_run():
     runs = made_up_runs()
     for model, measured in runs.by_model.items():
         runs.by_model[model] = [m for m in measured if not m.label.startswith("jax-")]
-    checks = page.claims(runs)
-    report = ClaimReport.of(checks, runs.by_model)
-    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
-    assert answer.startswith("Keras 3 on JAX did not run here")
+    assert answer_of(runs).startswith("Keras 3 on JAX did not run here")
 
 
 def test_the_short_answer_sets_jax_against_tensorflow_running_many_steps_a_call():
     runs = made_up_runs()
     runs.by_model["mlp"].append(timed(page.STEPS, 2e-3))
-    checks = page.claims(runs)
-    assert {page.STEPS_ON_TENSORFLOW, page.JAX_OVER_STEPS} <= set(checks)
-    report = ClaimReport.of(checks, runs.by_model)
-    answer = page.short_answer(report, checks, page.FitProfile(0.1, 0.4, 10), 2).answer
+    assert {page.STEPS_ON_TENSORFLOW, page.JAX_OVER_STEPS} <= set(page.claims(runs))
+    answer = answer_of(runs)
     assert "jax-fit-jit was 2.00x faster than tensorflow-fit-steps-per-execution here" in answer
 
 
