@@ -360,11 +360,8 @@ def _run(args: argparse.Namespace) -> None:
         _check_writable(args.json)
     measured: list[Measurement] = []
     record = None
-    groups = _groups(chosen, args).items()
-    # Processes started only as asked first: the file's environment record is theirs, not that
-    # of a workload's own settings (Keras 2's variable, say).
-    ordered = sorted(groups, key=lambda group: dict(group[0][1]) != dict(args.env or ()))
-    for (_, settings), workloads in ordered:
+    groups = _groups(chosen, args)
+    for (_, settings), workloads in groups.items():
         what = f"{', '.join(w.name for w in workloads)} in {args.processes} fresh processes"
         with _progress(what) as report, _workers(args, dict(settings), report) as workers:
             if record is None and args.json is not None:
@@ -382,7 +379,24 @@ def _run(args: argparse.Namespace) -> None:
                 print(table, end="\n\n" if len(chosen) > 1 else "\n")
                 measured += measurements
     if args.json is not None:
-        _save(args, record, measured)
+        _save(args, _as_run(record, [dict(settings) for _, settings in groups]), measured)
+
+
+#: What a results file's record says of a setting that its groups of processes started with
+#: different values of.
+VARIES = "varies by workload"
+
+
+def _as_run(record: dict | None, settings: list[dict[str, str]]) -> dict | None:
+    """``record`` (the first group of processes') with each setting the groups started with
+    apart said to vary: one group's value (Keras 2's variable, say) is not the whole file's."""
+    if record is None:
+        return None
+    varied = {key for group in settings for key in group if len({s.get(key) for s in settings}) > 1}
+    shown = record.get("process_settings", {})
+    return record | {
+        "process_settings": {key: VARIES if key in varied else v for key, v in shown.items()}
+    }
 
 
 def _as_they_are(args: argparse.Namespace, what: str) -> None:

@@ -356,20 +356,28 @@ def test_a_chapters_topic_may_be_spelled_as_its_workloads_are_and_a_workload_com
     assert chosen("tf-function") == ["tf-function"]
 
 
-def test_a_runs_environment_record_comes_from_processes_started_as_asked(monkeypatch, tmp_path):
+def test_a_runs_environment_record_says_which_settings_varied_between_its_processes(
+    monkeypatch, tmp_path
+):
     from perfguide import workloads
     from perfguide.measure.measurement import Measurement
     from perfguide.workloads import eager
 
-    own = dataclasses.replace(eager.ADD, name="own-settings", process_settings={"TF_X": "1"})
-    chosen = {w.name: w for w in (own, eager.CALL_OVERHEAD)}
+    chosen = {
+        w.name: w
+        for w in (
+            dataclasses.replace(eager.ADD, name="one", process_settings={"TF_X": "1"}),
+            dataclasses.replace(eager.CALL_OVERHEAD, process_settings={"TF_X": "2"}),
+        )
+    }
     monkeypatch.setattr(workloads, "WORKLOADS", chosen)
     monkeypatch.setattr(workloads, "TOPICS", {"eager": tuple(chosen.values())})
 
     class Started(contextlib.nullcontext):
         def __init__(self, args, settings, progress):
             super().__init__(self)
-            self.environment = {"started with": settings}
+            variables = {"TF_X": settings["TF_X"], "TF_Y": settings.get("TF_Y", "unset")}
+            self.environment = {"process_settings": variables}
 
         def run(self, workload, *args, **kwargs):
             return [Measurement("a", "call", 1, 1, 0.0, (1e-3,) * 5, workload=workload)]
@@ -377,8 +385,9 @@ def test_a_runs_environment_record_comes_from_processes_started_as_asked(monkeyp
     saved = {}
     monkeypatch.setattr(cli, "_workers", Started)
     monkeypatch.setattr(cli, "_save", lambda args, record, measured: saved.update(record))
-    assert main(["run", "eager", "--json", str(tmp_path / "run.json")]) == 0
-    assert saved == {"started with": {}}
+    argv = ["run", "eager", "--env", "TF_Y=3", "--json", str(tmp_path / "run.json")]
+    assert main(argv) == 0
+    assert saved == {"process_settings": {"TF_X": cli.VARIES, "TF_Y": "3"}}
 
 
 @pytest.mark.parametrize("which", [["--all"], ["eager"]])
