@@ -2,14 +2,14 @@
 releases, matched row by row and judged against the first file.
 
 A row is one workload, variant and size (and device, unless devices are what is compared). Each
-later file's time is set against the first file's: the ratio of medians, judged by the rule
-every claim of the guide is judged by (:func:`~perfguide.report.claims.judge`) on the first
-file's rerun interval, which says where another run of its code on this machine lands: *faster*
-or *slower* only where the ratio's interval leaves out 1 and the ratio is beyond the claims'
-:data:`~perfguide.report.claims.TOLERANCE`. That interval holds the drift between runs, which
-the processes of one file cannot show (a test on them alone calls a drift a difference), and it
-judges a file timed in one process on the machine's usual spread. Rows missing from a file are
-listed, not dropped.
+later file's time is set against the first file's: the ratio of medians, and a verdict on the
+processes that timed them, since on these machines the process, not the block, is what varies
+between two runs of the same code. A difference counts only where the ratio is beyond
+:data:`MIN_EFFECT` and Welch's t-test on the processes' log medians finds the two sets apart,
+p below :data:`SIGNIFICANCE` after the Benjamini-Hochberg correction over the table's rows: a
+table of a hundred rows tested at p < 0.05 each would otherwise call about five of them by luck.
+A file timed in one process (or a row of it) cannot be judged that way, and says so. Rows
+missing from a file are listed, not dropped.
 
 Rows can also move together. On a shared virtual machine the host's speed drifts over minutes
 (memory bandwidth measured 31.6 and then 24.7 GB/s six minutes apart), and every process of a
@@ -24,13 +24,13 @@ release) or the host's drift (the same code, minutes apart) only the reader know
 ...     return Measurement("numpy", "call", 1, 1, 0.0, medians, "w", 10,
 ...                        blocks_per_process=(1, 1, 1))
 >>> a = Source("a.json", {"cpu_model": "CPU A", "tensorflow": "2.21.0"}, [timed(1.0, 1.1, 0.9)])
->>> b = Source("b.json", {"cpu_model": "CPU B", "tensorflow": "2.20.0"}, [timed(0.3, 0.32, 0.29)])
+>>> b = Source("b.json", {"cpu_model": "CPU B", "tensorflow": "2.20.0"}, [timed(0.5, 0.52, 0.49)])
 >>> print(SideBySide([a, b]))
 A: a.json: CPU A, TensorFlow 2.21.0, cpu
 B: b.json: CPU B, TensorFlow 2.20.0, cpu
 workload  variant  size  device  A       B       B vs A        B verdict
 --------  -------  ----  ------  ------  ------  ------------  ---------
-w         numpy    10    cpu     1.00 s  300 ms  3.33x faster  faster
+w         numpy    10    cpu     1.00 s  500 ms  2.00x faster  faster
 """
 
 from __future__ import annotations
@@ -51,11 +51,15 @@ from perfguide.measure.cpu import machine_name
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth
 from perfguide.report import growth, results
-from perfguide.report.claims import judge
 from perfguide.report.compare import html_table, text_table
 from perfguide.report.format import format_count, format_seconds, format_speedup, three_figures
 
+#: A ratio of medians within this factor is no clear difference, however sure the test is.
+MIN_EFFECT = 1.1
+#: The rank test's p-value below which two sets of blocks count as apart.
+SIGNIFICANCE = 0.05
 FASTER, SLOWER, SAME, MISSING = "faster", "slower", "no clear difference", "missing"
+ONE_PROCESS = "one process: cannot tell"
 #: Fewer matched rows than this cannot bound the median row's ratio at 95 %.
 SHIFT_MIN_ROWS = 6
 #: Results files (or directories of them) a docs build sets beside its own, comma-separated.
@@ -133,35 +137,62 @@ def _key_cells(key: tuple) -> list[str]:
     return [key[0], key[1], size, *key[3:]]
 
 
+def p_value(base: Measurement, other: Measurement, shift: float = 1.0) -> float | None:
+    """Welch's two-sided t-test on the log of each process's median: how likely processes this
+    far apart are if ``other`` measured the same thing as ``base`` times ``shift`` (None: a side
+    has one process only).
+
+    >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98), blocks_per_process=(1, 1, 1))
+    >>> slow = dataclasses.replace(m, block_s=tuple(2 * s for s in m.block_s))
+    >>> p_value(m, slow) < 0.001, p_value(m, m)
+    (True, 1.0)
+    """
+    if base.processes < 2 or other.processes < 2:
+        return None
+    a = np.log(base.process_median_s)
+    b = np.log(other.process_median_s) - np.log(shift)
+    if np.ptp(a) == np.ptp(b) == 0:  # no spread at all: apart exactly when they differ
+        return 1.0 if a[0] == b[0] else 0.0
+    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
 Pairs = Sequence[tuple[Measurement | None, Measurement | None]]
 
 
-def verdict(base: Measurement, other: Measurement, shift: float = 1.0) -> str:
-    """Whether ``other`` is faster, slower or not clearly different from ``base`` times
-    ``shift`` (what all rows did), judged as a claim that ``other`` is faster is: the ratio of
-    the medians, its interval as wide as ``base``'s rerun interval (where another run of
-    ``base``'s code lands), the claims' tolerance around 1 too close to call.
+def verdicts(pairs: Pairs, shift: float = 1.0) -> list[str]:
+    """Whether each ``(base, other)`` pair's ``other`` is faster, slower, not clearly different
+    from ``base`` (times ``shift``: what all rows did), missing from either, or timed in too few
+    processes to tell, the p-values corrected over all the pairs.
 
     >>> m = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98), blocks_per_process=(1, 1, 1))
-    >>> def times(k):
-    ...     return dataclasses.replace(m, block_s=tuple(k * s for s in m.block_s))
-    >>> verdict(m, times(3)), verdict(m, times(1 / 3)), verdict(m, times(1.05))
-    ('slower', 'faster', 'no clear difference')
-    >>> verdict(m, times(3), shift=3.0)  # slower only as much as every row
-    'no clear difference'
+    >>> slow = dataclasses.replace(m, block_s=tuple(2 * s for s in m.block_s))
+    >>> one = Measurement("x", "call", 1, 1, 0.0, (1.0, 1.02, 0.98))
+    >>> verdicts([(m, slow), (slow, m), (m, m), (m, None), (one, one)])
+    ['slower', 'faster', 'no clear difference', 'missing', 'one process: cannot tell']
+    >>> verdicts([(m, slow)], shift=2.0)  # slower only as much as every row
+    ['no clear difference']
     """
-    ratio = base.median_s * shift / other.median_s
-    low, high = base.interval_s
-    held, _ = judge(ratio, ratio * base.median_s / high, ratio * base.median_s / low, by=1.0)
-    return SAME if held is None else FASTER if held else SLOWER
-
-
-def verdicts(pairs: Pairs, shift: float = 1.0) -> list[str]:
-    """:func:`verdict` of each ``(base, other)`` pair, or missing where either is None."""
-    return [
-        MISSING if base is None or other is None else verdict(base, other, shift)
-        for base, other in pairs
-    ]
+    tested = {
+        i: p
+        for i, (base, other) in enumerate(pairs)
+        if base is not None and other is not None and (p := p_value(base, other, shift)) is not None
+    }
+    adjusted = (
+        dict(zip(tested, stats.false_discovery_control(list(tested.values())), strict=True))
+        if tested
+        else {}
+    )
+    out = []
+    for i, (base, other) in enumerate(pairs):
+        if base is None or other is None:
+            out.append(MISSING)
+        elif i not in adjusted:
+            out.append(ONE_PROCESS)
+        else:
+            ratio = base.median_s * shift / other.median_s
+            apart = adjusted[i] < SIGNIFICANCE and max(ratio, 1 / ratio) >= MIN_EFFECT
+            out.append((FASTER if ratio > 1 else SLOWER) if apart else SAME)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,10 +239,9 @@ class Shift:
 @dataclasses.dataclass
 class Reruns:
     """A rerun's rows against the first run's: how many were called faster or slower (false
-    alarms: a row is called only where its median lies outside the first run's interval, which
-    promises 95 %, and beyond the claims' tolerance), how many of its medians lie inside the
-    first run's intervals, and those intervals' half-widths as shares of their medians (an
-    interval can cover by being wider than the machine needs)."""
+    alarms, which the test's level caps at about :data:`SIGNIFICANCE`), how many of its medians
+    lie inside the first run's intervals (which promise 95 %), and those intervals' half-widths
+    as shares of their medians (an interval can cover by being wider than the machine needs)."""
 
     letter: str
     apart: int
@@ -222,7 +252,7 @@ class Reruns:
         n = len(self.half_widths)
         return (
             f"{self.letter} as a rerun of {first}: {self.apart} of {n} rows called faster or "
-            f"slower ({self.apart / n:.0%} false alarms, judged as claims are), "
+            f"slower ({self.apart / n:.0%} false alarms; each row tested at {SIGNIFICANCE:.0%}), "
             f"{self.inside} of {n} medians inside {first}'s 95 % rerun intervals "
             f"({self.inside / n:.0%}; their median half-width "
             f"{statistics.median(self.half_widths):.0%} of the median)"
