@@ -195,7 +195,7 @@ class _Server:
 
 def serve(preload: Sequence[str]) -> None:
     """Import ``preload``, then run each job read from stdin in a child forked for it, one at a
-    time; a child that dies without answering is answered for."""
+    time; a child that dies without answering is answered for. Ends when stdin does."""
     for module in preload:
         importlib.import_module(module)
     for line in sys.stdin:
@@ -207,6 +207,10 @@ def serve(preload: Sequence[str]) -> None:
         if status:
             why = f"exit status {os.waitstatus_to_exitcode(status)}"
             print(json.dumps({"error": why}), flush=True)
+    # Past the last job: end at once. Python's own exit would tear TensorFlow down, a second of
+    # a core for each server, and the server ran nothing of its own to flush or clean up.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def _answer(target: str, kwargs: dict[str, Any]) -> NoReturn:
