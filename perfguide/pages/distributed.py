@@ -222,7 +222,7 @@ def anatomy(link: Link, per_worker: Sequence[Measurement]) -> Anatomy:
 
 def halving_claim(alone: Sequence[Measurement], reductions: Sequence[Measurement]) -> Claim:
     """That what float16 saves the all-reduce alone predicts what it saves a step."""
-    optimizers_step, float16_step = pick(reductions, distributed.OPTIMIZERS, "float16 gradients")
+    optimizers_step, float16_step = pick(reductions, FLOAT16_GRADIENTS.slow, FLOAT16_GRADIENTS.fast)
     as_float32, as_float16 = pick(alone, *distributed.GRADIENT_ALLREDUCES)
     # What float16 saves the all-reduce alone, with its rerun interval's half-width (the two
     # all-reduces' half-widths added as independent errors).
