@@ -28,7 +28,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from perfguide.diagnose import api, projection
+from perfguide.diagnose import api
+from perfguide.diagnose.parent import projection
 from perfguide.diagnose.target import InputSpec, Target, TargetError
 from perfguide.measure import calibrate, calibration, environment, runner
 from perfguide.measure.cpu import machine_name

@@ -14,12 +14,13 @@ import pytest
 import tensorflow as tf
 
 from perfguide.cli import main
-from perfguide.diagnose import examples, report
-from perfguide.diagnose.backends import TRIED
-from perfguide.diagnose.evidence import KINDS
-from perfguide.diagnose.examine import assessment_of
-from perfguide.diagnose.forms import RANDOM_CALLS
+from perfguide.diagnose import examples
+from perfguide.diagnose.parent import render
+from perfguide.diagnose.parent.backends import TRIED
+from perfguide.diagnose.parent.evidence import KINDS
+from perfguide.diagnose.parent.examine import assessment_of
 from perfguide.diagnose.target import InputSpec, Target
+from perfguide.diagnose.worker.forms import RANDOM_CALLS
 from perfguide.measure import limits
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
@@ -65,7 +66,7 @@ def assert_sound(found, evidence):
     change is no slower than the code as written, no form advised that is clearly slower than
     another advised, no winner without its margin, shares of limits within 100 % or explained,
     every finding of a known kind."""
-    assert found.short_answer().startswith(evidence.target)
+    assert render.short_answer(found).startswith(evidence.target)
     advised = [a.form for a in found.advice if a.advised and a.kind == "form"]
     for form in advised:
         as_written = evidence.form(evidence.baselines[evidence.form(form).unit])
@@ -73,15 +74,15 @@ def assert_sound(found, evidence):
         for other in advised:
             if evidence.form(other).unit == evidence.form(form).unit:
                 assert Faster(form, other).check(evidence.measurements).held is not True
-    assert unseparated_winners(report.text(found, evidence)) == []
+    assert unseparated_winners(render.text(found, evidence)) == []
     for finding in found.findings:
         assert finding.kind in KINDS
         shares = [
             float(p) for p in re.findall(r"([0-9.]+) % of the (?:peak|measured)", finding.measured)
         ]
         assert all(share <= 100 for share in shares) or "caches" in finding.measured, finding
-    record = json.loads(json.dumps(report.to_json(found)))
-    assert record["short_answer"] == found.short_answer()
+    record = json.loads(json.dumps(render.to_json(found)))
+    assert record["short_answer"] == render.short_answer(found)
     assert all(f["kind"] in KINDS for f in record["findings"])
 
 
@@ -124,7 +125,9 @@ def test_code_that_cannot_be_a_graph_is_told_why_at_its_line(workers):
     )
     assert "calls .numpy()" in found.graph_error
     assert f"diagnose_corpus.py:{line})" in found.graph_error
-    assert found.short_answer().startswith("reads_numpy(float32[64,32]) cannot run as a graph")
+    assert render.short_answer(found).startswith(
+        "reads_numpy(float32[64,32]) cannot run as a graph"
+    )
 
 
 def test_the_readers_own_strings_ragged_and_feature_dicts_are_diagnosed(workers, tmp_path):
@@ -205,7 +208,7 @@ def test_every_model_of_the_corpus_is_diagnosed(workers, models, name):
 def test_a_litert_file_is_called_with_the_inputs_it_holds_when_given_none(workers, models):
     path = next(path for path in models if path.name == "sequential.tflite")
     found, _ = assessment_of(Target(str(path)), workers, quick=True, settle=False)
-    assert found.short_answer().startswith("sequential.tflite(features=float32[1,20])")
+    assert render.short_answer(found).startswith("sequential.tflite(features=float32[1,20])")
 
 
 @pytest.mark.parametrize(

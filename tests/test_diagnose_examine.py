@@ -1,4 +1,4 @@
-"""The reader's code registered in worker processes (:mod:`perfguide.diagnose.examine`): each
+"""The reader's code registered in worker processes (:mod:`perfguide.diagnose.parent.examine`): each
 worker holds the registration, times its workloads by name and hands it to the probes; one
 started later for an undecided comparison is set up like the others."""
 
@@ -8,7 +8,7 @@ import pytest
 from never_settled import NeverSettled
 
 from perfguide import workloads
-from perfguide.diagnose import examine
+from perfguide.diagnose.parent import examine
 from perfguide.diagnose.target import WORKLOAD, InputSpec, Target
 from perfguide.processes import pool
 from perfguide.processes.fresh import ChildError

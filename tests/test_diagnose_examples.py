@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from perfguide.diagnose import examples, forms, loading, retracing
+from perfguide.diagnose import examples
 from perfguide.diagnose.target import InputSpec, Target, TargetError
+from perfguide.diagnose.worker import forms, loading, retracing
 
 Features = collections.namedtuple("Features", "text weight")
 

@@ -1,6 +1,6 @@
-"""The logic of ``perfguide diagnose``'s verdicts (:mod:`perfguide.diagnose.findings`, with the
-bound and the advice it puts together) and how
-they are shown (:mod:`perfguide.diagnose.report`), on made-up measurements: no speed is
+"""The logic of ``perfguide diagnose``'s verdicts (:mod:`perfguide.diagnose.parent.findings`,
+with the bound and the advice it puts together) and how
+they are shown (:mod:`perfguide.diagnose.parent.render`), on made-up measurements: no speed is
 asserted, and no process is started."""
 
 import dataclasses
@@ -10,9 +10,10 @@ import resource
 
 import pytest
 
-from perfguide.diagnose import api, findings, report
-from perfguide.diagnose.advice import FORM_ADVICE
-from perfguide.diagnose.evidence import BackendTrial, Evidence
+from perfguide.diagnose import api
+from perfguide.diagnose.parent import findings, render
+from perfguide.diagnose.parent.advice import FORM_ADVICE
+from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
@@ -67,10 +68,10 @@ def test_many_small_ops_make_it_overhead_bound_and_tf_function_the_change_worth_
     assert found.bound == "overhead"
     assert found.best.advice.startswith("Compile it") and found.best.claim.verdict == "HELD"
     assert [a.claim.verdict for a in found.advice] == ["HELD", "HELD"]
-    assert (
-        "overhead-bound" in found.short_answer()
-        and "jit_compile=True): jit-compile was 12.5x faster than eager here"
-        in found.short_answer()
+    assert "overhead-bound" in render.short_answer(
+        found
+    ) and "jit_compile=True): jit-compile was 12.5x faster than eager here" in render.short_answer(
+        found
     )
     assert any(f.what.startswith("Ops per call") and "80.0 %" in f.measured for f in found.findings)
 
@@ -86,7 +87,7 @@ def test_work_near_the_peak_makes_it_compute_bound_and_no_form_pays():
     )
     assert found.bound == "compute" and found.best is None
     assert "eager, the form with the smallest median here, reaches 66.7 % of the measured peak" in (
-        found.short_answer()
+        render.short_answer(found)
     )
     assert [a.claim.verdict for a in found.advice[:1]] == ["HELD"]
     assert found.advice[0].advice.startswith("Do less arithmetic")
@@ -100,7 +101,7 @@ def test_ops_below_the_limits_with_little_overhead_are_ops_bound():
         evidence({"eager": 1e-3, "tf-function": 1e-3}, facts={"ops": 3, "op_time_s": 0.9e-3})
     )
     assert found.bound == "ops" and found.best is None
-    assert "No change of how it is called made it clearly faster" in found.short_answer()
+    assert "No change of how it is called made it clearly faster" in render.short_answer(found)
 
 
 def retraced(traced, fixed_traced, seconds=0.1, fixed_seconds=0.01, steady=1e-4):
@@ -190,7 +191,7 @@ def test_a_model_is_judged_per_call_and_per_training_step_against_predict_and_fi
     assert found.best.claim.effect == "60.0x faster"
     (custom,) = [a for a in found.advice if a.advice == "Train with a custom tf.function step"]
     assert custom.claim.effect == "5.00x faster" and custom.chapter == "training_loop"
-    text = report.text(found, measured)
+    text = render.text(found, measured)
     assert "time per call" in text and "time per step" in text and "vs fit" in text
     assert "Recommendations, each measured on this model:" in text
 
@@ -227,7 +228,7 @@ def test_the_fastest_form_is_named_at_the_readers_batch_and_at_one_request():
         "its answers within 2.0e-07 of predict's"
     )
     assert fastest["Served fastest at your batch of 64"].startswith("model-call, 6.00x faster")
-    assert "time per request" in report.text(found, measured)
+    assert "time per request" in render.text(found, measured)
 
 
 def memory_found(runs):
@@ -300,13 +301,13 @@ def test_memory_from_one_process_says_what_its_series_did_with_no_interval():
 def test_the_text_html_and_results_file_carry_the_diagnosis(tmp_path):
     measured = evidence({"eager": 2.5e-3, "tf-function": 250e-6}, facts={"ops": 200})
     found = findings.assess(measured)
-    text = report.text(found, measured, "https://example.org/guide")
+    text = render.text(found, measured, "https://example.org/guide")
     assert text.startswith("Short answer: f(float32[4]) is overhead-bound")
     assert "https://example.org/guide/auto_examples/tf_function/plot_tf_function.html" in text
-    page = report.html_page(found, measured)
+    page = render.html_page(found, measured)
     assert page.startswith("<!DOCTYPE html>") and "data:image/svg+xml;base64," in page
     diagnosis = api.Diagnosis(found, measured, {"tensorflow": "2.21.0"})
-    assert str(diagnosis) == report.text(found, measured)
+    assert str(diagnosis) == render.text(found, measured)
     inline = diagnosis._repr_html_()
     assert inline.startswith('<div class="perfguide-diagnosis">') and "<h4>Findings</h4>" in inline
     assert "<body" not in inline and "<html" not in inline  # inline: nothing of a page
@@ -322,17 +323,19 @@ def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     measured = evidence({"eager": 100e-6, "tf-function": 400e-6}, facts={"ops": 3})
     found = findings.assess(measured)
     assert found.best.kind == "keep" and found.best.gain == 1
-    assert "The best measured change is none: keep it as written (eager)" in found.short_answer()
-    text = report.text(found, measured)
+    assert "The best measured change is none: keep it as written (eager)" in render.short_answer(
+        found
+    )
+    text = render.text(found, measured)
     recommended = text.split("Recommendations, each measured on this function:\n")[1]
     assert recommended.startswith("- Keep it as written (eager): no other form was faster")
     assert (
         "Did not pay here:\n- Wrap it in tf.function: tf-function was 4.00x slower than eager"
         in text
     )
-    page = report.html_page(found, measured)
+    page = render.html_page(found, measured)
     assert "<h2>Did not pay here</h2>" in page
-    advice = json.loads(json.dumps(report.to_json(found)))["advice"]
+    advice = json.loads(json.dumps(render.to_json(found)))["advice"]
     assert [(a["kind"], a["advised"]) for a in advice] == [("keep", True), ("form", False)]
 
 
@@ -388,7 +391,9 @@ def test_a_function_that_cannot_be_traced_is_diagnosed_eagerly():
         "as_written": "eager",
     }
     found = findings.assess(evidence({"eager": 1e-3}, facts=facts, registered=registered))
-    assert found.short_answer().startswith(f"f(float32[4]) cannot run as a graph: {graph_error}.")
+    assert render.short_answer(found).startswith(
+        f"f(float32[4]) cannot run as a graph: {graph_error}."
+    )
     kinds = [f.kind for f in found.findings]
     assert kinds[0] == "not-a-graph" and "limits" not in kinds
     (call,) = [f for f in found.findings if f.kind == "eager-call"]
@@ -479,7 +484,7 @@ def test_no_form_advised_is_slower_than_the_code_as_written_or_than_another_advi
         for fast in advised:
             for slow in advised:
                 assert Faster(fast.form, slow.form).check(measured.measurements).held is not True
-    assert unseparated_winners(report.text(found, measured)) == []
+    assert unseparated_winners(render.text(found, measured)) == []
 
 
 def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
@@ -489,22 +494,22 @@ def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
     assert xla.claim.held and not xla.advised
     assert xla.why_not == "5.45x slower than eager, which is advised"
     assert [a.form for a in found.advice if a.advised] == ["eager"]
-    answer = found.short_answer()
+    answer = render.short_answer(found)
     assert (
         "drop tf.function: eager was 8.72x faster than tf-function here" in answer
         and "jit_compile" not in answer
     )
-    text = report.text(found, measured)
+    text = render.text(found, measured)
     beaten = text.split("Paid, but clearly slower than what is advised:\n")[1]
     assert beaten.startswith(
         "- Compile it with tf.function(jit_compile=True): jit-compile was 1.60x faster than "
         "tf-function here"
     )
     assert "\n  5.45x slower than eager, which is advised\n" in beaten
-    page = report.html_page(found, measured)
+    page = render.html_page(found, measured)
     assert "<h2>Paid, but clearly slower than what is advised</h2>" in page
     assert "5.45x slower than eager, which is advised<br>" in page
-    advice = json.loads(json.dumps(report.to_json(found)))["advice"]
+    advice = json.loads(json.dumps(render.to_json(found)))["advice"]
     assert [(a["form"], a["advised"], bool(a["why_not"])) for a in advice] == [
         ("eager", True, False),
         ("jit-compile", False, True),
@@ -515,7 +520,7 @@ def test_worth_most_is_named_with_its_margin_over_the_runner_up():
     found = findings.assess(
         evidence({"eager": 2.5e-3, "tf-function": 250e-6, "jit-compile": 200e-6})
     )
-    answer = found.short_answer()
+    answer = render.short_answer(found)
     assert found.best.form == "jit-compile"
     assert "The change worth most: compile it" in answer and AHEAD in answer
     assert "ahead of the runner-up, tf-function (jit-compile is 1.25x faster" in answer
@@ -526,7 +531,7 @@ def test_changes_tied_at_the_top_are_named_together_never_one_as_worth_most():
     found, measured = diagnosed("graph and XLA tied")
     assert found.best is None
     assert [a.form for a in found.advice if a.advised] == ["jit-compile", "tf-function"]
-    answer = found.short_answer()
+    answer = render.short_answer(found)
     assert "worth most" not in answer
     assert (
         "The changes that pay most are tied: compile it with tf.function(jit_compile=True) "
@@ -534,7 +539,7 @@ def test_changes_tied_at_the_top_are_named_together_never_one_as_worth_most():
         "10.0x faster than eager); jit-compile and tf-function "
         "are tied here (jit-compile was 1.04x faster than tf-function,"
     ) in answer
-    assert unseparated_winners(report.text(found, measured)) == []
+    assert unseparated_winners(render.text(found, measured)) == []
 
 
 def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_leader():
@@ -544,7 +549,7 @@ def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_lea
     assert [a.form for a in found.leaders("call")] == ["tf-function", "predict-on-batch"]
     (model_call,) = [a for a in found.advice if a.form == "model-call"]
     assert model_call.why_not.endswith("slower than tf-function, which is advised")
-    answer = found.short_answer()
+    answer = render.short_answer(found)
     assert (
         "(tf-function was 111x faster than predict) and use predict_on_batch for a batch in "
         "memory (predict-on-batch was 105x faster than predict)" in answer
@@ -576,18 +581,18 @@ def test_the_fastest_form_at_a_batch_is_not_named_where_tied():
     assert "; model-call, 6.00x faster than predict (5.00 ms against 30.0 ms" in tied
     assert "; litert, 5.88x faster than predict (5.10 ms against 30.0 ms" in tied
     assert "litert was fastest at a batch of 1, " in fastest["Served fastest at a batch of 1"]
-    assert unseparated_winners(report.text(found, measured)) == []
+    assert unseparated_winners(render.text(found, measured)) == []
 
 
 def test_the_chapters_the_diagnosis_names_come_from_the_guides_table_of_chapters():
     found, measured = diagnosed("model")
     topics = {topic for forms in FORM_ADVICE.values() for _, topic in forms.values()}
     topics |= {a.chapter for a in found.advice}
-    text = report.text(found, measured, "https://example.org/guide/")
+    text = render.text(found, measured, "https://example.org/guide/")
     for topic in topics:
-        assert report.chapter_link(topic) == f"{chapter(topic).page}.html"
+        assert render.chapter_link(topic) == f"{chapter(topic).page}.html"
     for a in found.advice:
-        link = report.chapter_link(a.chapter, "https://example.org/guide/")
+        link = render.chapter_link(a.chapter, "https://example.org/guide/")
         assert f"  why: {chapter(a.chapter).title} {link}" in text
     (fit,) = [f for f in found.findings if f.kind == "fit-call"]
     assert fit.measured.endswith(f"(chapter: {chapter('training_loop').title})")
@@ -638,9 +643,9 @@ def test_a_backend_clearly_faster_than_tensorflow_is_advised_with_how_to_switch(
     assert backend["jax-fit-jit"].advised and "jit_compile=True" in backend["jax-fit-jit"].advice
     (jax,) = [f.measured for f in found.findings if f.what == "Keras 3 on JAX"]
     assert "the file says jit_compile=False" in jax
-    assert "Another backend: predict on Keras 3 on JAX" in found.short_answer()
-    assert "jax-predict was 10.0x faster than tensorflow-predict here" in found.short_answer()
-    text = report.text(found, measured)
+    assert "Another backend: predict on Keras 3 on JAX" in render.short_answer(found)
+    assert "jax-predict was 10.0x faster than tensorflow-predict here" in render.short_answer(found)
+    text = render.text(found, measured)
     assert "vs tensorflow-predict" in text and "vs tensorflow-fit" in text
     recorded = api.Diagnosis(found, measured, {}).to_json()["measurements"]
     assert {"jax-predict", "tensorflow-fit"} <= {m["variant"] for m in recorded}

@@ -1,6 +1,6 @@
 """The forms of the reader's code, checked against its own and registered
-(:mod:`perfguide.diagnose.forms`, :mod:`perfguide.diagnose.model_forms`), in this process:
-which forms compute the same result, and the workloads the registration holds."""
+(:mod:`perfguide.diagnose.worker.forms`, :mod:`perfguide.diagnose.worker.model_forms`), in this
+process: which forms compute the same result, and the workloads the registration holds."""
 
 from pathlib import Path
 
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from perfguide import workloads
-from perfguide.diagnose import agreement, forms, model_forms
+from perfguide.diagnose import agreement
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, InputSpec, Target
+from perfguide.diagnose.worker import forms, model_forms
 from perfguide.workloads import WORKLOADS, serving
 
 SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions

@@ -1,10 +1,10 @@
-"""The reader's code loaded and its inputs made (:mod:`perfguide.diagnose.loading`, in this
+"""The reader's code loaded and its inputs made (:mod:`perfguide.diagnose.worker.loading`, in this
 process, as in a worker): what cannot be loaded or called is bad input, said in one line."""
 
 import pytest
 
-from perfguide.diagnose import forms
 from perfguide.diagnose.target import InputSpec, Target
+from perfguide.diagnose.worker import forms
 from perfguide.processes.fresh import BadInput
 
 

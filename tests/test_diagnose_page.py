@@ -14,8 +14,8 @@ def test_the_page_runs_the_commands_quick_assessment_and_prints_its_report(monke
         return "found", "evidence"
 
     monkeypatch.setattr(page, "assessment_of", assessment_of)
-    monkeypatch.setattr(page.report, "text", lambda found, evidence: f"{found} / {evidence}")
-    monkeypatch.setattr(page.report, "dot_plot_of", lambda evidence: calls.append(evidence))
+    monkeypatch.setattr(page.render, "text", lambda found, evidence: f"{found} / {evidence}")
+    monkeypatch.setattr(page.render, "dot_plot_of", lambda evidence: calls.append(evidence))
     monkeypatch.setattr(page.plt, "show", lambda: None)
     page.diagnose("workers", SCALE, "float32[4,2]", "0.5")
     inputs = (InputSpec.parse("float32[4,2]"), InputSpec.parse("0.5"))

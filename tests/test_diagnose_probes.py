@@ -1,14 +1,15 @@
 """What the probes find in known slow functions and a small model, in this process (counts,
-not speed): the graph's facts (:mod:`perfguide.diagnose.graph_facts`), retracing
-(:mod:`perfguide.diagnose.retracing`) and memory (:mod:`perfguide.diagnose.memory_series`)."""
+not speed): the graph's facts (:mod:`perfguide.diagnose.worker.graph_facts`), retracing
+(:mod:`perfguide.diagnose.worker.retracing`) and memory
+(:mod:`perfguide.diagnose.worker.memory_series`)."""
 
 from pathlib import Path
 
 import diagnose_corpus
 
 from perfguide import workloads
-from perfguide.diagnose import forms, graph_facts, memory_series, reasons, retracing
 from perfguide.diagnose.target import InputSpec, Target
+from perfguide.diagnose.worker import forms, graph_facts, memory_series, reasons, retracing
 
 SLOW = Path(workloads.__file__).with_name("diagnose.py")  # the diagnose chapter's functions
 

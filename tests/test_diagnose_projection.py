@@ -4,8 +4,8 @@ values, shown labelled as a projection, and none for what does not train."""
 import pytest
 from test_diagnose_findings import evidence
 
-from perfguide.diagnose import projection, report
-from perfguide.diagnose.findings import assess
+from perfguide.diagnose.parent import projection, render
+from perfguide.diagnose.parent.findings import assess
 from perfguide.report.allreduce import Link, ring_allreduce_s
 
 MODEL = {
@@ -36,12 +36,12 @@ def test_a_model_that_trains_is_projected_per_worker_count_on_the_named_network(
 def test_the_report_shows_the_projection_after_the_advice_with_the_chapter():
     trained = evidence({"predict": 1e-3}, registered=MODEL, steps={"fit": 0.02})
     projected = projection.of(trained)
-    shown = report.text(assess(trained), trained, "", projected)
+    shown = render.text(assess(trained), trained, "", projected)
     assert "Projected, not measured" in shown
     assert "auto_examples/distributed/plot_distributed.html" in shown
-    page = report.html_page(assess(trained), trained, "", projected)
+    page = render.html_page(assess(trained), trained, "", projected)
     assert "<h2>On more workers</h2>" in page
-    assert report.to_json(assess(trained), projected)["projection"]["network_gbps"] == 10
+    assert render.to_json(assess(trained), projected)["projection"]["network_gbps"] == 10
 
 
 def test_nothing_is_projected_for_a_function_or_a_model_that_was_not_trained():

@@ -68,3 +68,20 @@ def test_no_module_imports_itself_round_a_circle():
         if not module.endswith(tuple(LAYERS) + ("perfguide",)) and reaches(module, module, set())
     ]
     assert circles == []
+
+
+def test_diagnoses_worker_and_parent_sides_import_nothing_of_each_other():
+    # They run in different processes: the parent names the worker's functions as strings.
+    sides = {"perfguide.diagnose.worker", "perfguide.diagnose.parent"}
+
+    def side(module: str) -> str | None:
+        return next((s for s in sides if module == s or module.startswith(s + ".")), None)
+
+    crossing = [
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        for target in targets
+        if side(module) and side(target) and side(module) != side(target)
+    ]
+    assert crossing == []
+    assert {side(m) for m in GRAPH} >= sides  # both sides exist, so the check checks something

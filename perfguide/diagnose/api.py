@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from perfguide.diagnose import examples, report
-from perfguide.diagnose import projection as projections
-from perfguide.diagnose.evidence import Advice, Assessment, Evidence
-from perfguide.diagnose.examine import assessment_of
-from perfguide.diagnose.projection import ModelProjection
+from perfguide.diagnose import examples
+from perfguide.diagnose.parent import projection as projections
+from perfguide.diagnose.parent import render
+from perfguide.diagnose.parent.evidence import Advice, Assessment, Evidence
+from perfguide.diagnose.parent.examine import assessment_of
+from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.diagnose.target import PICKLED_SUFFIX, Target, TargetError
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import PROCESSES, Workers
@@ -43,7 +44,7 @@ class Diagnosis:
 
     @property
     def short_answer(self) -> str:
-        return self.assessment.short_answer()
+        return render.short_answer(self.assessment)
 
     @property
     def advice(self) -> list[Advice]:
@@ -51,16 +52,16 @@ class Diagnosis:
         return self.assessment.advice
 
     def __str__(self) -> str:
-        return report.text(self.assessment, self.evidence, self.docs_url, self.projection)
+        return render.text(self.assessment, self.evidence, self.docs_url, self.projection)
 
     def _repr_html_(self) -> str:
-        return report.html_fragment(
+        return render.html_fragment(
             self.assessment, self.evidence, self.docs_url, self.projection, heading="h4"
         )
 
     def to_json(self) -> dict[str, Any]:
         """The results file's contents: the measurements, with the diagnosis riding along."""
-        return report.results_document(
+        return render.results_document(
             self.environment, self.assessment, self.evidence, self.projection
         )
 
@@ -70,7 +71,7 @@ class Diagnosis:
 
     def save_html(self, path: str | Path) -> None:
         """Write the one-page report to ``path`` (atomically)."""
-        page = report.html_page(self.assessment, self.evidence, self.docs_url, self.projection)
+        page = render.html_page(self.assessment, self.evidence, self.docs_url, self.projection)
         results.write_atomically(Path(path), page)
 
 
@@ -98,7 +99,7 @@ def run(
         )
         environment = started.environment
     projected = projections.of(evidence, workers, network_gbps)
-    return Diagnosis(assessment, evidence, environment, projected, report.docs_url(docs_url))
+    return Diagnosis(assessment, evidence, environment, projected, render.docs_url(docs_url))
 
 
 def diagnose(target: Any, *example_args: Any, **options: Any) -> Diagnosis:

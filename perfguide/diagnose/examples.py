@@ -7,7 +7,7 @@ arrays, Python numbers, strings and booleans, and tuples, lists and dicts of the
 to fill with random numbers: a text function's strings, a ragged batch's row lengths and a
 sparse tensor's pattern are part of what it costs. TensorFlow's objects travel as their parts
 (:class:`Dense`, :class:`Ragged`, :class:`Sparse`), so this module needs no TensorFlow; the
-worker puts them back together (:func:`perfguide.diagnose.loading.arguments`).
+worker puts them back together (:func:`perfguide.diagnose.worker.loading.arguments`).
 
 >>> import numpy as np
 >>> describe({"ids": np.zeros((32, 8), np.int32), "scale": 0.5})

@@ -14,7 +14,7 @@ may be named (``tokens=int32[32,8]``). Or they come from a factory (``file.py:ma
 that returns them, or, from Python, they are the reader's own values
 (:mod:`perfguide.diagnose.examples`). Parsing here needs no TensorFlow, so bad input is refused
 before any process starts; the worker that runs the function turns the specs into tensors
-(:mod:`perfguide.diagnose.loading`).
+(:mod:`perfguide.diagnose.worker.loading`).
 
 >>> InputSpec.parse("float32[32,128]")
 InputSpec(dtype='float32', shape=(32, 128), number=None, name=None, lengths=None)

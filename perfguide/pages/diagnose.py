@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from perfguide.diagnose import report
-from perfguide.diagnose.examine import assessment_of
+from perfguide.diagnose.parent import render
+from perfguide.diagnose.parent.examine import assessment_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.processes.pool import Workers
 
@@ -17,6 +17,6 @@ def diagnose(workers: Workers, reference: str, *inputs: str) -> None:
     quickly in ``workers``."""
     target = Target(reference, tuple(map(InputSpec.parse, inputs)))
     found, evidence = assessment_of(target, workers, quick=True, settle=False)
-    print(report.text(found, evidence))
-    report.dot_plot_of(evidence)
+    print(render.text(found, evidence))
+    render.dot_plot_of(evidence)
     plt.show()

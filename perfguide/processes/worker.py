@@ -18,7 +18,7 @@ once, says it is ready, then answers requests read from stdin, one JSON object a
   the function is handed what ``f`` prepared (below) as its first argument;
 * ``{"prepare": "package.module:f", "kwargs": {...}}``: ``f`` sets the worker up: what it
   returns (a :class:`Prepared`, such as the reader's code registered by
-  :func:`perfguide.diagnose.forms.register`) is held, in place of what ``f`` returned before;
+  :func:`perfguide.diagnose.worker.forms.register`) is held, in place of what ``f`` returned before;
   later jobs may name its workloads beside the chapters' ones, and the answer is its
   ``answer``;
 

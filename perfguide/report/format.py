@@ -168,3 +168,8 @@ def format_bytes(count: float) -> str:
         if count >= scale:
             return f"{three_figures(count / scale)} {unit}"
     return f"{three_figures(count / 1e3)} kB"
+
+
+def lower_first(text: str) -> str:
+    """``text`` with its first letter in lower case, to go on inside a sentence."""
+    return text[0].lower() + text[1:]

@@ -17,20 +17,25 @@ import dataclasses
 import statistics
 from typing import Any
 
-from perfguide.diagnose.bound import NEAR_LIMIT
-from perfguide.diagnose.evidence import (
+from perfguide.diagnose.parent.bound import NEAR_LIMIT
+from perfguide.diagnose.parent.evidence import (
     Advice,
     Evidence,
     Finding,
     backend_and_form,
     backend_label,
-    lower_first,
 )
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Faster, Share, per_process
 from perfguide.report.compare import pick
-from perfguide.report.format import format_bytes, format_seconds, format_speedup, three_figures
+from perfguide.report.format import (
+    format_bytes,
+    format_seconds,
+    format_speedup,
+    lower_first,
+    three_figures,
+)
 from perfguide.report.ranking import Ranking, rank
 from perfguide.report.ratios import in_common, ratio_interval
 from perfguide.workloads.keras_processes import NAMES

@@ -1,17 +1,17 @@
 """The resident memory of the registered forms' calls, sampled inside a worker process (see
 :mod:`perfguide.diagnose`): :func:`memory` returns plain data; the parent process judges it
-(:mod:`perfguide.diagnose.findings`).
+(:mod:`perfguide.diagnose.parent.findings`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from perfguide.diagnose.loading import materialize
+from perfguide.diagnose.worker.loading import materialize
 from perfguide.measure.memory import SAMPLES, resident_series
 
 if TYPE_CHECKING:
-    from perfguide.diagnose.forms import Registered
+    from perfguide.diagnose.worker.forms import Registered
 
 
 def memory(registered: Registered, calls: dict[str, int]) -> dict[str, dict[str, Any]]:

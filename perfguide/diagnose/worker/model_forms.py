@@ -1,7 +1,7 @@
 """The forms of a saved Keras model as timed calls (see :mod:`perfguide.diagnose`): how it
 predicts a batch, the reader's usual way first, then converted for the serving runtimes; how it
 trains on a batch; the batch it is timed on, and the other batch size it is timed at.
-:mod:`perfguide.diagnose.forms` checks and registers them.
+:mod:`perfguide.diagnose.worker.forms` checks and registers them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.loading import arguments, load_model, named_batch, spec_text
 from perfguide.diagnose.target import Target
+from perfguide.diagnose.worker.loading import arguments, load_model, named_batch, spec_text
 from perfguide.measure.timer import Timed
 from perfguide.workloads import serving
 from perfguide.workloads.base import call_of

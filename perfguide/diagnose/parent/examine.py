@@ -4,19 +4,19 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.backends import tries_backends, try_backends
-from perfguide.diagnose.evidence import Assessment, BackendTrial, Evidence
-from perfguide.diagnose.findings import assess
+from perfguide.diagnose.parent.backends import tries_backends, try_backends
+from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
+from perfguide.diagnose.parent.findings import assess
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers
 from perfguide.report.claims import Faster
 
 #: What each worker is set up with (the reader's code registered), and the probes handed it.
-REGISTER = "perfguide.diagnose.forms:register"
-FACTS = "perfguide.diagnose.graph_facts:facts"
-RETRACING = "perfguide.diagnose.retracing:retracing"
-MEMORY = "perfguide.diagnose.memory_series:memory"
+REGISTER = "perfguide.diagnose.worker.forms:register"
+FACTS = "perfguide.diagnose.worker.graph_facts:facts"
+RETRACING = "perfguide.diagnose.worker.retracing:retracing"
+MEMORY = "perfguide.diagnose.worker.memory_series:memory"
 #: Seconds of calls each form's memory series may take in each process: enough calls for a
 #: slope, never more than a few seconds in all.
 MEMORY_BUDGET_S = 0.2

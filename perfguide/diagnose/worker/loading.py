@@ -18,8 +18,8 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.diagnose import examples
-from perfguide.diagnose.reasons import one_line
 from perfguide.diagnose.target import InputSpec, Target, is_file_reference, kind_of
+from perfguide.diagnose.worker.reasons import one_line
 from perfguide.processes.fresh import BadInput
 
 

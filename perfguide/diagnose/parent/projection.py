@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from perfguide.diagnose.evidence import Evidence
+from perfguide.diagnose.parent.evidence import Evidence
 from perfguide.report.allreduce import DATACENTER_LATENCY_S, Link, Projection, project
 from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes, format_seconds

@@ -16,18 +16,19 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfguide.diagnose.advice import BACKEND_BASELINES
-from perfguide.diagnose.evidence import (
+from perfguide.diagnose.parent.advice import BACKEND_BASELINES
+from perfguide.diagnose.parent.evidence import (
     Advice,
     Assessment,
     Evidence,
 )
-from perfguide.diagnose.projection import ModelProjection
+from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report import results
 from perfguide.report.answers import measured_here, verdict_badge
 from perfguide.report.chapters import chapter
 from perfguide.report.compare import Comparison, html_table
+from perfguide.report.format import lower_first
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -92,7 +93,7 @@ def text(
     """What ``perfguide diagnose`` prints; with a model's ``projection`` on more workers last."""
     processes = evidence.forms[0].processes
     lines = [
-        f"Short answer: {assessment.short_answer()}",
+        f"Short answer: {short_answer(assessment)}",
         "",
         f"Timed in {processes} fresh process{'es' * (processes > 1)}, the forms in turns, first "
         "calls apart:",
@@ -228,7 +229,7 @@ def html_fragment(
     trace = f"<{h}>Trace</{h}><p>{html.escape(trace_note(evidence))}</p>" if evidence.trace else ""
     return (
         f'<div class="perfguide-diagnosis"><style>{_STYLE}</style>'
-        f"<p><strong>Short answer:</strong> {html.escape(assessment.short_answer())}</p>"
+        f"<p><strong>Short answer:</strong> {html.escape(short_answer(assessment))}</p>"
         f"{tables}{_plot_svg(evidence)}<{h}>Findings</{h}><ul>{findings}</ul>"
         f"{advice or f'<{h}>Recommendations</{h}><p>No change was measured.</p>'}"
         f"{_projection_html(projection, base, h)}{trace}</div>"
@@ -282,7 +283,7 @@ def to_json(assessment: Assessment, projection: ModelProjection | None = None) -
         "projection": projection.to_dict() if projection else None,
         "target": assessment.target,
         "bound": assessment.bound,
-        "short_answer": assessment.short_answer(),
+        "short_answer": short_answer(assessment),
         "findings": [dataclasses.asdict(f) for f in assessment.findings],
         "advice": [
             {
@@ -311,3 +312,56 @@ def results_document(
     measured += evidence.backends.measurements if evidence.backends else []
     extra = {"diagnosis": to_json(assessment, projection)}
     return results.document(environment, measured, extra)
+
+
+def short_answer(assessment: Assessment) -> str:
+    """The diagnosis in a few sentences: the bound and why, the change that pays (or those tied,
+    or none), and each backend advised."""
+    changes = [_lead_sentence(assessment, unit) for unit in assessment.rankings]
+    best = assessment.best
+    if changes:
+        change = " ".join(changes)
+    elif best is None:
+        change = "No change of how it is called made it clearly faster here."
+    elif best.kind == "keep":
+        advice = lower_first(best.advice)
+        change = f"The best measured change is none: {advice}; {best.claim.evidence}."
+    else:
+        change = f"The change that pays: {lower_first(best.advice)}: {best.claim.sentence} here."
+    if assessment.graph_error:
+        start = (
+            f"{assessment.target} cannot run as a graph: {assessment.graph_error}. Eagerly it is"
+        )
+    else:
+        start = f"{assessment.target} is"
+    answer = f"{start} {assessment.bound}-bound on this machine: {assessment.why}. {change}"
+    return " ".join([answer, *_backend_sentences(assessment)])
+
+
+def _backend_sentences(assessment: Assessment) -> list[str]:
+    """Each backend advised, with what it measured: another backend is a change beside
+    the forms, not one of them."""
+    return [
+        f"Another backend: {lower_first(a.advice)}: {a.claim.sentence} here."
+        for a in assessment.advice
+        if a.kind == "backend" and a.advised
+    ]
+
+
+def _lead_sentence(assessment: Assessment, unit: str) -> str:
+    """The form change per ``unit`` worth most, with its margin over the runner-up among
+    those that paid; or those tied with it, each with its own gain; or the one that paid."""
+    ranking, (lead, *tied) = assessment.rankings[unit], assessment.leaders(unit)
+    change = f"{lower_first(lead.advice)}: {lead.claim.sentence} here"
+    if tied:
+        changes = " and ".join(
+            f"{lower_first(a.advice)} ({a.claim.sentence})" for a in [lead, *tied]
+        )
+        sentence = f"the changes that pay most are tied: {changes}; {ranking.sentence()}"
+    elif len(ranking.order) == 1:
+        sentence = f"the change that pays: {change}"
+    else:
+        sentence = f"the change worth most: {change}; {ranking.sentence()}"
+    if unit == "step":
+        sentence = f"for training, {sentence}"
+    return f"{sentence[0].upper()}{sentence[1:]}."

@@ -2,7 +2,7 @@
 (``KERAS_BACKEND`` is read once, when Keras is imported; see the Keras-backends chapter):
 loaded, its predictions written for the parent to judge against TensorFlow's, and its
 ``predict`` (and, where the backend trains, ``fit`` over an epoch) registered to be timed as
-:mod:`~perfguide.diagnose.model_forms` times them under TensorFlow.
+:mod:`~perfguide.diagnose.worker.model_forms` times them under TensorFlow.
 
 A model that does not load or predict here (a layer that calls TensorFlow ops, say) is
 registered with nothing to time and the reason, in the reader's words.
@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.loading import load, load_inference_model, materialize
-from perfguide.diagnose.model_forms import (
+from perfguide.diagnose.target import BACKEND_FORMS, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.diagnose.worker.loading import load, load_inference_model, materialize
+from perfguide.diagnose.worker.model_forms import (
     batch_bytes,
     epoch_steps,
     inference_call,
@@ -29,8 +30,7 @@ from perfguide.diagnose.model_forms import (
     training_call,
     trains,
 )
-from perfguide.diagnose.reasons import reader_files, why_not
-from perfguide.diagnose.target import BACKEND_FORMS, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.diagnose.worker.reasons import reader_files, why_not
 from perfguide.measure.timer import Timed
 from perfguide.report.results import write_atomically
 from perfguide.workloads.base import Workload

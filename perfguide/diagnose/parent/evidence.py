@@ -1,8 +1,8 @@
 """What ``perfguide diagnose`` measured and what it makes of it: the workers' measurements and
 facts (:class:`Evidence`), and the diagnosis (:class:`Assessment`): its findings, each of one of
 the :data:`KINDS`, and the changes measured on the reader's code (:class:`Advice`), each a
-checked claim with the chapter that explains it. :mod:`~perfguide.diagnose.findings` makes the
-one from the other.
+checked claim with the chapter that explains it.
+:mod:`~perfguide.diagnose.parent.findings` makes the one from the other.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Advice:
 
 @dataclasses.dataclass(frozen=True)
 class BackendTrial:
-    """A saved Keras model on Keras 3's backends (:mod:`~perfguide.diagnose.backends`): each
+    """A saved Keras model on Keras 3's backends (:mod:`~perfguide.diagnose.parent.backends`): each
     backend's ``predict`` (and ``fit``) timed in processes of its own, labelled by
     :func:`backend_label`; why each backend that was not timed was not (not installed, did not
     load or run the model, or predicts otherwise than TensorFlow), by backend; and the backends
@@ -192,56 +192,3 @@ class Assessment:
             return leaders[0] if len(leaders) == 1 else None
         held = [a for a in self.advice if a.advised and a.gain >= 1 and a.kind != "backend"]
         return max(held, key=lambda a: a.gain) if held else None
-
-    def short_answer(self) -> str:
-        changes = [self._lead_sentence(unit) for unit in self.rankings]
-        best = self.best
-        if changes:
-            change = " ".join(changes)
-        elif best is None:
-            change = "No change of how it is called made it clearly faster here."
-        elif best.kind == "keep":
-            advice = lower_first(best.advice)
-            change = f"The best measured change is none: {advice}; {best.claim.evidence}."
-        else:
-            change = (
-                f"The change that pays: {lower_first(best.advice)}: {best.claim.sentence} here."
-            )
-        if self.graph_error:
-            start = f"{self.target} cannot run as a graph: {self.graph_error}. Eagerly it is"
-        else:
-            start = f"{self.target} is"
-        answer = f"{start} {self.bound}-bound on this machine: {self.why}. {change}"
-        return " ".join([answer, *self._backend_sentences()])
-
-    def _backend_sentences(self) -> list[str]:
-        """Each backend advised, with what it measured: another backend is a change beside
-        the forms, not one of them."""
-        return [
-            f"Another backend: {lower_first(a.advice)}: {a.claim.sentence} here."
-            for a in self.advice
-            if a.kind == "backend" and a.advised
-        ]
-
-    def _lead_sentence(self, unit: str) -> str:
-        """The form change per ``unit`` worth most, with its margin over the runner-up among
-        those that paid; or those tied with it, each with its own gain; or the one that paid."""
-        ranking, (lead, *tied) = self.rankings[unit], self.leaders(unit)
-        change = f"{lower_first(lead.advice)}: {lead.claim.sentence} here"
-        if tied:
-            changes = " and ".join(
-                f"{lower_first(a.advice)} ({a.claim.sentence})" for a in [lead, *tied]
-            )
-            sentence = f"the changes that pay most are tied: {changes}; {ranking.sentence()}"
-        elif len(ranking.order) == 1:
-            sentence = f"the change that pays: {change}"
-        else:
-            sentence = f"the change worth most: {change}; {ranking.sentence()}"
-        if unit == "step":
-            sentence = f"for training, {sentence}"
-        return f"{sentence[0].upper()}{sentence[1:]}."
-
-
-def lower_first(text: str) -> str:
-    """``text`` with its first letter in lower case, to go on inside a sentence."""
-    return text[0].lower() + text[1:]

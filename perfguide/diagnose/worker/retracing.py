@@ -1,7 +1,7 @@
 """The registered function's retracing, probed inside a worker process (see
 :mod:`perfguide.diagnose`): called as a ``tf.function`` with typical other inputs, each call
 timed and its traces counted, then with the usual fixes. :func:`retracing` returns plain data;
-the parent process judges it (:mod:`perfguide.diagnose.findings`).
+the parent process judges it (:mod:`perfguide.diagnose.parent.findings`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
-from perfguide.diagnose.loading import materialize
-from perfguide.diagnose.reasons import reader_files, why_not
+from perfguide.diagnose.worker.loading import materialize
+from perfguide.diagnose.worker.reasons import reader_files, why_not
 from perfguide.measure.memory import resident_bytes
 from perfguide.measure.timer import measure
 
 if TYPE_CHECKING:
-    from perfguide.diagnose.forms import Registered
+    from perfguide.diagnose.worker.forms import Registered
 
 
 def retracing(registered: Registered) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 :mod:`perfguide.diagnose`): a SavedModel's serving signature as TensorFlow Serving calls it, the
 same compiled with XLA, and converted for LiteRT, ONNX Runtime and OpenVINO; a LiteRT file in its
 interpreter with every core, with one, and without XNNPACK. Both take their inputs by name.
-:mod:`perfguide.diagnose.forms` checks and registers them.
+:mod:`perfguide.diagnose.worker.forms` checks and registers them.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.loading import named_batch, spec_text
-from perfguide.diagnose.reasons import one_line
 from perfguide.diagnose.target import InputSpec, Target
+from perfguide.diagnose.worker.loading import named_batch, spec_text
+from perfguide.diagnose.worker.reasons import one_line
 from perfguide.measure.timer import Timed
 from perfguide.processes.fresh import BadInput
 from perfguide.workloads import runtimes, serving

@@ -4,10 +4,10 @@
 :func:`register` loads the function (or saved Keras model), makes its arguments, checks that
 its other forms compute what the reader's own form computes (for a function, ``tf.function``
 and ``jit_compile=True``; for a model, Keras's other ways to predict, the serving runtimes and
-the ways to train, from :mod:`~perfguide.diagnose.model_forms`), and returns the forms that do
-as a :class:`Registered`, which the worker holds: it times its workloads like any chapter's
-variants, and hands it to the probes (:mod:`~perfguide.diagnose.graph_facts`,
-:mod:`~perfguide.diagnose.retracing`, :mod:`~perfguide.diagnose.memory_series`).
+the ways to train, from :mod:`~perfguide.diagnose.worker.model_forms`), and returns the forms that
+do as a :class:`Registered`, which the worker holds: it times its workloads like any chapter's
+variants, and hands it to the probes (:mod:`~perfguide.diagnose.worker.graph_facts`,
+:mod:`~perfguide.diagnose.worker.retracing`, :mod:`~perfguide.diagnose.worker.memory_series`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.diagnose.agreement import difference, outside_range
-from perfguide.diagnose.loading import (
+from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.diagnose.worker.loading import (
     arguments,
     load,
     load_inference_model,
@@ -31,7 +32,7 @@ from perfguide.diagnose.loading import (
     materialize,
     reader_call,
 )
-from perfguide.diagnose.model_forms import (
+from perfguide.diagnose.worker.model_forms import (
     INFERENCE_FORMS,
     SERVING_FORMS,
     TRAINING_FORMS,
@@ -47,8 +48,8 @@ from perfguide.diagnose.model_forms import (
     training_call,
     trains,
 )
-from perfguide.diagnose.reasons import reader_files, why_not
-from perfguide.diagnose.saved_forms import (
+from perfguide.diagnose.worker.reasons import reader_files, why_not
+from perfguide.diagnose.worker.saved_forms import (
     LITERT_FORMS,
     SAVED_MODEL_FORMS,
     litert_batch,
@@ -57,7 +58,6 @@ from perfguide.diagnose.saved_forms import (
     signature,
     signature_batch,
 )
-from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of
 from perfguide.workloads.distributed import gradient_bytes
@@ -320,7 +320,7 @@ def _register_calls(
 
 def _register_saved_model(target: Target) -> Registered:
     """A SavedModel's serving signature as called, and its forms (see
-    :mod:`~perfguide.diagnose.saved_forms`)."""
+    :mod:`~perfguide.diagnose.worker.saved_forms`)."""
     signed = signature(target.function)
     x = signature_batch(target, signed)
     conversions = _conversions()
@@ -335,7 +335,7 @@ def _register_saved_model(target: Target) -> Registered:
 
 def _register_litert(target: Target) -> Registered:
     """A LiteRT file in its interpreter, as it starts by default and the other ways (see
-    :mod:`~perfguide.diagnose.saved_forms`); no TensorFlow graph to probe."""
+    :mod:`~perfguide.diagnose.worker.saved_forms`); no TensorFlow graph to probe."""
     target, x = litert_batch(target)
     makers = {
         form: functools.partial(litert_call, form, target.function, x) for form in LITERT_FORMS
@@ -344,7 +344,7 @@ def _register_litert(target: Target) -> Registered:
 
 
 def _add_other_batch(registered: Registered, model: Any, x: Any) -> None:
-    """Add the inference forms at :func:`~perfguide.diagnose.model_forms.other_batch`, timed
+    """Add the inference forms at :func:`~perfguide.diagnose.worker.model_forms.other_batch`, timed
     per request, as :data:`~perfguide.diagnose.target.BATCH_WORKLOAD`."""
     size = other_batch(batch_size(x))
     conversions = Path(registered.conversions.name)

@@ -1,7 +1,7 @@
 """What the measurements of the reader's function say: what bounds it here
-(:mod:`~perfguide.diagnose.bound`), what each finding measured, and which changes pay
-(:mod:`~perfguide.diagnose.advice`), each a checked claim with the chapter that explains it;
-:func:`assess` puts them together into a :class:`~perfguide.diagnose.evidence.Assessment`.
+(:mod:`~perfguide.diagnose.parent.bound`), what each finding measured, and which changes pay
+(:mod:`~perfguide.diagnose.parent.advice`), each a checked claim with the chapter that explains it;
+:func:`assess` puts them together into a :class:`~perfguide.diagnose.parent.evidence.Assessment`.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. The findings here are those that advise nothing by themselves: Python inside the graph,
@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfguide.diagnose.advice import (
+from perfguide.diagnose.parent.advice import (
     backend_advice,
     form_advice,
     keep_advice,
     peak_advice,
     retrace_findings,
 )
-from perfguide.diagnose.bound import limits_finding, overhead_findings, what_bounds
-from perfguide.diagnose.evidence import Assessment, Evidence, Finding, backend_label
+from perfguide.diagnose.parent.bound import limits_finding, overhead_findings, what_bounds
+from perfguide.diagnose.parent.evidence import Assessment, Evidence, Finding, backend_label
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.chapters import chapter

@@ -2,7 +2,7 @@
 :mod:`perfguide.diagnose`): its ops, FLOPs and bytes, the ops that leave the graph for Python
 and where the reader's code made them, what an eager op costs here, and a profile of its calls.
 :func:`facts` returns plain data; the parent process judges it
-(:mod:`perfguide.diagnose.findings`).
+(:mod:`perfguide.diagnose.parent.findings`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
-from perfguide.diagnose.loading import materialize
-from perfguide.diagnose.reasons import reader_files, shown, why_not
+from perfguide.diagnose.worker.loading import materialize
+from perfguide.diagnose.worker.reasons import reader_files, shown, why_not
 from perfguide.measure import anatomy, profile
 from perfguide.measure.timer import measure
 
 if TYPE_CHECKING:
-    from perfguide.diagnose.forms import Registered
+    from perfguide.diagnose.worker.forms import Registered
 
 #: Ops that run Python (or NumPy) from inside a graph: the runtime waits for the interpreter.
 LEAVE_THE_GRAPH = ("EagerPyFunc", "PyFunc", "PyFuncStateless")

@@ -1,7 +1,7 @@
 """A saved Keras model tried on Keras 3's backends: the Keras-backends chapter's question asked
 of the reader's own model. A Keras file is backend-neutral, so each installed backend loads it
 in fresh processes of its own, started with its ``KERAS_BACKEND``
-(:mod:`~perfguide.diagnose.backend_forms`); each backend's predictions of the reader's batch
+(:mod:`~perfguide.diagnose.worker.backend_forms`); each backend's predictions of the reader's batch
 are judged against Keras 3 on TensorFlow's (:mod:`~perfguide.diagnose.agreement`), and the
 backends that agree time ``predict`` (and ``fit``, where they train), their processes taking
 turns (:func:`~perfguide.processes.pool.take_turns`).
@@ -17,14 +17,14 @@ from collections.abc import Callable
 import numpy as np
 
 from perfguide.diagnose.agreement import difference
-from perfguide.diagnose.evidence import BackendTrial, backend_label
+from perfguide.diagnose.parent.evidence import BackendTrial, backend_label
 from perfguide.diagnose.target import BACKEND_FORMS, Target
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import Workers, job_of, take_turns
 from perfguide.workloads.keras_processes import BACKENDS, missing_backends
 
-REGISTER = "perfguide.diagnose.backend_forms:register"
+REGISTER = "perfguide.diagnose.worker.backend_forms:register"
 #: The backends a model is tried on, TensorFlow first: the others are judged against it.
 TRIED = ("tensorflow", "jax", "openvino")
 

@@ -15,7 +15,7 @@ time goes.
 
 from __future__ import annotations
 
-from perfguide.diagnose.evidence import Evidence, Finding
+from perfguide.diagnose.parent.evidence import Evidence, Finding
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.format import format_count, format_percent, format_seconds
