@@ -8,6 +8,7 @@ import pytest
 from never_settled import NeverSettled
 
 from perfguide import workloads
+from perfguide.diagnose.answers import GraphFacts
 from perfguide.diagnose.parent import examine
 from perfguide.diagnose.target import WORKLOAD, InputSpec, Target
 from perfguide.processes import pool
@@ -29,7 +30,8 @@ def test_a_worker_knows_the_readers_code_only_once_it_is_registered():
         (registered,) = workers.prepare(examine.REGISTER, spec=ROW_NORMS.to_json())
         assert registered["variants"] == ["eager", "tf-function", "jit-compile"]
         (facts,) = workers.call(examine.FACTS, prepared=examine.REGISTER)
-        assert facts["ops"] >= 32 * 3
+        # The facts cross the pipe as JSON and are read back as the record the worker made.
+        assert GraphFacts.from_json(facts).ops >= 32 * 3
 
 
 def test_a_process_started_for_an_undecided_claim_is_set_up_like_the_others(monkeypatch):

@@ -11,6 +11,7 @@ import resource
 import pytest
 
 from perfguide.diagnose import api
+from perfguide.diagnose.answers import GraphFacts
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
 from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
@@ -52,7 +53,7 @@ def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None, s
         target="f(float32[4])",
         measurements=measurements,
         registered=registered or {"variants": list(forms), "problems": {}, "as_written": "eager"},
-        facts=[base_facts | (facts or {})] * 3,
+        facts=[GraphFacts.from_json(base_facts | (facts or {}))] * 3,
         retracing=list(retracing),
         limits=LIMITS,
     )

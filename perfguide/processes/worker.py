@@ -12,10 +12,11 @@ once, says it is ready, then answers requests read from stdin, one JSON object a
   theirs side by side before they take turns timing;
 * ``{"job": {...}}``: a :class:`Job`'s measurements, stamped with this process's name, timed from
   the calls its ``setup`` made, else from calls made now;
-* ``{"call": "package.module:function", "kwargs": {...}}``: what that function returns (plain
-  JSON data): a measurement a workload's harness cannot take, such as what a naive timer
-  reports, taken in this fresh process all the same; with ``"prepared": "package.module:f"``,
-  the function is handed what ``f`` prepared (below) as its first argument;
+* ``{"call": "package.module:function", "kwargs": {...}}``: what that function returns (JSON
+  data, or a dataclass of it, which crosses as its fields): a measurement a workload's harness
+  cannot take, such as what a naive timer reports, taken in this fresh process all the same;
+  with ``"prepared": "package.module:f"``, the function is handed what ``f`` prepared (below)
+  as its first argument;
 * ``{"prepare": "package.module:f", "kwargs": {...}}``: ``f`` sets the worker up: what it
   returns (a :class:`Prepared`, such as the reader's code registered by
   :func:`perfguide.diagnose.worker.forms.register`) is held, in place of what ``f`` returned before;
@@ -94,8 +95,16 @@ def trace_variant(
     return str(profile.capture(timed.fn, *timed.args, logdir=logdir, calls=calls))
 
 
+def _fields(value: Any) -> dict[str, Any]:
+    """A dataclass a function returned, as JSON takes it: its fields (``json.dumps``'s
+    ``default``, called with what JSON cannot write)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def _answer(channel: TextIO, message: dict[str, Any]) -> None:
-    channel.write(json.dumps(message) + "\n")
+    channel.write(json.dumps(message, default=_fields) + "\n")
     channel.flush()
 
 

@@ -262,7 +262,7 @@ def peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
     here (the guide measured mixed_float16 several times slower on this kind of CPU)."""
     if evidence.form(PEAK) is None or compute < NEAR_LIMIT / 2:
         return []
-    share = Share(evidence.fastest.label, PEAK, NEAR_LIMIT, evidence.fact("flops"), PEAK_FLOPS)
+    share = Share(evidence.fastest.label, PEAK, NEAR_LIMIT, evidence.graph.flops, PEAK_FLOPS)
     claim = share.check(evidence.measurements)
     advice = "Do less arithmetic: the calls already run near the measured peak"
     return [Advice(advice, claim, "vectorization", kind="peak")]

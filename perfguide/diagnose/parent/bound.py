@@ -45,7 +45,7 @@ def limits_finding(evidence: Evidence) -> tuple[Finding | None, float, float, st
     with it (:data:`~perfguide.measure.limits.PEAK`), else of the machine's peak, and of the
     bandwidth, counting the bytes the form moves as it runs;
     the finding, and the fastest form's shares and the memory limit it is set against."""
-    flops, unfused, fused = (evidence.fact(key) for key in ("flops", "bytes", "io_bytes"))
+    flops, unfused, fused = evidence.graph.flops, evidence.graph.bytes, evidence.graph.io_bytes
     if flops is None:
         return None, 0.0, 0.0, ""
     peak = evidence.form(PEAK)
@@ -81,7 +81,7 @@ def overhead_findings(evidence: Evidence) -> tuple[list[Finding], float | None, 
     call, or of an eager one where no graph can be made) and the eager dispatch their count
     implies."""
     findings, op_share, dispatch_share = [], None, None
-    ops, op_s = evidence.fact("ops"), evidence.fact("eager_op_s")
+    ops, op_s = evidence.graph.ops, evidence.graph.eager_op_s
     eager = evidence.form("eager")
     counted = "counted in a profile of eager calls" if evidence.graph_error else "in the graph"
     if eager is not None and ops:
@@ -97,7 +97,7 @@ def overhead_findings(evidence: Evidence) -> tuple[list[Finding], float | None, 
                 + (OPS_DISPATCH_FASTER if dispatch_share > 1 else ""),
             )
         )
-    op_time = evidence.fact("op_time_s")
+    op_time = evidence.graph.op_time_s
     # The graph's call: a tf.function of the code, or a SavedModel's signature as called.
     graph = evidence.form("tf-function") or evidence.form("signature")
     call = eager if evidence.graph_error else graph

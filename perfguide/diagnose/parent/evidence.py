@@ -8,9 +8,10 @@ checked claim with the chapter that explains it.
 from __future__ import annotations
 
 import dataclasses
-import statistics
+import functools
 from typing import Any
 
+from perfguide.diagnose.answers import GraphFacts
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim
@@ -109,7 +110,7 @@ class Evidence:
     target: str
     measurements: list[Measurement]
     registered: dict[str, Any]
-    facts: list[dict[str, Any]]
+    facts: list[GraphFacts]
     retracing: list[dict[str, Any]]
     limits: MachineLimits
     #: A model's inference forms timed per request at another batch size than the reader's
@@ -143,21 +144,22 @@ class Evidence:
         registered = self.registered
         return {"call": registered["as_written"], "step": registered.get("training_as_written")}
 
+    @functools.cached_property
+    def graph(self) -> GraphFacts:
+        """The processes' facts as one (:meth:`~perfguide.diagnose.answers.GraphFacts.pooled`):
+        each time their median, the trace the first process kept."""
+        return GraphFacts.pooled(self.facts)
+
     @property
     def graph_error(self) -> str | None:
         """Why the function cannot be traced, if it cannot."""
-        return next((f["graph_error"] for f in self.facts if f.get("graph_error")), None)
+        return self.graph.graph_error
 
     @property
     def trace(self) -> dict[str, str] | None:
         """Where the profiler trace asked for was written (``path``), or why none was
         (``error``): the first process keeps it."""
-        return self.facts[0].get("trace") if self.facts else None
-
-    def fact(self, key: str) -> Any:
-        """A fact's median over the processes (the same in each where it is a count)."""
-        values = [f[key] for f in self.facts if f.get(key) is not None]
-        return statistics.median(values) if values else None
+        return self.graph.trace
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,6 +4,7 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
+from perfguide.diagnose.answers import GraphFacts
 from perfguide.diagnose.parent.backends import tries_backends, try_backends
 from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
 from perfguide.diagnose.parent.findings import assess
@@ -38,10 +39,12 @@ def _settle(forms: list[str], as_written: str) -> list[Faster]:
     return [Faster(form, as_written) for form in forms if form != as_written]
 
 
-def _facts(workers: Workers, trace: str | None) -> list[dict]:
+def _facts(workers: Workers, trace: str | None) -> list[GraphFacts]:
     """Each process's facts; the first keeps its profile in ``trace``, if asked."""
     return [
-        workers.call_in(i, FACTS, prepared=REGISTER, trace=trace if i == 0 else None)
+        GraphFacts.from_json(
+            workers.call_in(i, FACTS, prepared=REGISTER, trace=trace if i == 0 else None)
+        )
         for i in range(len(workers.names))
     ]
 

@@ -45,18 +45,18 @@ MEMORY_FIXES = {
 def _python_findings(evidence: Evidence) -> list[Finding]:
     """Ops that leave the graph for Python, the share of a graph call they take, and prints
     that run only while tracing."""
-    outside = evidence.facts[0]["outside_graph"] if evidence.facts else []
+    outside = evidence.graph.outside_graph
     found = [
         Finding(
             "leaves-graph",
-            f"{op['op']} leaves the graph for Python",
-            f"{op['name']}, made at {op['where'] or 'a line TensorFlow does not record'}: the "
+            f"{op.op} leaves the graph for Python",
+            f"{op.name}, made at {op.where or 'a line TensorFlow does not record'}: the "
             "runtime waits for the interpreter (and the GIL) at every call, and XLA cannot "
             "compile it",
         )
         for op in outside
     ]
-    graph, in_python = evidence.form("tf-function"), evidence.fact("outside_graph_s")
+    graph, in_python = evidence.form("tf-function"), evidence.graph.outside_graph_s
     if outside and graph is not None and in_python:
         found.append(
             Finding(
@@ -68,7 +68,7 @@ def _python_findings(evidence: Evidence) -> list[Finding]:
                 "pay",
             )
         )
-    if any(f.get("prints_only_when_tracing") for f in evidence.facts):
+    if evidence.graph.prints_only_when_tracing:
         found.append(
             Finding(
                 "prints-when-tracing",

@@ -1,8 +1,8 @@
 """What the registered function's graph does per call, read inside a worker process (see
 :mod:`perfguide.diagnose`): its ops, FLOPs and bytes, the ops that leave the graph for Python
 and where the reader's code made them, what an eager op costs here, and a profile of its calls.
-:func:`facts` returns plain data; the parent process judges it
-(:mod:`perfguide.diagnose.parent.findings`).
+:func:`facts` returns a :class:`~perfguide.diagnose.answers.GraphFacts`; the parent process
+judges it (:mod:`perfguide.diagnose.parent.findings`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
+from perfguide.diagnose.answers import GraphFacts, LeavesGraph
 from perfguide.diagnose.worker.loading import materialize
 from perfguide.diagnose.worker.reasons import reader_files, shown, why_not
 from perfguide.measure import anatomy, profile
@@ -32,7 +33,7 @@ FUNCTION_CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 PROFILED_CALLS = 5
 
 
-def facts(registered: Registered, trace: str | None = None) -> dict[str, Any]:
+def facts(registered: Registered, trace: str | None = None) -> GraphFacts:
     """What the registered function's graph does per call, and what an eager op and the
     graph's ops cost here. A function that cannot be traced gets ``graph_error`` (why, in a
     reader's words) and its eager calls' profile instead. With ``trace``, the profile is kept
@@ -40,33 +41,36 @@ def facts(registered: Registered, trace: str | None = None) -> dict[str, Any]:
     python, args = registered.python, registered.args
     if python is None:  # a LiteRT file: no TensorFlow graph
         why = "a LiteRT file runs in its own interpreter: TensorFlow cannot trace it"
-        return {"outside_graph": [], **_kept(trace, {"error": why})}
+        return GraphFacts(**_kept(trace, {"error": why}))
     files = reader_files(registered.target)
-    answer: dict[str, Any] = {"eager_op_s": _eager_op_s(), "outside_graph": []}
+    eager_op_s = _eager_op_s()
     try:
         function = tf.function(python)
         graph = function.get_concrete_function(*args).graph
         prints = _prints_only_when_tracing(python, function, args)
     except Exception as error:  # the reader's code: a graph it cannot be is a finding
-        return answer | {"graph_error": why_not(error, files), **_profiled(python, args, trace)}
+        why = why_not(error, files)
+        return GraphFacts(eager_op_s=eager_op_s, graph_error=why, **_profiled(python, args, trace))
     ops = anatomy.dispatched_ops(graph)
-    outside = [
-        {"op": op.type, "name": op.name, "where": _source_line(op, files)}
+    outside = tuple(
+        LeavesGraph(op.type, op.name, _source_line(op, files))
         for op in ops
         if op.type in LEAVE_THE_GRAPH
-    ]
+    )
     # A call of another function (a SavedModel's restored ones) hides its ops from the counts.
     counted = not any(op.type in FUNCTION_CALLS for op in ops)
-    return answer | {
-        **_profiled(function, args, trace),
-        "ops": len(ops),
-        "op_types": dict(collections.Counter(op.type for op in ops).most_common()),
-        "flops": _flops(graph) if counted else None,
-        "bytes": _bytes(ops) if counted else None,
-        "io_bytes": _io_bytes(graph) if counted else None,
-        "outside_graph": outside,
-        "prints_only_when_tracing": prints,
-    }
+    # The graph's own count of ops, over the profile's.
+    profiled = _profiled(function, args, trace) | {"ops": len(ops)}
+    return GraphFacts(
+        eager_op_s=eager_op_s,
+        op_types=dict(collections.Counter(op.type for op in ops).most_common()),
+        flops=_flops(graph) if counted else None,
+        bytes=_bytes(ops) if counted else None,
+        io_bytes=_io_bytes(graph) if counted else None,
+        outside_graph=outside,
+        prints_only_when_tracing=prints,
+        **profiled,
+    )
 
 
 def _source_line(op: tf.Operation, files: set[str]) -> str | None:

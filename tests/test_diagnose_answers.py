@@ -1,0 +1,41 @@
+"""The workers' answers as typed records: read back from JSON only when every field is one the
+record knows and none it needs is missing, and several processes' facts pooled into one."""
+
+import json
+
+import pytest
+
+from perfguide.diagnose.answers import GraphFacts, LeavesGraph, checked
+from perfguide.processes.worker import _fields
+
+
+def test_a_record_crosses_as_json_and_reads_back_the_same():
+    facts = GraphFacts(
+        outside_graph=(LeavesGraph("PyFunc", "f/PyFunc", "mine.py:3"),),
+        ops=12,
+        op_types={"MatMul": 2, "Add": 10},
+        op_time_s=1e-4,
+        trace={"path": "/tmp/trace"},
+    )
+    sent = json.loads(json.dumps({"result": facts}, default=_fields))["result"]
+    assert GraphFacts.from_json(sent) == facts
+
+
+def test_a_field_the_record_does_not_know_or_needs_is_refused():
+    with pytest.raises(ValueError, match=r"GraphFacts answer with unknown \['opps'\]"):
+        GraphFacts.from_json({"opps": 3})
+    with pytest.raises(
+        ValueError, match=r"LeavesGraph answer with unknown \[\], missing \['where'\]"
+    ):
+        checked(LeavesGraph, {"op": "PyFunc", "name": "f"})
+
+
+def test_pooled_facts_take_each_time_s_median_and_any_print_while_tracing():
+    first = GraphFacts(ops=10, eager_op_s=1e-6, op_time_s=None, trace={"path": "p"})
+    second = GraphFacts(ops=10, eager_op_s=3e-6, op_time_s=2e-4, prints_only_when_tracing=True)
+    third = GraphFacts(ops=10, eager_op_s=2e-6, graph_error="it calls .numpy()")
+    pooled = GraphFacts.pooled([first, second, third])
+    assert (pooled.ops, pooled.eager_op_s, pooled.op_time_s) == (10, 2e-6, 2e-4)
+    assert pooled.prints_only_when_tracing and pooled.graph_error == "it calls .numpy()"
+    assert pooled.trace == {"path": "p"}  # the first process keeps the trace
+    assert GraphFacts.pooled([]) == GraphFacts()
