@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from perfguide.diagnose.answers import GraphFacts, LeavesGraph, checked
+from perfguide.diagnose.answers import GraphFacts, LeavesGraph, Retracing, TracedCall, checked
 from perfguide.processes.worker import _fields
 
 
@@ -39,3 +39,20 @@ def test_pooled_facts_take_each_time_s_median_and_any_print_while_tracing():
     assert pooled.prints_only_when_tracing and pooled.graph_error == "it calls .numpy()"
     assert pooled.trace == {"path": "p"}  # the first process keeps the trace
     assert GraphFacts.pooled([]) == GraphFacts()
+
+
+def test_a_retracing_answer_reads_back_its_calls_as_records():
+    sent = {
+        "varied": ["batch doubled"],
+        "calls": [
+            {"seconds": 0.2, "traced": True, "bytes": 4096},
+            {"seconds": 0.1, "traced": True},
+        ],
+        "steady_s": 1e-4,
+        "fixed_error": "it needs a static shape",
+    }
+    answer = Retracing.from_json(sent)
+    assert answer.varied == ("batch doubled",) and answer.fixed_calls == ()
+    assert answer.calls == (TracedCall(0.2, True, 4096), TracedCall(0.1, True))
+    with pytest.raises(ValueError, match=r"TracedCall answer with unknown \['s'\]"):
+        Retracing.from_json({"calls": [{"s": 0.2, "seconds": 0.2, "traced": False}]})

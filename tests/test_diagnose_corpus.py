@@ -148,7 +148,7 @@ def test_the_readers_own_strings_ragged_and_feature_dicts_are_diagnosed(workers,
         assert evidence.target.startswith(said)
         assert {"eager", "tf-function"} <= {m.label for m in evidence.forms}
         (retraced,) = evidence.retracing
-        assert "batch doubled" in retraced["varied"] and "error" not in retraced
+        assert "batch doubled" in retraced.varied and retraced.error is None
 
 
 @pytest.mark.parametrize(

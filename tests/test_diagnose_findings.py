@@ -11,7 +11,7 @@ import resource
 import pytest
 
 from perfguide.diagnose import api
-from perfguide.diagnose.answers import GraphFacts
+from perfguide.diagnose.answers import GraphFacts, Retracing, TracedCall
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
 from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
@@ -107,13 +107,12 @@ def test_ops_below_the_limits_with_little_overhead_are_ops_bound():
 
 def retraced(traced, fixed_traced, seconds=0.1, fixed_seconds=0.01, steady=1e-4):
     """One process's retracing answer: a first call, then two varied calls."""
-    return {
-        "varied": ["argument 2 as the Python number 1.5", "argument 2 as the Python number 2.5"],
-        "calls": [{"s": seconds, "traced": True}] + [{"s": seconds, "traced": traced}] * 2,
-        "fixed_calls": [{"s": seconds, "traced": True}]
-        + [{"s": fixed_seconds, "traced": fixed_traced}] * 2,
-        "steady_s": steady,
-    }
+    return Retracing(
+        varied=("argument 2 as the Python number 1.5", "argument 2 as the Python number 2.5"),
+        calls=(TracedCall(seconds, True), *[TracedCall(seconds, traced)] * 2),
+        fixed_calls=(TracedCall(seconds, True), *[TracedCall(fixed_seconds, fixed_traced)] * 2),
+        steady_s=steady,
+    )
 
 
 def test_retracing_is_named_priced_and_its_fix_measured():
@@ -373,7 +372,9 @@ def test_a_tf_function_whose_eager_form_is_advised_gets_its_retracing_fix_as_a_c
 
 
 def test_a_fix_that_needs_unknown_shapes_says_so_and_advises_padding():
-    run = retraced(True, False) | {"fixed_calls": [], "fixed_error": "it needs a static shape"}
+    run = dataclasses.replace(
+        retraced(True, False), fixed_calls=(), fixed_error="it needs a static shape"
+    )
     registered = {"variants": ["eager", "tf-function"], "problems": {}, "as_written": "tf-function"}
     found = findings.assess(
         evidence({"eager": 1e-3, "tf-function": 1e-4}, registered=registered, retracing=[run] * 3)

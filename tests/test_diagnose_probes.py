@@ -25,12 +25,12 @@ def test_a_tf_function_fed_python_numbers_retraces_and_the_fix_does_not():
     answer = retracing.retracing(registered)
     by_number = [
         call
-        for label, call in zip(answer["varied"], answer["calls"][1:], strict=True)
+        for label, call in zip(answer.varied, answer.calls[1:], strict=True)
         if "Python number" in label
     ]
-    assert len(by_number) == 2 and all(call["traced"] for call in by_number)
-    fixed = [call["traced"] for call in answer["fixed_calls"][1:]]
-    assert sum(fixed) < sum(call["traced"] for call in answer["calls"][1:])
+    assert len(by_number) == 2 and all(call.traced for call in by_number)
+    fixed = [call.traced for call in answer.fixed_calls[1:]]
+    assert sum(fixed) < sum(call.traced for call in answer.calls[1:])
 
 
 def test_a_python_loop_of_small_ops_is_many_ops_per_call():
@@ -47,7 +47,7 @@ def test_one_large_product_counts_its_flops_and_cannot_be_varied():
     assert facts.flops == 2 * 64 * 32 * 16
     assert facts.bytes == 4 * (64 * 32 + 32 * 16 + 64 * 16)
     # A changed batch no longer fits the product.
-    assert retracing.retracing(registered)["varied"] == []
+    assert retracing.retracing(registered).varied == ()
 
 
 def test_a_numpy_function_is_named_with_its_source_line_and_cannot_be_compiled():
@@ -66,8 +66,8 @@ def test_a_saved_models_forward_pass_is_probed(tmp_path):
     facts = graph_facts.facts(registered)
     assert facts.flops >= 2 * 8 * (4 * 16 + 16 * 3)  # the two products of the forward pass
     retraced = retracing.retracing(registered)
-    assert retraced["varied"] == ["batch doubled", "batch plus one"]
-    assert all(isinstance(call["bytes"], int) for call in retraced["calls"])
+    assert retraced.varied == ("batch doubled", "batch plus one")
+    assert all(isinstance(call.bytes, int) for call in retraced.calls)
     held = memory_series.memory(registered, {"model-call": 40, "predict-on-batch": 20})
     assert [len(held[form]["series"]) for form in held] == [21, 21]
     assert [held[form]["every"] for form in held] == [2, 1]

@@ -91,3 +91,37 @@ class GraphFacts:
             prints_only_when_tracing=any(f.prints_only_when_tracing for f in facts),
             **{name: median(name) for name in timed},
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class TracedCall:
+    """One call of a fresh ``tf.function``: its seconds, whether it traced, and the bytes the
+    process held after it beyond before it (what a trace keeps; None where not read)."""
+
+    seconds: float
+    traced: bool
+    bytes: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Retracing:
+    """The registered function's retracing, as one worker probed it
+    (:func:`perfguide.diagnose.worker.retracing.retracing`): the varied inputs (what changed in
+    each), the calls with the original and then the varied inputs, a steady call's seconds, and
+    the same calls with the usual fixes. ``error`` says why the function could not be probed
+    (nothing varied then), ``fixed_error`` why the fixes failed."""
+
+    varied: tuple[str, ...] = ()
+    calls: tuple[TracedCall, ...] = ()
+    steady_s: float | None = None
+    fixed_calls: tuple[TracedCall, ...] = ()
+    error: str | None = None
+    fixed_error: str | None = None
+
+    @classmethod
+    def from_json(cls, fields: Mapping[str, Any]) -> Retracing:
+        calls = {
+            name: tuple(checked(TracedCall, call) for call in fields.get(name, ()))
+            for name in ("calls", "fixed_calls")
+        }
+        return checked(cls, {**fields, "varied": tuple(fields.get("varied", ())), **calls})

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from typing import Any
 
+from perfguide.diagnose.answers import Retracing
 from perfguide.diagnose.parent.bound import NEAR_LIMIT
 from perfguide.diagnose.parent.evidence import (
     Advice,
@@ -171,25 +171,26 @@ def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
     return [Advice(text, claim, chapter, 1.0, "keep")]
 
 
-def _traces(runs: list[dict[str, Any]], calls: str) -> tuple[float, int]:
-    """The median count of varied ``calls`` that traced anew, and how many were varied."""
-    traced = [sum(c["traced"] for c in run[calls][1:]) for run in runs]
-    return statistics.median(traced), len(runs[0]["varied"])
+def _traces(runs: list[Retracing], fixed: bool = False) -> tuple[float, int]:
+    """The median count of varied calls (with the fixes, if ``fixed``) that traced anew, and
+    how many were varied."""
+    traced = [sum(c.traced for c in (r.fixed_calls if fixed else r.calls)[1:]) for r in runs]
+    return statistics.median(traced), len(runs[0].varied)
 
 
-def _retrace_measured(runs: list[dict[str, Any]]) -> str:
+def _retrace_measured(runs: list[Retracing]) -> str:
     """How many varied calls traced anew, and what each retrace cost in steady calls and kept
     in memory."""
-    traced, varied = _traces(runs, "calls")
+    traced, varied = _traces(runs)
     measured = f"{traced:g} of {varied} varied calls traced anew"
-    costs = [c["s"] - run["steady_s"] for run in runs for c in run["calls"][1:] if c["traced"]]
+    costs = [c.seconds - run.steady_s for run in runs for c in run.calls[1:] if c.traced]
     if costs:
-        cost, steady = statistics.median(costs), statistics.median(r["steady_s"] for r in runs)
+        cost, steady = statistics.median(costs), statistics.median(r.steady_s for r in runs)
         measured += (
             f", each retrace costing {format_seconds(cost)} "
             f"({three_figures(cost / steady)} steady calls)"
         )
-    kept = [c["bytes"] for run in runs for c in run["calls"][1:] if c["traced"] and "bytes" in c]
+    kept = [c.bytes for run in runs for c in run.calls[1:] if c.traced and c.bytes is not None]
     if kept:
         measured += f" and keeping {format_bytes(statistics.median(kept))} of memory"
     return measured
@@ -202,12 +203,12 @@ def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Find
     advice for those who keep the graph, and says so."""
     graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
     eager_advised = any(a.advised and a.form not in GRAPH_FORMS for a in forms)
-    runs = [run for run in evidence.retracing if run.get("varied")]
+    runs = [run for run in evidence.retracing if run.varied]
     if not runs:
         return [], []
-    what = f"Retracing on other inputs ({'; '.join(runs[0]['varied'])})"
+    what = f"Retracing on other inputs ({'; '.join(runs[0].varied)})"
     measured = _retrace_measured(runs)
-    if failed := next((run["fixed_error"] for run in runs if run.get("fixed_error")), None):
+    if failed := next((run.fixed_error for run in runs if run.fixed_error), None):
         static = Finding(
             "static-shape",
             "reduce_retracing=True cannot help",
@@ -216,10 +217,10 @@ def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Find
         )
         return [Finding("retracing", what, measured), static], []
     measured += "; with reduce_retracing=True and numbers passed as tensors, {:g} of {}".format(
-        *_traces(runs, "fixed_calls")
+        *_traces(runs, fixed=True)
     )
     as_graph = evidence.baselines["call"] == "tf-function"
-    retraces = _traces(runs, "calls")[0] > 0
+    retraces = _traces(runs)[0] > 0
     if retraces and not (as_graph or graph_advised):
         measured += "; moot while no graph form is faster than the code as written"
     if not retraces or not (as_graph or graph_advised):
@@ -231,11 +232,11 @@ def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Find
     return [Finding("retracing", what, measured)], [fix]
 
 
-def _retrace_advice(runs: list[dict[str, Any]], as_graph: bool) -> Advice:
+def _retrace_advice(runs: list[Retracing], as_graph: bool) -> Advice:
     """The usual fix, measured over the varied calls: a speed-up of a ``tf.function`` as
     written, or how to keep a graph form that is advised."""
     ratios = [
-        sum(c["s"] for c in run["calls"]) / sum(c["s"] for c in run["fixed_calls"]) for run in runs
+        sum(c.seconds for c in run.calls) / sum(c.seconds for c in run.fixed_calls) for run in runs
     ]
     claim = per_process(
         "reduce_retracing=True and tensors for Python numbers speed up varied calls",
@@ -243,7 +244,7 @@ def _retrace_advice(runs: list[dict[str, Any]], as_graph: bool) -> Advice:
         RETRACE_FIX,
         "faster over the varied calls",
     )
-    numbers = any("Python number" in label for label in runs[0]["varied"])
+    numbers = any("Python number" in label for label in runs[0].varied)
     text = (
         "pass tensors, not Python numbers, and use reduce_retracing=True or an input_signature"
         if numbers

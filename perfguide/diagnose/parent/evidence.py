@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from typing import Any
 
-from perfguide.diagnose.answers import GraphFacts
+from perfguide.diagnose.answers import GraphFacts, Retracing
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim
@@ -111,7 +111,7 @@ class Evidence:
     measurements: list[Measurement]
     registered: dict[str, Any]
     facts: list[GraphFacts]
-    retracing: list[dict[str, Any]]
+    retracing: list[Retracing]
     limits: MachineLimits
     #: A model's inference forms timed per request at another batch size than the reader's
     #: (kept apart: their labels are the forms' own).

@@ -4,7 +4,7 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.answers import GraphFacts
+from perfguide.diagnose.answers import GraphFacts, Retracing
 from perfguide.diagnose.parent.backends import tries_backends, try_backends
 from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
 from perfguide.diagnose.parent.findings import assess
@@ -83,7 +83,7 @@ def examine(
         other_batch=other_batch,
         registered=registered,
         facts=_facts(workers, trace),
-        retracing=workers.call(RETRACING, prepared=REGISTER),
+        retracing=[Retracing.from_json(r) for r in workers.call(RETRACING, prepared=REGISTER)],
         memory=workers.call(MEMORY, prepared=REGISTER, calls=calls),
         limits=workers.machine_limits,
         backends=_backends(target, workers, quick) if backends else None,

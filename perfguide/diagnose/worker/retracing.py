@@ -1,11 +1,13 @@
 """The registered function's retracing, probed inside a worker process (see
 :mod:`perfguide.diagnose`): called as a ``tf.function`` with typical other inputs, each call
-timed and its traces counted, then with the usual fixes. :func:`retracing` returns plain data;
-the parent process judges it (:mod:`perfguide.diagnose.parent.findings`).
+timed and its traces counted, then with the usual fixes. :func:`retracing` returns a
+:class:`~perfguide.diagnose.answers.Retracing`; the parent process judges it
+(:mod:`perfguide.diagnose.parent.findings`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
+from perfguide.diagnose.answers import Retracing, TracedCall
 from perfguide.diagnose.worker.loading import materialize
 from perfguide.diagnose.worker.reasons import reader_files, why_not
 from perfguide.measure.memory import resident_bytes
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
     from perfguide.diagnose.worker.forms import Registered
 
 
-def retracing(registered: Registered) -> dict[str, Any]:
+def retracing(registered: Registered) -> Retracing:
     """The registered function as a ``tf.function`` called with the original arguments and then
     :func:`_varied` ones (each call's seconds and whether it traced), a steady call's seconds,
     and the same calls with ``reduce_retracing=True`` and Python numbers passed as tensors (the
@@ -30,7 +33,7 @@ def retracing(registered: Registered) -> dict[str, Any]:
     fails (a relaxed shape the function cannot take), ``fixed_error`` does."""
     python, args = registered.python, registered.args
     if python is None:  # a LiteRT file: no TensorFlow graph
-        return {"varied": []}
+        return Retracing()
     files = reader_files(registered.target)
     try:
         candidates = _varied(args)
@@ -38,20 +41,20 @@ def retracing(registered: Registered) -> dict[str, Any]:
         candidates = []
     varied = [(label, a) for label, a in candidates if _accepts(python, a)]
     calls = [args] + [a for _, a in varied]
-    answer: dict[str, Any] = {"varied": [label for label, _ in varied]}
     try:
         function = tf.function(python)
         as_written = _sequence(function, calls)
         steady = measure(function, *args, label="steady", min_block_s=0.02, blocks=5).median_s
     except Exception as error:  # not traceable, or not for some varied input: no finding here
-        return answer | {"varied": [], "error": why_not(error, files)}
-    answer |= {"calls": as_written, "steady_s": steady}
+        return Retracing(error=why_not(error, files))
+    labels = tuple(label for label, _ in varied)
+    answer = Retracing(varied=labels, calls=as_written, steady_s=steady)
     relaxed = tf.function(python, reduce_retracing=True)
     try:
         fixed = _sequence(relaxed, [_as_tensors(a) for a in calls])
     except Exception as error:  # e.g. Python that needs the batch size, now unknown
-        return answer | {"fixed_calls": [], "fixed_error": why_not(error, files)}
-    return answer | {"fixed_calls": fixed}
+        return dataclasses.replace(answer, fixed_error=why_not(error, files))
+    return dataclasses.replace(answer, fixed_calls=fixed)
 
 
 def _varied(args: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...]]]:
@@ -119,7 +122,7 @@ def _as_tensors(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(tf.constant(a) if isinstance(a, (int, float)) else a for a in args)
 
 
-def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> tuple[TracedCall, ...]:
     """Each of ``calls`` of a fresh ``function``: its seconds, whether it traced, and the bytes
     the process held after it beyond before it (what a trace keeps)."""
     timed = []
@@ -129,5 +132,5 @@ def _sequence(function: Any, calls: list[tuple[Any, ...]]) -> list[dict[str, Any
         materialize(function(*args))
         seconds = time.perf_counter() - start
         traced = function.experimental_get_tracing_count() > before
-        timed.append({"s": seconds, "traced": traced, "bytes": resident_bytes() - held})
-    return timed
+        timed.append(TracedCall(seconds, traced, resident_bytes() - held))
+    return tuple(timed)
