@@ -5,7 +5,14 @@ import json
 
 import pytest
 
-from perfguide.diagnose.answers import GraphFacts, LeavesGraph, Retracing, TracedCall, checked
+from perfguide.diagnose.answers import (
+    GraphFacts,
+    LeavesGraph,
+    ResidentSeries,
+    Retracing,
+    TracedCall,
+    checked,
+)
 from perfguide.processes.worker import _fields
 
 
@@ -56,3 +63,10 @@ def test_a_retracing_answer_reads_back_its_calls_as_records():
     assert answer.calls == (TracedCall(0.2, True, 4096), TracedCall(0.1, True))
     with pytest.raises(ValueError, match=r"TracedCall answer with unknown \['s'\]"):
         Retracing.from_json({"calls": [{"s": 0.2, "seconds": 0.2, "traced": False}]})
+
+
+def test_a_memory_answer_reads_back_each_forms_series():
+    answer = {"predict": {"series": [1, 2, 3], "every": 10}}
+    assert ResidentSeries.by_form(answer) == {"predict": ResidentSeries((1, 2, 3), 10)}
+    with pytest.raises(ValueError, match=r"missing \['every'\]"):
+        ResidentSeries.by_form({"predict": {"series": [1]}})

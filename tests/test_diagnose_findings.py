@@ -11,7 +11,7 @@ import resource
 import pytest
 
 from perfguide.diagnose import api
-from perfguide.diagnose.answers import GraphFacts, Retracing, TracedCall
+from perfguide.diagnose.answers import GraphFacts, ResidentSeries, Retracing, TracedCall
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
 from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
@@ -247,7 +247,7 @@ def memory_found(runs):
 def series(rate, start=50e6):
     """Bytes held every 10 calls from ``start``, changing ``rate`` bytes a call: 20 samples after
     the first, the slope fitted to the last 11 (100 calls)."""
-    return {"series": [int(start + rate * 10 * i) for i in range(21)], "every": 10}
+    return ResidentSeries(tuple(int(start + rate * 10 * i) for i in range(21)), every=10)
 
 
 #: A change of memory a call with a minus sign: never shown, whatever the series did.

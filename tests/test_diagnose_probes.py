@@ -69,5 +69,5 @@ def test_a_saved_models_forward_pass_is_probed(tmp_path):
     assert retraced.varied == ("batch doubled", "batch plus one")
     assert all(isinstance(call.bytes, int) for call in retraced.calls)
     held = memory_series.memory(registered, {"model-call": 40, "predict-on-batch": 20})
-    assert [len(held[form]["series"]) for form in held] == [21, 21]
-    assert [held[form]["every"] for form in held] == [2, 1]
+    assert [len(held[form].series) for form in held] == [21, 21]
+    assert [held[form].every for form in held] == [2, 1]

@@ -125,3 +125,21 @@ class Retracing:
             for name in ("calls", "fixed_calls")
         }
         return checked(cls, {**fields, "varied": tuple(fields.get("varied", ())), **calls})
+
+
+@dataclasses.dataclass(frozen=True)
+class ResidentSeries:
+    """One form's resident set, sampled as a worker called it many times in a row
+    (:func:`perfguide.diagnose.worker.memory_series.memory`): the samples, in bytes, and the
+    calls between two samples."""
+
+    series: tuple[int, ...]
+    every: int
+
+    @classmethod
+    def by_form(cls, answer: Mapping[str, Mapping[str, Any]]) -> dict[str, ResidentSeries]:
+        """A worker's answer: each form's series."""
+        return {
+            form: checked(cls, {**fields, "series": tuple(fields["series"])})
+            for form, fields in answer.items()
+        }

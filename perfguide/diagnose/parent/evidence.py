@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from typing import Any
 
-from perfguide.diagnose.answers import GraphFacts, Retracing
+from perfguide.diagnose.answers import GraphFacts, ResidentSeries, Retracing
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim
@@ -117,7 +117,7 @@ class Evidence:
     #: (kept apart: their labels are the forms' own).
     other_batch: list[Measurement] = dataclasses.field(default_factory=list)
     #: Each process's resident series of each form called many times after its timing.
-    memory: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    memory: list[dict[str, ResidentSeries]] = dataclasses.field(default_factory=list)
     #: A Keras file's model tried on Keras 3's backends, where it was.
     backends: BackendTrial | None = None
 

@@ -4,7 +4,7 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.answers import GraphFacts, Retracing
+from perfguide.diagnose.answers import GraphFacts, ResidentSeries, Retracing
 from perfguide.diagnose.parent.backends import tries_backends, try_backends
 from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
 from perfguide.diagnose.parent.findings import assess
@@ -84,7 +84,10 @@ def examine(
         registered=registered,
         facts=_facts(workers, trace),
         retracing=[Retracing.from_json(r) for r in workers.call(RETRACING, prepared=REGISTER)],
-        memory=workers.call(MEMORY, prepared=REGISTER, calls=calls),
+        memory=[
+            ResidentSeries.by_form(run)
+            for run in workers.call(MEMORY, prepared=REGISTER, calls=calls)
+        ],
         limits=workers.machine_limits,
         backends=_backends(target, workers, quick) if backends else None,
     )

@@ -11,8 +11,7 @@ call, and memory that grows, with the fix the memory chapter measured.
 
 from __future__ import annotations
 
-from typing import Any
-
+from perfguide.diagnose.answers import ResidentSeries
 from perfguide.diagnose.parent.advice import (
     backend_advice,
     form_advice,
@@ -256,9 +255,9 @@ def _after_warm_up(grown: Growth, calls: int) -> str:
     return f"{form} flat: within ±{format_bytes(max(-low, high))} a call"
 
 
-def _grown(runs: list[dict[str, Any]], form: str) -> tuple[Growth, int]:
+def _grown(runs: list[dict[str, ResidentSeries]], form: str) -> tuple[Growth, int]:
     """``form``'s growth over the processes, and the calls its slope spans."""
-    series, every = [run[form]["series"] for run in runs], runs[0][form]["every"]
+    series, every = [run[form].series for run in runs], runs[0][form].every
     return growth(form, series, every), fitted_calls(len(series[0]), every)
 
 

@@ -1,12 +1,14 @@
 """The resident memory of the registered forms' calls, sampled inside a worker process (see
-:mod:`perfguide.diagnose`): :func:`memory` returns plain data; the parent process judges it
+:mod:`perfguide.diagnose`): :func:`memory` returns a
+:class:`~perfguide.diagnose.answers.ResidentSeries` a form; the parent process judges them
 (:mod:`perfguide.diagnose.parent.findings`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from perfguide.diagnose.answers import ResidentSeries
 from perfguide.diagnose.worker.loading import materialize
 from perfguide.measure.memory import SAMPLES, resident_series
 
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
     from perfguide.diagnose.worker.forms import Registered
 
 
-def memory(registered: Registered, calls: dict[str, int]) -> dict[str, dict[str, Any]]:
+def memory(registered: Registered, calls: dict[str, int]) -> dict[str, ResidentSeries]:
     """Each registered form called ``calls[form]`` times in a row in this process (after its
     timing, so its caches have filled), the resident set sampled :data:`SAMPLES` times: the
     series and the calls between samples, per form."""
@@ -24,5 +26,5 @@ def memory(registered: Registered, calls: dict[str, int]) -> dict[str, dict[str,
         series = resident_series(
             lambda i, timed=timed: materialize(timed()), count, count // SAMPLES
         )
-        found[form] = {"series": series, "every": count // SAMPLES}
+        found[form] = ResidentSeries(tuple(series), count // SAMPLES)
     return found
