@@ -8,6 +8,8 @@ import pytest
 from perfguide.diagnose.answers import (
     GraphFacts,
     LeavesGraph,
+    OnBackend,
+    Registration,
     ResidentSeries,
     Retracing,
     TracedCall,
@@ -70,3 +72,19 @@ def test_a_memory_answer_reads_back_each_forms_series():
     assert ResidentSeries.by_form(answer) == {"predict": ResidentSeries((1, 2, 3), 10)}
     with pytest.raises(ValueError, match=r"missing \['every'\]"):
         ResidentSeries.by_form({"predict": {"series": [1]}})
+
+
+def test_a_registration_reads_back_its_lists_as_tuples_and_its_optional_fields_unset():
+    sent = {"variants": ["eager", "tf-function"], "problems": {}, "as_written": "eager"}
+    registration = Registration.from_json(sent)
+    assert registration.variants == ("eager", "tf-function") and registration.training == ()
+    assert registration.other_batch is None and registration.kind == "function"
+    wired = json.loads(json.dumps({"result": registration}, default=_fields))["result"]
+    assert Registration.from_json(wired) == registration
+
+
+def test_a_backend_that_did_not_run_the_model_says_why_and_registers_nothing():
+    answer = OnBackend.from_json({"backend": "jax", "why": "a custom TensorFlow op"})
+    assert (answer.forms, answer.outputs, answer.why) == ((), None, "a custom TensorFlow op")
+    with pytest.raises(ValueError, match=r"missing \['backend'\]"):
+        OnBackend.from_json({"forms": ["predict"]})

@@ -198,11 +198,11 @@ def test_every_model_of_the_corpus_is_diagnosed(workers, models, name):
     )
     assert_sound(found, evidence)
     kind, trains, forms = MODELS[name]
-    assert evidence.registered["format"] == kind
+    assert evidence.registered.format == kind
     assert {m.unit for m in evidence.forms} == ({"call", "step"} if trains else {"call"})
-    assert forms <= {m.label for m in evidence.forms}, evidence.registered["problems"]
+    assert forms <= {m.label for m in evidence.forms}, evidence.registered.problems
     if not trains and kind == "keras":
-        assert "optimizer and loss did not load" in evidence.registered["problems"]["fit"]
+        assert "optimizer and loss did not load" in evidence.registered.problems["fit"]
 
 
 def test_a_litert_file_is_called_with_the_inputs_it_holds_when_given_none(workers, models):

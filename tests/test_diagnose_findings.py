@@ -11,7 +11,13 @@ import resource
 import pytest
 
 from perfguide.diagnose import api
-from perfguide.diagnose.answers import GraphFacts, ResidentSeries, Retracing, TracedCall
+from perfguide.diagnose.answers import (
+    GraphFacts,
+    Registration,
+    ResidentSeries,
+    Retracing,
+    TracedCall,
+)
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
 from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
@@ -52,7 +58,9 @@ def evidence(forms, *, facts=None, registered=None, retracing=(), peak_s=None, s
     return Evidence(
         target="f(float32[4])",
         measurements=measurements,
-        registered=registered or {"variants": list(forms), "problems": {}, "as_written": "eager"},
+        registered=Registration.from_json(
+            registered or {"variants": list(forms), "problems": {}, "as_written": "eager"}
+        ),
         facts=[GraphFacts.from_json(base_facts | (facts or {}))] * 3,
         retracing=list(retracing),
         limits=LIMITS,

@@ -47,10 +47,10 @@ def test_a_form_that_computes_something_else_is_not_timed(tmp_path):
     registered = forms.register(target.to_json())
     # Traced once, the random number is frozen into the graph: not the eager function, which
     # draws one at every call.
-    assert registered.answer["variants"] == ["eager"]
-    assert registered.answer["random"] == forms.RANDOM_CALLS
+    assert registered.answer.variants == ("eager",)
+    assert registered.answer.random == forms.RANDOM_CALLS
     for form in ("tf-function", "jit-compile"):
-        why = registered.answer["problems"][form]
+        why = registered.answer.problems[form]
         assert why.startswith("not the same result") and "drawn once" in why
 
 
@@ -61,26 +61,26 @@ def test_a_registration_holds_its_workloads_and_leaves_the_chapters_alone():
     assert dict(WORKLOADS) == before  # registering adds no chapter workload
     (workload,) = registered.workloads.values()
     assert workload.name == WORKLOAD and workload.baseline == "eager"
-    assert list(workload.variants) == registered.answer["variants"]
+    assert workload.variants == registered.answer.variants
 
 
 def test_a_saved_model_is_timed_predicting_and_training_each_way(saved_model):
     registered = register_model(saved_model)
     answer = registered.answer
-    assert answer["kind"] == "model" and answer["as_written"] == "predict"
+    assert answer.kind == "model" and answer.as_written == "predict"
     served = [form for form in model_forms.SERVING_FORMS if form not in serving.UNAVAILABLE]
-    assert answer["variants"] == [*model_forms.INFERENCE_FORMS, *served], answer["problems"]
+    assert answer.variants == (*model_forms.INFERENCE_FORMS, *served), answer.problems
     # From the same weights, two steps of each path train the same weights.
-    assert answer["training"] == list(model_forms.TRAINING_FORMS), answer["problems"]
+    assert answer.training == tuple(model_forms.TRAINING_FORMS), answer.problems
     # fit trains as readers call it, once over an epoch (the batch repeated), timed per step;
     # fit-per-batch trains on one batch a call, the length that prices a call apart.
     training = registered.workloads[TRAINING_WORKLOAD]
     fit = training.make_call("fit", 1)
-    assert answer["epoch_steps"] == fit.units_per_call == model_forms.EPOCH_STEPS > 1
+    assert answer.epoch_steps == fit.units_per_call == model_forms.EPOCH_STEPS > 1
     assert [len(part) for part in fit.args] == [8 * model_forms.EPOCH_STEPS] * 2
     assert training.make_call("fit-per-batch", 1).units_per_call == 1
     # Beside the reader's batch of 8, the same forms answer one request at a time.
-    assert answer["batch"] == 8 and answer["other_batch"] == 1
+    assert answer.batch == 8 and answer.other_batch == 1
     one = registered.workloads[BATCH_WORKLOAD].make_call("model-call", 1)
     assert one.units_per_call == 1 and np.asarray(one()).shape == (1, 3)
 
@@ -91,9 +91,9 @@ def test_a_conversion_that_fails_is_one_line_and_the_rest_is_timed(saved_model, 
 
     monkeypatch.setattr(serving, "converted", rejected)
     registered = register_model(saved_model)
-    assert registered.answer["variants"] == list(model_forms.INFERENCE_FORMS)
+    assert registered.answer.variants == tuple(model_forms.INFERENCE_FORMS)
     for form in model_forms.SERVING_FORMS:
-        reason = registered.answer["problems"][form]
+        reason = registered.answer.problems[form]
         assert "converter: op Foo" in reason and "\n" not in reason
 
 

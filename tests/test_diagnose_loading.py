@@ -38,7 +38,7 @@ def test_a_factory_makes_the_arguments(tmp_path):
         "def f(x, k):\n    return x * k\n"
     )
     registered = forms.register(Target(f"{path}:f", factory=f"{path}:make").to_json())
-    assert registered.answer["problems"] == {}
+    assert registered.answer.problems == {}
 
 
 def test_a_file_that_is_not_a_model_cannot_be_loaded(tmp_path):

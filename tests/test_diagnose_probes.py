@@ -21,7 +21,7 @@ def register(function, *inputs):
 
 def test_a_tf_function_fed_python_numbers_retraces_and_the_fix_does_not():
     registered = register("scale", "float32[8,4]", "0.5")
-    assert registered.answer["as_written"] == "tf-function"
+    assert registered.answer.as_written == "tf-function"
     answer = retracing.retracing(registered)
     by_number = [
         call
@@ -35,7 +35,7 @@ def test_a_tf_function_fed_python_numbers_retraces_and_the_fix_does_not():
 
 def test_a_python_loop_of_small_ops_is_many_ops_per_call():
     registered = register("row_norms", "float32[32,16]")
-    assert registered.answer["variants"] == ["eager", "tf-function", "jit-compile"]
+    assert registered.answer.variants == ("eager", "tf-function", "jit-compile")
     facts = graph_facts.facts(registered)
     assert facts.ops >= 32 * 3  # a slice, a norm's ops and an add per row
     assert facts.outside_graph == ()
@@ -52,7 +52,7 @@ def test_one_large_product_counts_its_flops_and_cannot_be_varied():
 
 def test_a_numpy_function_is_named_with_its_source_line_and_cannot_be_compiled():
     registered = register("log_magnitude", "float32[16]")
-    assert "jit-compile" in registered.answer["problems"]
+    assert "jit-compile" in registered.answer.problems
     (outside,) = graph_facts.facts(registered).outside_graph
     line = next(
         i for i, text in enumerate(SLOW.read_text().splitlines(), 1) if "tf.numpy_function(" in text

@@ -143,3 +143,54 @@ class ResidentSeries:
             form: checked(cls, {**fields, "series": tuple(fields["series"])})
             for form, fields in answer.items()
         }
+
+
+@dataclasses.dataclass(frozen=True)
+class Registration:
+    """What a worker registered of the reader's code
+    (:func:`perfguide.diagnose.worker.forms.register`): its forms that compute what the reader's
+    own form computes (``variants``), why each other form was not registered (``problems``), the
+    form the code runs as written, whether it is a ``"function"`` or a ``"model"`` (and a model's
+    file ``format``), and how many calls its random results were checked over (0: it is not
+    random). A model adds what it was called as (``target``), how far each serving runtime's
+    answers lie from its own (``differences``, a share of the largest), its batch and the other
+    batch its requests are timed at, and, where it trains, its training forms, the one ``fit``
+    runs, the steps of an epoch and its gradients' bytes a step."""
+
+    variants: tuple[str, ...]
+    problems: dict[str, str]
+    as_written: str
+    kind: str = "function"
+    format: str = "function"
+    random: int = 0
+    target: str | None = None
+    differences: dict[str, float] = dataclasses.field(default_factory=dict)
+    batch: int | None = None
+    other_batch: int | None = None
+    training: tuple[str, ...] = ()
+    training_as_written: str | None = None
+    epoch_steps: int | None = None
+    gradient_bytes: int | None = None
+
+    @classmethod
+    def from_json(cls, fields: Mapping[str, Any]) -> Registration:
+        listed = {name: tuple(fields.get(name, ())) for name in ("variants", "training")}
+        return checked(cls, {**fields, **listed})
+
+
+@dataclasses.dataclass(frozen=True)
+class OnBackend:
+    """What a worker of another Keras backend made of a saved Keras model
+    (:func:`perfguide.diagnose.worker.backend_forms.register`): its backend, the forms it
+    registered, the ``.npz`` file it wrote its predictions of the reader's batch into and the
+    precision ``predict`` computed in; or why the model did not run there."""
+
+    backend: str
+    forms: tuple[str, ...] = ()
+    outputs: str | None = None
+    precision: str | None = None
+    why: str | None = None
+
+    @classmethod
+    def from_json(cls, fields: Mapping[str, Any]) -> OnBackend:
+        return checked(cls, {**fields, "forms": tuple(fields.get("forms", ()))})

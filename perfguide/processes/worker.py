@@ -73,7 +73,8 @@ class Job(NamedTuple):
 @runtime_checkable
 class Prepared(Protocol):
     """What a ``prepare`` request's function returns, which the worker holds: ``workloads`` by
-    name, which jobs may name, and the ``answer`` to the request (plain JSON data)."""
+    name, which jobs may name, and the ``answer`` to the request (JSON data, or a dataclass of
+    it)."""
 
     workloads: Mapping[str, Runnable]
     answer: Any

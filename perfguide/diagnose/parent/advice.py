@@ -94,7 +94,7 @@ def form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
     """Each other form against the form the reader's code runs as written, and per unit the
     ranking of those faster than it. Forms are alternatives: of those, only the ones tied with
     the fastest are advice, and one clearly slower than it is shown as measured, with why."""
-    advice_for = FORM_ADVICE[evidence.registered.get("kind", "function")]
+    advice_for = FORM_ADVICE[evidence.registered.kind]
     changes = [
         (m, evidence.baselines[m.unit], *advice_for[m.label])
         for m in evidence.forms
@@ -167,7 +167,7 @@ def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
     other = min(others, key=lambda m: m.median_s)
     claim = Faster(baseline, other.label).check(evidence.measurements)
     text = f"Keep it as written ({baseline}): no other form was faster"
-    chapter = KEEP_CHAPTERS.get(evidence.registered.get("format", "function"), "tf_function")
+    chapter = KEEP_CHAPTERS.get(evidence.registered.format, "tf_function")
     return [Advice(text, claim, chapter, 1.0, "keep")]
 
 

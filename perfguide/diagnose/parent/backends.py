@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from perfguide.diagnose.agreement import difference
+from perfguide.diagnose.answers import OnBackend
 from perfguide.diagnose.parent.evidence import BackendTrial, backend_label
 from perfguide.diagnose.target import BACKEND_FORMS, Target
 from perfguide.measure.measurement import Measurement
@@ -39,30 +40,30 @@ def _read(path: str) -> list[np.ndarray]:
         return [arrays[f"arr_{i}"] for i in range(len(arrays.files))]
 
 
-def _judged(answers: dict[str, dict]) -> dict[str, str]:
+def _judged(answers: dict[str, OnBackend]) -> dict[str, str]:
     """Why each backend that answered will not be timed: it did not run the model, or its
     predictions are not TensorFlow's within float32 rounding."""
-    not_run = {b: f"the model did not run: {a['why']}" for b, a in answers.items() if "why" in a}
+    not_run = {b: f"the model did not run: {a.why}" for b, a in answers.items() if a.why}
     if "tensorflow" in not_run:
         return not_run | dict.fromkeys(answers.keys() - not_run, "nothing to check it against")
-    expected = _read(answers["tensorflow"]["outputs"])
+    expected = _read(answers["tensorflow"].outputs)
     for backend, answer in answers.items():
-        if backend not in not_run and (why := difference(expected, _read(answer["outputs"]))):
-            computed = answer["precision"]
-            if computed != answers["tensorflow"]["precision"]:
+        if backend not in not_run and (why := difference(expected, _read(answer.outputs))):
+            computed = answer.precision
+            if computed != answers["tensorflow"].precision:
                 why += f"; its predict computed in {computed}"
             not_run[backend] = f"predicts otherwise than Keras 3 on TensorFlow: {why}"
     return not_run
 
 
-def _timed(groups: dict[str, Workers], answers: dict[str, dict], quick: bool) -> list[Measurement]:
+def _timed(
+    groups: dict[str, Workers], answers: dict[str, OnBackend], quick: bool
+) -> list[Measurement]:
     """Each workload's forms on every backend that registered them, where TensorFlow and
     another did."""
     measured = []
     for workload in dict.fromkeys(BACKEND_FORMS.values()):
-        forms = {
-            b: [f for f in answers[b]["forms"] if BACKEND_FORMS[f] == workload] for b in groups
-        }
+        forms = {b: [f for f in answers[b].forms if BACKEND_FORMS[f] == workload] for b in groups}
         jobs = {b: job_of(workload, forms[b], quick=quick) for b in groups}
         timing = {b: groups[b] for b, job in jobs.items() if job.variants}
         if "tensorflow" not in timing or len(timing) < 2:
@@ -95,7 +96,9 @@ def try_backends(
             for b in installed
         }
         answers = {
-            b: group.prepare(REGISTER, spec=target.to_json(), outputs=f"{folder}/{b}.npz")[0]
+            b: OnBackend.from_json(
+                group.prepare(REGISTER, spec=target.to_json(), outputs=f"{folder}/{b}.npz")[0]
+            )
             for b, group in groups.items()
         }
         not_run |= _judged(answers)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
 
-from perfguide.diagnose.answers import GraphFacts, ResidentSeries, Retracing
+from perfguide.diagnose.answers import GraphFacts, Registration, ResidentSeries, Retracing
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Claim
@@ -109,7 +108,7 @@ class Evidence:
 
     target: str
     measurements: list[Measurement]
-    registered: dict[str, Any]
+    registered: Registration
     facts: list[GraphFacts]
     retracing: list[Retracing]
     limits: MachineLimits
@@ -142,7 +141,7 @@ class Evidence:
     def baselines(self) -> dict[str, str]:
         """The form the reader's code runs as written, per unit (call, training step)."""
         registered = self.registered
-        return {"call": registered["as_written"], "step": registered.get("training_as_written")}
+        return {"call": registered.as_written, "step": registered.training_as_written}
 
     @functools.cached_property
     def graph(self) -> GraphFacts:

@@ -4,7 +4,7 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.answers import GraphFacts, ResidentSeries, Retracing
+from perfguide.diagnose.answers import GraphFacts, Registration, ResidentSeries, Retracing
 from perfguide.diagnose.parent.backends import tries_backends, try_backends
 from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
 from perfguide.diagnose.parent.findings import assess
@@ -64,21 +64,21 @@ def examine(
     undecided gets more processes. With ``trace``, the first process writes a profiler trace
     of its graph calls into that folder. With ``backends``, a Keras file is also tried on Keras
     3's backends, in as many fresh processes of their own."""
-    registered = workers.prepare(REGISTER, spec=target.to_json())[0]
-    forms = _settle(registered["variants"], registered["as_written"]) if settle else []
+    registered = Registration.from_json(workers.prepare(REGISTER, spec=target.to_json())[0])
+    forms = _settle(registered.variants, registered.as_written) if settle else []
     measurements = workers.run(WORKLOAD, quick=quick, settle=forms, peak=True)
-    if registered.get("training"):
-        steps = registered["training"], registered["training_as_written"]
+    if registered.training:
+        steps = registered.training, registered.training_as_written
         forms = _settle(*steps) if settle else []
         measurements += workers.run(TRAINING_WORKLOAD, quick=quick, settle=forms)
-    other_batch = workers.run(BATCH_WORKLOAD, quick=quick) if "other_batch" in registered else []
+    other_batch = workers.run(BATCH_WORKLOAD, quick=quick) if registered.other_batch else []
     calls = {
         m.label: memory_calls(m.median_s)
         for m in measurements
-        if m.label in registered["variants"] and m.unit == "call"
+        if m.label in registered.variants and m.unit == "call"
     }
     return Evidence(
-        target=registered.get("target", target.describe()),
+        target=registered.target or target.describe(),
         measurements=measurements,
         other_batch=other_batch,
         registered=registered,

@@ -93,9 +93,9 @@ def _excluded_findings(evidence: Evidence) -> list[Finding]:
     why."""
     excluded = [
         Finding("form-not-timed", f"{form} not timed", why)
-        for form, why in evidence.registered["problems"].items()
+        for form, why in evidence.registered.problems.items()
     ]
-    calls = evidence.registered.get("random", 0)
+    calls = evidence.registered.random
     if not calls:
         return excluded
     checked = (
@@ -111,7 +111,7 @@ def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch:
     """Which form answered fastest at ``batch``, where the numbers separate it from the
     runner-up (else the forms tied with it), each against the reader's own way, with how far
     its answers lie from that way's."""
-    as_written = evidence.registered["as_written"]
+    as_written = evidence.registered.as_written
     (base,) = pick(measurements, as_written)
     ranking = rank(measurements)
     against = [
@@ -131,7 +131,7 @@ def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch:
 def _against_as_written(m: Measurement, base: Measurement, evidence: Evidence) -> str:
     """Form ``m`` against the reader's own way (``base``), with how far its answers lie from
     that way's where it is a serving runtime."""
-    share = evidence.registered.get("differences", {}).get(m.label)
+    share = evidence.registered.differences.get(m.label)
     answers = "" if share is None else f"; its answers within {share:.1e} of {base.label}'s"
     return (
         f"{m.label}, {format_speedup(base.median_s / m.median_s)} than {base.label} "
@@ -145,19 +145,19 @@ def _serving_findings(evidence: Evidence) -> list[Finding]:
     (where more than one form was timed), and each serving runtime it was converted for: its
     speed against the model's own way at the reader's batch, and how far its answers lie from
     that way's."""
-    baseline = evidence.form(evidence.registered["as_written"])
+    baseline = evidence.form(evidence.registered.as_written)
     found = []
     if len(evidence.other_batch) > 1:
         registered = evidence.registered
         batches = [
-            (registered["batch"], "your batch", evidence.calls),
-            (registered["other_batch"], "a batch", evidence.other_batch),
+            (registered.batch, "your batch", evidence.calls),
+            (registered.other_batch, "a batch", evidence.other_batch),
         ]
         found = [
             _fastest_finding(ms, evidence, f"{how} of {size}")
             for size, how, ms in sorted(batches, key=lambda batch: batch[0])
         ]
-    for form, share in evidence.registered.get("differences", {}).items():
+    for form, share in evidence.registered.differences.items():
         ratio = baseline.median_s / evidence.form(form).median_s
         answers = (
             f"the same answers as {baseline.label}"
@@ -180,7 +180,7 @@ def _fit_findings(evidence: Evidence) -> list[Finding]:
     many batches and over one batch: a call of n batches costs that price plus n steps, so the
     two lengths give both."""
     epoch, one = evidence.form("fit"), evidence.form("fit-per-batch")
-    steps = evidence.registered.get("epoch_steps")
+    steps = evidence.registered.epoch_steps
     if epoch is None or one is None or not steps:
         return []
     price = fixed_price(epoch.median_s, one.median_s, steps)

@@ -79,12 +79,12 @@ def of(
     trains, ``fit`` per step), on up to ``largest`` workers; None for a function or a model
     that was not trained."""
     registered = evidence.registered
-    as_written = registered.get("training_as_written")
+    as_written = registered.training_as_written
     step = next((m for m in evidence.forms if m.unit == "step" and m.label == as_written), None)
-    if step is None or "gradient_bytes" not in registered:
+    if step is None or registered.gradient_bytes is None:
         return None
     link = Link.network(network_gbps, LATENCY_S)
-    nbytes = registered["gradient_bytes"]
+    nbytes = registered.gradient_bytes
     counts: Sequence[int] = worker_counts(largest)
     projections = tuple(project(step.median_s, nbytes, n, link, "weak") for n in counts)
     return ModelProjection(step.median_s, nbytes, network_gbps, projections)

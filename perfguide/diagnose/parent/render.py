@@ -102,7 +102,7 @@ def text(
         "Findings:",
         *(f"- {f.what}: {f.measured}" for f in assessment.findings),
     ]
-    what = "model" if evidence.registered.get("kind") == "model" else "function"
+    what = evidence.registered.kind
     for title, advice in _advice_lists(assessment, what):
         lines += ["", f"{title}:"]
         for a in advice:
@@ -220,7 +220,7 @@ def html_fragment(
         f"<li><strong>{html.escape(f.what)}</strong>: {html.escape(f.measured)}</li>"
         for f in assessment.findings
     )
-    what = "model" if evidence.registered.get("kind") == "model" else "function"
+    what = evidence.registered.kind
     h = heading
     advice = "".join(
         f"<{h}>{html.escape(title)}</{h}><ul>{''.join(_advice_html(a, base) for a in items)}</ul>"

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from perfguide.diagnose.answers import OnBackend
 from perfguide.diagnose.target import BACKEND_FORMS, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.diagnose.worker.loading import load, load_inference_model, materialize
 from perfguide.diagnose.worker.model_forms import (
@@ -41,13 +42,12 @@ UNITS = {WORKLOAD: "call", TRAINING_WORKLOAD: "step"}
 
 
 @dataclasses.dataclass
-class OnBackend:
+class Held:
     """What a backend's worker holds: its forms as workloads by name, and the ``answer`` for
-    the parent: the backend, where its predictions were written and in what precision, and the
-    forms registered; or why the model did not run here."""
+    the parent (:class:`~perfguide.diagnose.answers.OnBackend`)."""
 
     workloads: dict[str, Workload]
-    answer: dict[str, Any]
+    answer: OnBackend
 
 
 def _workloads(makers: dict[str, Callable[[], Timed]]) -> dict[str, Workload]:
@@ -84,7 +84,7 @@ def _npz(arrays: list[np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
-def register(spec: dict[str, Any], outputs: str) -> OnBackend:
+def register(spec: dict[str, Any], outputs: str) -> Held:
     """Load the model ``spec`` names (:meth:`Target.to_json`) on this process's backend, write
     its predictions of the reader's batch into ``outputs`` (a ``.npz`` file), and register its
     ``predict`` and, where the backend trains and the model was saved compiled (with one
@@ -97,15 +97,14 @@ def register(spec: dict[str, Any], outputs: str) -> OnBackend:
         predicted = materialize(model.predict(x, verbose=0))
     except Exception as error:  # the reader's model on another backend: any failure is a finding
         why = why_not(error, reader_files(target))
-        return OnBackend({}, {"backend": backend, "why": why, "forms": []})
+        return Held({}, OnBackend(backend, why=why))
     write_atomically(Path(outputs), _npz(predicted))
     # predict converts nothing: no folder for conversions.
     makers = {"predict": lambda: inference_call("predict", model, x, Path())}
     if trains(model) and backend not in INFERENCE_ONLY and len(predicted) == 1:
         makers |= _training(target, model, x, targets_of(model, predicted[0]))
-    answer = {"backend": backend, "outputs": outputs, "forms": list(makers)}
-    answer |= {"precision": predict_precision(model)}
-    return OnBackend(_workloads(makers), answer)
+    answer = OnBackend(backend, tuple(makers), outputs, predict_precision(model))
+    return Held(_workloads(makers), answer)
 
 
 def _training(target: Target, model: Any, x: Any, y: Any) -> dict[str, Callable[[], Timed]]:

@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.diagnose.agreement import difference, outside_range
+from perfguide.diagnose.answers import Registration
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.diagnose.worker.loading import (
     arguments,
@@ -79,9 +80,9 @@ class Registered:
     workloads by name (:data:`~perfguide.diagnose.target.WORKLOAD`, and for a model
     :data:`~perfguide.diagnose.target.BATCH_WORKLOAD` and
     :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`); ``answer`` is what the parent
-    process is told (plain data: the forms registered, why the others were not, which form the
-    code runs as written); ``conversions`` is the folder a model is converted into for the
-    serving runtimes, removed with this object.
+    process is told (a :class:`~perfguide.diagnose.answers.Registration`: the forms registered,
+    why the others were not, which form the code runs as written); ``conversions`` is the
+    folder a model is converted into for the serving runtimes, removed with this object.
     """
 
     target: Target
@@ -89,7 +90,7 @@ class Registered:
     args: tuple[Any, ...]
     makers: dict[str, Callable[[], Timed]]
     workloads: dict[str, Workload]
-    answer: dict[str, Any]
+    answer: Registration
     conversions: tempfile.TemporaryDirectory[str] | None = None
 
 
@@ -240,13 +241,9 @@ def _register_function(target: Target) -> Registered:
     variants, problems, random = _checked(makers, target)
     # A tf.function runs as one as written, if that form computes the same result.
     as_written = "tf-function" if python is not function and "tf-function" in variants else "eager"
-    answer = {
-        "variants": variants,
-        "problems": problems | untried,
-        "as_written": as_written,
-        "kind": "function",
-        "random": RANDOM_CALLS if random else 0,
-    }
+    answer = Registration(
+        tuple(variants), problems | untried, as_written, random=RANDOM_CALLS if random else 0
+    )
     workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
     return Registered(target, python, args, makers, workloads, answer)
 
@@ -263,7 +260,8 @@ def _register_model(target: Target) -> Registered:
         _add_training(registered, model, x, y)
     if uncompiled:
         why = f"its optimizer and loss did not load, so it was not trained ({uncompiled})"
-        registered.answer["problems"]["fit"] = why
+        problems = registered.answer.problems | {"fit": why}
+        registered.answer = dataclasses.replace(registered.answer, problems=problems)
     return registered
 
 
@@ -304,16 +302,16 @@ def _register_calls(
     call; how far the answers of those of them ``served`` in a runtime lie from it."""
     variants, problems, random = _checked(makers, target)
     runtimes = [form for form in variants if form in served]
-    answer = {
-        "variants": variants,
-        "problems": problems,
-        "as_written": variants[0],
-        "kind": "model",
-        "format": target.kind,
-        "random": RANDOM_CALLS if random else 0,
-        "target": target.describe(),
-        "differences": _differences(makers, runtimes),
-    }
+    answer = Registration(
+        tuple(variants),
+        problems,
+        variants[0],
+        kind="model",
+        format=target.kind,
+        random=RANDOM_CALLS if random else 0,
+        target=target.describe(),
+        differences=_differences(makers, runtimes),
+    )
     workloads = {WORKLOAD: _workload(WORKLOAD, target, "call", makers, variants)}
     return Registered(target, python, args, makers, workloads, answer, conversions)
 
@@ -361,7 +359,9 @@ def _add_other_batch(registered: Registered, model: Any, x: Any) -> None:
         default_size=size,
         make_call=make_call,
     )
-    registered.answer |= {"batch": batch_size(x), "other_batch": size}
+    registered.answer = dataclasses.replace(
+        registered.answer, batch=batch_size(x), other_batch=size
+    )
 
 
 def _add_training(registered: Registered, model: Any, x: Any, y: Any) -> None:
@@ -378,10 +378,11 @@ def _add_training(registered: Registered, model: Any, x: Any, y: Any) -> None:
     registered.workloads[TRAINING_WORKLOAD] = _workload(
         TRAINING_WORKLOAD, target, "step", makers, steps
     )
-    registered.answer |= {
-        "training": steps,
-        "training_as_written": TRAINING_FORMS[0],
-        "epoch_steps": epoch,
-        "gradient_bytes": gradient_bytes(model),
-    }
-    registered.answer["problems"] |= problems
+    registered.answer = dataclasses.replace(
+        registered.answer,
+        training=tuple(steps),
+        training_as_written=TRAINING_FORMS[0],
+        epoch_steps=epoch,
+        gradient_bytes=gradient_bytes(model),
+        problems=registered.answer.problems | problems,
+    )
