@@ -7,7 +7,8 @@ epoch); only a change whose claim held is advice.
   where the numbers separate it from the runner-up; one clearly slower than it says by how much;
 - **keep** the code as written, where no other form was advised as faster;
 - **retracing**: its usual fix, measured over calls with other typical inputs, where the code
-  runs as a graph as written or a graph form is advised (with the finding of how it retraces);
+  runs as a graph as written or a graph form is advised (the finding of how it retraces is
+  :func:`~perfguide.diagnose.parent.findings.retrace_findings`'s);
 - **peak**: doing less arithmetic, where the fastest form's calls run near the measured peak.
 """
 
@@ -21,7 +22,6 @@ from perfguide.diagnose.parent.bound import NEAR_LIMIT
 from perfguide.diagnose.parent.evidence import (
     Advice,
     Evidence,
-    Finding,
     backend_and_form,
     backend_label,
 )
@@ -30,11 +30,7 @@ from perfguide.measure.measurement import Measurement
 from perfguide.report.claims import Faster, Share, per_process
 from perfguide.report.compare import pick
 from perfguide.report.format import (
-    format_bytes,
-    format_seconds,
     format_speedup,
-    lower_first,
-    three_figures,
 )
 from perfguide.report.ranking import Ranking, rank
 from perfguide.report.ratios import in_common, ratio_interval
@@ -171,68 +167,7 @@ def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
     return [Advice(text, claim, chapter, 1.0, "keep")]
 
 
-def _traces(runs: list[Retracing], fixed: bool = False) -> tuple[float, int]:
-    """The median count of varied calls (with the fixes, if ``fixed``) that traced anew, and
-    how many were varied."""
-    traced = [sum(c.traced for c in (r.fixed_calls if fixed else r.calls)[1:]) for r in runs]
-    return statistics.median(traced), len(runs[0].varied)
-
-
-def _retrace_measured(runs: list[Retracing]) -> str:
-    """How many varied calls traced anew, and what each retrace cost in steady calls and kept
-    in memory."""
-    traced, varied = _traces(runs)
-    measured = f"{traced:g} of {varied} varied calls traced anew"
-    costs = [c.seconds - run.steady_s for run in runs for c in run.calls[1:] if c.traced]
-    if costs:
-        cost, steady = statistics.median(costs), statistics.median(r.steady_s for r in runs)
-        measured += (
-            f", each retrace costing {format_seconds(cost)} "
-            f"({three_figures(cost / steady)} steady calls)"
-        )
-    kept = [c.bytes for run in runs for c in run.calls[1:] if c.traced and c.bytes is not None]
-    if kept:
-        measured += f" and keeping {format_bytes(statistics.median(kept))} of memory"
-    return measured
-
-
-def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Finding], list[Advice]]:
-    """Retracing on other typical inputs, and its usual fix: advice where the code runs as a
-    graph as written, or a graph form is advised (among ``forms``); a finding alone otherwise.
-    Where the code runs as a graph as written and an eager form is advised instead, the fix is
-    advice for those who keep the graph, and says so."""
-    graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
-    eager_advised = any(a.advised and a.form not in GRAPH_FORMS for a in forms)
-    runs = [run for run in evidence.retracing if run.varied]
-    if not runs:
-        return [], []
-    what = f"Retracing on other inputs ({'; '.join(runs[0].varied)})"
-    measured = _retrace_measured(runs)
-    if failed := next((run.fixed_error for run in runs if run.fixed_error), None):
-        static = Finding(
-            "static-shape",
-            "reduce_retracing=True cannot help",
-            f"with shapes relaxed it fails: {failed}; pad inputs to a few batch sizes instead, "
-            "so that each size traces once",
-        )
-        return [Finding("retracing", what, measured), static], []
-    measured += "; with reduce_retracing=True and numbers passed as tensors, {:g} of {}".format(
-        *_traces(runs, fixed=True)
-    )
-    as_graph = evidence.baselines["call"] == "tf-function"
-    retraces = _traces(runs)[0] > 0
-    if retraces and not (as_graph or graph_advised):
-        measured += "; moot while no graph form is faster than the code as written"
-    if not retraces or not (as_graph or graph_advised):
-        return [Finding("retracing", what, measured)], []
-    fix = _retrace_advice(runs, as_graph)
-    if as_graph and eager_advised and not graph_advised:
-        kept = f"Where you keep the tf.function, {lower_first(fix.advice)}"
-        fix = dataclasses.replace(fix, advice=kept)
-    return [Finding("retracing", what, measured)], [fix]
-
-
-def _retrace_advice(runs: list[Retracing], as_graph: bool) -> Advice:
+def retrace_advice(runs: list[Retracing], as_graph: bool) -> Advice:
     """The usual fix, measured over the varied calls: a speed-up of a ``tf.function`` as
     written, or how to keep a graph form that is advised."""
     ratios = [

@@ -4,28 +4,47 @@
 :func:`assess` puts them together into a :class:`~perfguide.diagnose.parent.evidence.Assessment`.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
-numbers. The findings here are those that advise nothing by themselves: Python inside the graph,
-a graph that cannot be made, forms left out, which form served fastest, the price of a ``fit``
-call, and memory that grows, with the fix the memory chapter measured.
+numbers. Every finding but the bound's own (the machine's limits and the per-call overhead,
+:mod:`~perfguide.diagnose.parent.bound`) is made here: Python inside the graph, a graph that
+cannot be made, forms left out, which form served fastest, the price of a ``fit`` call, retracing
+on other inputs (with its fix, where it pays), and memory that grows, with the fix the memory
+chapter measured.
 """
 
 from __future__ import annotations
 
-from perfguide.diagnose.answers import ResidentSeries
+import dataclasses
+import statistics
+
+from perfguide.diagnose.answers import ResidentSeries, Retracing
 from perfguide.diagnose.parent.advice import (
+    GRAPH_FORMS,
     backend_advice,
     form_advice,
     keep_advice,
     peak_advice,
-    retrace_findings,
+    retrace_advice,
 )
 from perfguide.diagnose.parent.bound import limits_finding, overhead_findings, what_bounds
-from perfguide.diagnose.parent.evidence import Assessment, Evidence, Finding, backend_label
+from perfguide.diagnose.parent.evidence import (
+    Advice,
+    Assessment,
+    Evidence,
+    Finding,
+    backend_label,
+)
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.chapters import chapter
 from perfguide.report.compare import pick
-from perfguide.report.format import format_bytes, format_percent, format_seconds, format_speedup
+from perfguide.report.format import (
+    format_bytes,
+    format_percent,
+    format_seconds,
+    format_speedup,
+    lower_first,
+    three_figures,
+)
 from perfguide.report.memory_claims import grows
 from perfguide.report.ranking import rank
 from perfguide.report.ratios import fixed_price
@@ -283,6 +302,67 @@ def _memory_findings(evidence: Evidence) -> list[Finding]:
                 )
             )
     return found
+
+
+def _traces(runs: list[Retracing], fixed: bool = False) -> tuple[float, int]:
+    """The median count of varied calls (with the fixes, if ``fixed``) that traced anew, and
+    how many were varied."""
+    traced = [sum(c.traced for c in (r.fixed_calls if fixed else r.calls)[1:]) for r in runs]
+    return statistics.median(traced), len(runs[0].varied)
+
+
+def _retrace_measured(runs: list[Retracing]) -> str:
+    """How many varied calls traced anew, and what each retrace cost in steady calls and kept
+    in memory."""
+    traced, varied = _traces(runs)
+    measured = f"{traced:g} of {varied} varied calls traced anew"
+    costs = [c.seconds - run.steady_s for run in runs for c in run.calls[1:] if c.traced]
+    if costs:
+        cost, steady = statistics.median(costs), statistics.median(r.steady_s for r in runs)
+        measured += (
+            f", each retrace costing {format_seconds(cost)} "
+            f"({three_figures(cost / steady)} steady calls)"
+        )
+    kept = [c.bytes for run in runs for c in run.calls[1:] if c.traced and c.bytes is not None]
+    if kept:
+        measured += f" and keeping {format_bytes(statistics.median(kept))} of memory"
+    return measured
+
+
+def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Finding], list[Advice]]:
+    """Retracing on other typical inputs, and its usual fix: advice where the code runs as a
+    graph as written, or a graph form is advised (among ``forms``); a finding alone otherwise.
+    Where the code runs as a graph as written and an eager form is advised instead, the fix is
+    advice for those who keep the graph, and says so."""
+    graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
+    eager_advised = any(a.advised and a.form not in GRAPH_FORMS for a in forms)
+    runs = [run for run in evidence.retracing if run.varied]
+    if not runs:
+        return [], []
+    what = f"Retracing on other inputs ({'; '.join(runs[0].varied)})"
+    measured = _retrace_measured(runs)
+    if failed := next((run.fixed_error for run in runs if run.fixed_error), None):
+        static = Finding(
+            "static-shape",
+            "reduce_retracing=True cannot help",
+            f"with shapes relaxed it fails: {failed}; pad inputs to a few batch sizes instead, "
+            "so that each size traces once",
+        )
+        return [Finding("retracing", what, measured), static], []
+    measured += "; with reduce_retracing=True and numbers passed as tensors, {:g} of {}".format(
+        *_traces(runs, fixed=True)
+    )
+    as_graph = evidence.baselines["call"] == "tf-function"
+    retraces = _traces(runs)[0] > 0
+    if retraces and not (as_graph or graph_advised):
+        measured += "; moot while no graph form is faster than the code as written"
+    if not retraces or not (as_graph or graph_advised):
+        return [Finding("retracing", what, measured)], []
+    fix = retrace_advice(runs, as_graph)
+    if as_graph and eager_advised and not graph_advised:
+        kept = f"Where you keep the tf.function, {lower_first(fix.advice)}"
+        fix = dataclasses.replace(fix, advice=kept)
+    return [Finding("retracing", what, measured)], [fix]
 
 
 def assess(evidence: Evidence) -> Assessment:
