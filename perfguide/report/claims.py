@@ -14,6 +14,10 @@ far such ratios spread and drift between runs on this machine. A ratio within
 Beyond it, the claim **held** when the whole interval lies above the factor, **did not hold**
 when it lies below, and is **inconclusive** when the interval straddles the factor.
 
+Two results files are judged by another rule (:mod:`perfguide.report.side_by_side`): they may
+come from other machines, so no calibration of this one predicts where either lands; the docs'
+"How to read these pages" says when each rule applies and why.
+
 >>> from perfguide.measure.measurement import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
 ...       Measurement("xla-loop", "iteration", 1, 1, 0.0, (2e-6,) * 5)]

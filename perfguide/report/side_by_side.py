@@ -9,7 +9,9 @@ between two runs of the same code. A difference counts only where the ratio is b
 p below :data:`SIGNIFICANCE` after the Benjamini-Hochberg correction over the table's rows: a
 table of a hundred rows tested at p < 0.05 each would otherwise call about five of them by luck.
 A file timed in one process (or a row of it) cannot be judged that way, and says so. Rows
-missing from a file are listed, not dropped.
+missing from a file are listed, not dropped. A page's claims use a rerun interval instead
+(:mod:`perfguide.report.claims`): it predicts this machine's next run, calibrated on its rebuilds,
+which two files from anywhere cannot be.
 
 Rows can also move together. On a shared virtual machine the host's speed drifts over minutes
 (memory bandwidth measured 31.6 and then 24.7 GB/s six minutes apart), and every process of a
