@@ -417,13 +417,13 @@ def _run_memory(args: argparse.Namespace) -> None:
     if args.json is not None:
         _check_writable(args.json)
     from perfguide.measure.environment import collect
-    from perfguide.processes import memory_runs
+    from perfguide.processes import memory_processes
     from perfguide.report import growth
     from perfguide.workloads import memory
 
     processes = args.processes or (2 if args.quick else memory.PROCESSES)
     with _progress(f"memory: every experiment, {processes} fresh processes each"):
-        measured, peaks = memory_runs.measure(processes=processes)
+        measured, peaks = memory_processes.measure(processes=processes)
     for name, experiment in measured.items():
         print(growth.growth_table(name, experiment.growth, traces=experiment.traces))
         print()
@@ -500,10 +500,10 @@ def _run_distributed(args: argparse.Namespace) -> None:
     if args.json is not None:
         _check_writable(args.json)
     from perfguide.measure.environment import collect
-    from perfguide.processes import setups
+    from perfguide.processes import distributed_setups
 
     with _progress("distributed: every setup, in clusters on 127.0.0.1"):
-        measured, failures = setups.measure(quick=args.quick)
+        measured, failures = distributed_setups.measure(quick=args.quick)
     every = [m for ms in measured.values() for m in ms]
     for setup, ms in measured.items():
         # A table for each thing a setup timed: a step at one global batch, the all-reduce alone…

@@ -484,7 +484,7 @@ def test_run_distributed_shows_every_setup_that_ran_and_ends_with_2_for_one_that
     capsys, tmp_path, monkeypatch
 ):
     from perfguide.measure.measurement import Measurement
-    from perfguide.processes import setups
+    from perfguide.processes import distributed_setups
 
     def ran(label, unit, size, workload="distributed-step"):
         return Measurement(label, unit, 1, 1, 0.0, (1e-4,) * 5, workload=workload, size=size)
@@ -496,8 +496,11 @@ def test_run_distributed_shows_every_setup_that_ran_and_ends_with_2_for_one_that
         ran("4 KiB", "all-reduce", 2, "distributed-allreduce"),
     ]
     failed = {"parameter server": "ps 0 of the cluster failed: it stopped serving"}
-    fake = ({setups.ONE_PROCESS: timed, setups.PARAMETER_SERVER: []}, failed)
-    monkeypatch.setattr(setups, "measure", lambda quick: fake)
+    fake = (
+        {distributed_setups.ONE_PROCESS: timed, distributed_setups.PARAMETER_SERVER: []},
+        failed,
+    )
+    monkeypatch.setattr(distributed_setups, "measure", lambda quick: fake)
     path = tmp_path / "distributed.json"
     code, out, err = run_cli(capsys, "run", "distributed", "--quick", "--json", str(path))
     assert_usage_error(code, err, "parameter server: ps 0 of the cluster failed")

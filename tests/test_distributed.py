@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import distributed as page
-from perfguide.processes import cluster, fresh, setups
+from perfguide.processes import cluster, distributed_setups, fresh
 from perfguide.report.allreduce import Link, ring_allreduce_s
 from perfguide.report.claims import ClaimReport
 from perfguide.report.compare import pick
@@ -211,7 +211,7 @@ def test_keras_fit_runs_under_mirrored_strategy_after_the_step_in_one_process():
     step, fit = cluster.time_in_clusters([cluster.Task("worker", 0)], job, 1, 180)
     assert (step.workload, step.units_per_call) == ("distributed-step", BATCH)
     assert (fit.label, fit.units_per_call) == ("mirrored", distributed.FIT_STEPS * BATCH)
-    assert setups.planned(setups.MIRRORED, distributed.DISTRIBUTED_FIT.name)
+    assert distributed_setups.planned(distributed_setups.MIRRORED, distributed.DISTRIBUTED_FIT.name)
 
 
 @pytest.mark.processes
@@ -239,7 +239,9 @@ def test_keras_2_fit_runs_under_two_multi_worker_processes():
 # -- The page's logic, on made-up measurements -------------------------------------------------
 
 
-def timed(label, seconds, setup, workload=distributed.DISTRIBUTED_STEP, size=setups.GLOBAL):
+def timed(
+    label, seconds, setup, workload=distributed.DISTRIBUTED_STEP, size=distributed_setups.GLOBAL
+):
     """Three clusters of ``setup`` (its own processes), each timing ``seconds`` a unit."""
     return Measurement(
         label,
@@ -279,7 +281,7 @@ def made_up(**changed):
         "mirrored": 120e-6,
         "parameter server": 300e-6,
     } | changed
-    pinned = setups.TWO_WORKERS_PINNED
+    pinned = distributed_setups.TWO_WORKERS_PINNED
     reductions = {
         distributed.OPTIMIZERS: 150e-6,
         "float16 gradients": 130e-6,
@@ -295,10 +297,12 @@ def made_up(**changed):
         return [timed(setup.name, step[key], setup, size=size) for key, size in at]
 
     return {
-        setups.ONE_PROCESS: steps(
-            setups.ONE_PROCESS, ("one process", 128), ("one process (64)", 64)
+        distributed_setups.ONE_PROCESS: steps(
+            distributed_setups.ONE_PROCESS, ("one process", 128), ("one process (64)", 64)
         ),
-        setups.ONE_CORE: steps(setups.ONE_CORE, ("one core (64)", 64), ("one core (512)", 512)),
+        distributed_setups.ONE_CORE: steps(
+            distributed_setups.ONE_CORE, ("one core (64)", 64), ("one core (512)", 512)
+        ),
         pinned: [
             *steps(
                 pinned,
@@ -310,7 +314,7 @@ def made_up(**changed):
                 timed(
                     label, allreduce_s(sizes[label]), pinned, distributed.DISTRIBUTED_ALLREDUCE, 2
                 )
-                for label in (*setups.ALLREDUCE_SIZES, *distributed.GRADIENT_ALLREDUCES)
+                for label in (*distributed_setups.ALLREDUCE_SIZES, *distributed.GRADIENT_ALLREDUCES)
             ),
             *(
                 timed(
@@ -323,18 +327,25 @@ def made_up(**changed):
                 for label, s in inputs.items()
             ),
         ],
-        setups.TWO_WORKERS: steps(setups.TWO_WORKERS, ("two workers", 128)),
-        # Its cluster times Keras's fit after the step (setups.PLAN).
-        setups.MIRRORED: [
-            *steps(setups.MIRRORED, ("mirrored", 128)),
-            timed(setups.MIRRORED.name, 130e-6, setups.MIRRORED, distributed.DISTRIBUTED_FIT),
+        distributed_setups.TWO_WORKERS: steps(distributed_setups.TWO_WORKERS, ("two workers", 128)),
+        # Its cluster times Keras's fit after the step (distributed_setups.PLAN).
+        distributed_setups.MIRRORED: [
+            *steps(distributed_setups.MIRRORED, ("mirrored", 128)),
+            timed(
+                distributed_setups.MIRRORED.name,
+                130e-6,
+                distributed_setups.MIRRORED,
+                distributed.DISTRIBUTED_FIT,
+            ),
         ],
-        setups.PARAMETER_SERVER: steps(setups.PARAMETER_SERVER, ("parameter server", 128)),
+        distributed_setups.PARAMETER_SERVER: steps(
+            distributed_setups.PARAMETER_SERVER, ("parameter server", 128)
+        ),
     }
 
 
 def made_up_anatomy(measured):
-    per_worker = page.one_worker_against_two(measured, setups.PER_WORKER)
+    per_worker = page.one_worker_against_two(measured, distributed_setups.PER_WORKER)
     one_core, two = pick(
         per_worker, "one process on one core (64)", "two workers, pinned (64 each)"
     )
@@ -346,8 +357,10 @@ def made_up_anatomy(measured):
 def checked(measured):
     """The page's reports and anatomy, as the chapter builds them."""
     weak = page.weak_scaling(measured)
-    per_worker = page.one_worker_against_two(measured, setups.PER_WORKER)
-    scaled = page.strong_scaling(measured) + page.one_worker_against_two(measured, setups.LARGE)
+    per_worker = page.one_worker_against_two(measured, distributed_setups.PER_WORKER)
+    scaled = page.strong_scaling(measured) + page.one_worker_against_two(
+        measured, distributed_setups.LARGE
+    )
     return (
         ClaimReport.of(page.WEAK_CLAIMS, weak + per_worker),
         ClaimReport.of(page.SCALE_CLAIMS, scaled),
@@ -362,7 +375,7 @@ def checked(measured):
 
 
 def test_the_pages_checks_name_the_setups_and_the_workloads_variants():
-    names = {setup.name for setup in setups.PLAN}
+    names = {setup.name for setup in distributed_setups.PLAN}
     for check in page.WEAK_CLAIMS[:3]:
         assert set(check.labels) <= names
     assert {label.split(" (")[0] for c in page.SCALE_CLAIMS for label in c.labels} <= names
@@ -376,9 +389,9 @@ def test_the_pages_checks_name_the_setups_and_the_workloads_variants():
 def test_the_steps_are_labelled_by_setup_and_batch_as_the_checks_pick_them():
     measured = made_up()
     # Every setup but the one on one core trains the global batch.
-    at_global = [setup.name for setup in measured if setup != setups.ONE_CORE]
+    at_global = [setup.name for setup in measured if setup != distributed_setups.ONE_CORE]
     assert [m.label for m in page.weak_scaling(measured)] == at_global
-    assert [m.label for m in page.one_worker_against_two(measured, setups.LARGE)] == [
+    assert [m.label for m in page.one_worker_against_two(measured, distributed_setups.LARGE)] == [
         "one process on one core (512)",
         "two workers, pinned (512 each)",
     ]
@@ -398,7 +411,7 @@ def test_the_fitted_link_is_the_one_the_all_reduces_took():
 def test_the_anatomy_adds_the_all_reduce_to_one_workers_computation():
     anatomy = made_up_anatomy(made_up())
     assert anatomy.allreduce_s == pytest.approx(allreduce_s(GRADIENT_BYTES))
-    assert anatomy.worker_step_s == pytest.approx(180e-6 * setups.PER_WORKER)
+    assert anatomy.worker_step_s == pytest.approx(180e-6 * distributed_setups.PER_WORKER)
     assert str(anatomy) == (
         "latency 100 µs a message, bandwidth 1.00 GB/s; the 5.00 MB of gradients: "
         "5.20 ms an all-reduce"
@@ -415,7 +428,7 @@ def test_the_halving_claim_sets_the_all_reduces_saving_against_the_steps():
     )
     assert claim.statement.startswith("the all-reduce alone, float16 against float32, predicts")
     # Saved: 2.5 MB at 1 GB/s, 2.5 ms of a 150 µs x 128 step; measured: 130 µs over 150 µs.
-    predicted = 1 - 2.5e-3 / (150e-6 * setups.GLOBAL)
+    predicted = 1 - 2.5e-3 / (150e-6 * distributed_setups.GLOBAL)
     assert claim.effect == f"{(130 / 150) / predicted:.3g}x the prediction"
 
 
@@ -452,11 +465,13 @@ def test_the_projection_runs_from_one_worker_to_the_most_on_every_network():
 
 
 def test_the_fit_table_says_where_fit_runs_and_cuts_a_long_failure_short():
-    ran = setups.FitOutcome(setups.MIRRORED, timed("mirrored", 100e-6, setups.MIRRORED))
-    failed = setups.FitOutcome(setups.TWO_WORKERS_PINNED, None, "x" * 200)
+    ran = distributed_setups.FitOutcome(
+        distributed_setups.MIRRORED, timed("mirrored", 100e-6, distributed_setups.MIRRORED)
+    )
+    failed = distributed_setups.FitOutcome(distributed_setups.TWO_WORKERS_PINNED, None, "x" * 200)
     table = page.fit_table([ran, failed])
     assert table.rows[0] == ["mirrored, two logical CPUs", "Keras 3", "runs", "12.8 ms"]
-    assert table.rows[1][2] == "fails: " + "x" * setups.REASON_CHARS + "…"
+    assert table.rows[1][2] == "fails: " + "x" * distributed_setups.REASON_CHARS + "…"
     assert table.rows[1][3] == ""
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from perfguide.measure import memory as probe
 from perfguide.pages import memory as page
-from perfguide.processes import forkserver, memory_runs
+from perfguide.processes import forkserver, memory_processes
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.processes.fresh import SCRATCH_PREFIX, ChildError, child_environment, run_command
 from perfguide.report.claims import ClaimReport
@@ -260,13 +260,13 @@ def test_measure_queues_every_process_and_hands_each_result_back_to_its_experime
 
         return [found(job) for job in jobs]
 
-    monkeypatch.setattr(memory_runs, "in_fresh_processes", fake)
+    monkeypatch.setattr(memory_processes, "in_fresh_processes", fake)
     specs = {
         "one shape": {"groups": [("predict", "model-call")], "shapes": "fixed", "release": True},
         "apart": {"groups": [("buckets",), ("tf-function",)], "shapes": "new"},
         "other": {"groups": [("predict",)], "shapes": "fixed", "env": {"A": "1"}, "release": True},
     }
-    measured, peaks = memory_runs.measure(specs, processes=2)
+    measured, peaks = memory_processes.measure(specs, processes=2)
     assert list(measured) == list(specs)
     assert set(measured["apart"].growth) == {"buckets", "tf-function"}
     # An experiment's two processes are forked from servers started apart.

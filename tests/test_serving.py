@@ -10,7 +10,7 @@ from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import OpTime
 from perfguide.pages import serving as page
-from perfguide.processes import cold_start
+from perfguide.processes import serving_cold_start
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report.answers import ShortAnswer
 from perfguide.report.claims import ClaimReport
@@ -64,7 +64,7 @@ def test_a_converted_file_is_written_once_and_whole():
 @pytest.mark.parametrize("way", ["litert", "onnxruntime"])
 @pytest.mark.processes
 def test_a_cold_start_serves_without_tensorflow(way):
-    start = cold_start.cold_server("mlp", way)
+    start = serving_cold_start.cold_server("mlp", way)
     assert not start["imported_tensorflow"]
     assert start["import_s"] > 0 and start["load_s"] > 0 and start["first_answer_s"] > 0
     assert start["memory_bytes"] > 0 and start["file_bytes"] > 0

@@ -33,7 +33,7 @@ import matplotlib.pyplot as plt
 
 from perfguide.measure import environment
 from perfguide.pages import distributed as page
-from perfguide.processes import setups
+from perfguide.processes import distributed_setups
 from perfguide.report import results
 from perfguide.report.claims import ClaimReport
 from perfguide.report.compare import Collapsed, Comparison
@@ -70,7 +70,7 @@ if env["usable_cores"] < 2:
 #   two pinned workers, each updating the variables there without waiting for the other
 #   (asynchronous training).
 
-measured, failures = setups.measure()
+measured, failures = distributed_setups.measure()
 for name, reason in failures.items():
     print(f"{name}: did not run here: {reason}")
 
@@ -86,7 +86,7 @@ show(Comparison(weak, baseline="one process"))
 # %%
 # The checks: what #60245 and #48374 saw, and whether pinning each worker matters.
 
-per_worker = page.one_worker_against_two(measured, setups.PER_WORKER)
+per_worker = page.one_worker_against_two(measured, distributed_setups.PER_WORKER)
 weak_checks = ClaimReport.of(page.WEAK_CLAIMS, weak + per_worker)
 show(weak_checks)
 
@@ -102,7 +102,8 @@ alone = page.allreduce_alone(measured)
 link = page.fitted_link(alone)
 show(
     Collapsed(
-        "The all-reduce's times", Comparison(alone, baseline=setups.ALLREDUCE_SIZES[0])
+        "The all-reduce's times",
+        Comparison(alone, baseline=distributed_setups.ALLREDUCE_SIZES[0]),
     )
 )
 
@@ -161,7 +162,7 @@ show(ClaimReport([anatomy.claim, *reduction_checks.claims, halving]))
 # all the gradients. With 512 a worker, the computation grows and the all-reduce stays the same.
 
 strong = page.strong_scaling(measured)
-large = page.one_worker_against_two(measured, setups.LARGE)
+large = page.one_worker_against_two(measured, distributed_setups.LARGE)
 show(Collapsed("The times an example", Comparison(strong + large)))
 
 # %%
@@ -233,7 +234,7 @@ print(page.where_a_step_goes(anatomy))
 #
 # With ``model.fit`` rather than a custom loop:
 
-show(page.fit_table(setups.try_fit(measured, failures)))
+show(page.fit_table(distributed_setups.try_fit(measured, failures)))
 
 # %%
 # Keras 3's failure under ``MultiWorkerMirroredStrategy`` is keras-team/keras#20585 (open at

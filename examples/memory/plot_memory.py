@@ -34,7 +34,7 @@ import psutil
 
 from perfguide.measure.environment import collect
 from perfguide.pages import memory as page
-from perfguide.processes import memory_runs
+from perfguide.processes import memory_processes
 from perfguide.report import results
 from perfguide.report.claims import ClaimReport
 from perfguide.report.format import format_bytes
@@ -67,7 +67,7 @@ for name, why in memory.allocators()[1].items():
 #    workloads are in :mod:`perfguide.workloads.memory`; rates also move between runs, by as much
 #    as :doc:`the machine's calibration </environment>` says.
 
-measured, peaks = memory_runs.measure()
+measured, peaks = memory_processes.measure()
 
 # %%
 # One shape, call after call

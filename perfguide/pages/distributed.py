@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from matplotlib.axes import Axes
 
 from perfguide.measure.measurement import Measurement
-from perfguide.processes import setups
-from perfguide.processes.setups import Setup
+from perfguide.processes import distributed_setups
+from perfguide.processes.distributed_setups import Setup
 from perfguide.report.allreduce import (
     DATACENTER_LATENCY_S,
     Link,
@@ -31,10 +31,14 @@ from perfguide.report.ratios import ratio_interval
 from perfguide.workloads import distributed, distributed_input
 from perfguide.workloads.base import Workload
 
-PER_WORKER, GLOBAL, LARGE = setups.PER_WORKER, setups.GLOBAL, setups.LARGE
-TWO = setups.TWO_WORKERS_PINNED.workers
-ONE_PROCESS, ONE_CORE = setups.ONE_PROCESS.name, setups.ONE_CORE.name
-PINNED, UNPINNED = setups.TWO_WORKERS_PINNED.name, setups.TWO_WORKERS.name
+PER_WORKER, GLOBAL, LARGE = (
+    distributed_setups.PER_WORKER,
+    distributed_setups.GLOBAL,
+    distributed_setups.LARGE,
+)
+TWO = distributed_setups.TWO_WORKERS_PINNED.workers
+ONE_PROCESS, ONE_CORE = distributed_setups.ONE_PROCESS.name, distributed_setups.ONE_CORE.name
+PINNED, UNPINNED = distributed_setups.TWO_WORKERS_PINNED.name, distributed_setups.TWO_WORKERS.name
 
 SLOWER_THAN_ONE = Faster(ONE_PROCESS, PINNED)
 PINNING = Faster(PINNED, UNPINNED)
@@ -73,7 +77,7 @@ WEAK_EFFICIENCY = Efficiency(PER_WORKER)
 WEAK_CLAIMS = (
     SLOWER_THAN_ONE,
     PINNING,
-    Faster(ONE_PROCESS, setups.MIRRORED.name),
+    Faster(ONE_PROCESS, distributed_setups.MIRRORED.name),
     WEAK_EFFICIENCY,
 )
 LARGE_EFFICIENCY = Efficiency(LARGE)
@@ -94,7 +98,7 @@ INPUT_CLAIMS = (
 )
 
 #: The chapter's measurements, by the setup that took them (as
-#: :func:`~perfguide.processes.setups.measure` returns them).
+#: :func:`~perfguide.processes.distributed_setups.measure` returns them).
 BySetup = Mapping[Setup, Sequence[Measurement]]
 
 #: The workers the projection goes to, and the networks it projects onto (Gb/s as sold).
@@ -133,22 +137,26 @@ def weak_scaling(measured: BySetup) -> list[Measurement]:
 def one_worker_against_two(measured: BySetup, each: int) -> list[Measurement]:
     """The step of one process on one core at a batch of ``each``, and of two pinned workers
     at ``each`` each, labelled with their batches ("two workers, pinned (64 each)")."""
-    return labelled_at(steps_of(measured, setups.ONE_CORE), each, f" ({each})") + labelled_at(
-        steps_of(measured, setups.TWO_WORKERS_PINNED), 2 * each, f" ({each} each)"
+    return labelled_at(
+        steps_of(measured, distributed_setups.ONE_CORE), each, f" ({each})"
+    ) + labelled_at(
+        steps_of(measured, distributed_setups.TWO_WORKERS_PINNED), 2 * each, f" ({each} each)"
     )
 
 
 def strong_scaling(measured: BySetup) -> list[Measurement]:
     """The step of one process at a batch of 64, and of two pinned workers splitting it."""
-    return labelled_at(steps_of(measured, setups.ONE_PROCESS), PER_WORKER, " (64)") + labelled_at(
-        steps_of(measured, setups.TWO_WORKERS_PINNED), PER_WORKER, " (32 each)"
+    return labelled_at(
+        steps_of(measured, distributed_setups.ONE_PROCESS), PER_WORKER, " (64)"
+    ) + labelled_at(
+        steps_of(measured, distributed_setups.TWO_WORKERS_PINNED), PER_WORKER, " (32 each)"
     )
 
 
 def allreduce_alone(measured: BySetup) -> list[Measurement]:
     """The all-reduce alone between the two pinned workers: of each size, and of the
     gradients in each dtype."""
-    return [m for m in measured[setups.TWO_WORKERS_PINNED] if m.unit == "all-reduce"]
+    return [m for m in measured[distributed_setups.TWO_WORKERS_PINNED] if m.unit == "all-reduce"]
 
 
 def fitted_link(alone: Sequence[Measurement]) -> Link:
@@ -303,7 +311,7 @@ def where_a_step_goes(anatomy: Anatomy) -> str:
     return "\n".join(lines)
 
 
-def fit_table(outcomes: Sequence[setups.FitOutcome]) -> Table:
+def fit_table(outcomes: Sequence[distributed_setups.FitOutcome]) -> Table:
     """Whether Keras's ``fit`` ran under each setup, and its time a step."""
     rows = [
         [

@@ -279,7 +279,7 @@ def _answer(measured: Mapping[str, Experiment], peaks: Mapping[str, Peaks]) -> s
 
 def short_answer(measured: Mapping[str, Experiment], peaks: Mapping[str, Peaks]) -> ShortAnswer:
     """The box atop the page, from the checks above on ``measured`` and ``peaks`` (as
-    :func:`~perfguide.processes.memory_runs.measure` returns them)."""
+    :func:`~perfguide.processes.memory_processes.measure` returns them)."""
     one_shape, new_shapes = measured["one shape"], measured["new shapes"]
     varying = {"shapes": "varying", "onednn": "on"}
     for_memory = {"goal": "memory"}

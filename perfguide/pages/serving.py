@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
-from perfguide.processes import cold_start
+from perfguide.processes import serving_cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report.answers import Change, Recommendation, measured_here
@@ -365,7 +365,7 @@ def batch_table(batched: Sequence[Measurement]) -> Collapsed:
 @dataclasses.dataclass(frozen=True)
 class ColdStarts:
     """Each of :data:`COLD_WAYS`' cold starts of the MobileNet, one a process
-    (:func:`~perfguide.processes.cold_start.cold_server`'s records), by way."""
+    (:func:`~perfguide.processes.serving_cold_start.cold_server`'s records), by way."""
 
     by_way: Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -419,7 +419,9 @@ def cold_starts(workers: Workers) -> ColdStarts:
     """The MobileNet's cold start with each of :data:`COLD_WAYS`, in each of ``workers``."""
     return ColdStarts(
         {
-            way: workers.call(f"{cold_start.__name__}:cold_server", name="mobilenet", way=way)
+            way: workers.call(
+                f"{serving_cold_start.__name__}:cold_server", name="mobilenet", way=way
+            )
             for way in COLD_WAYS
         }
     )

@@ -13,7 +13,7 @@ chosen per process (:func:`allocators`). Memory also runs out in one step: a tra
 peak, against batch size and precision policy (:func:`training_peaks`).
 
 :func:`resident_growth` and :func:`training_peaks` run inside the fresh process that measures
-them and return plain data; :func:`perfguide.processes.memory_runs.measure` queues all of the
+them and return plain data; :func:`perfguide.processes.memory_processes.measure` queues all of the
 chapter's processes.
 """
 

@@ -3,7 +3,7 @@
 Each loader imports its runtime when called, never at this module's top, so a process that
 serves a converted model imports only its runtime (LiteRT's interpreter and ONNX Runtime load
 without TensorFlow): the serving workloads time these answers, and
-:mod:`perfguide.processes.cold_start` times a process's first one.
+:mod:`perfguide.processes.serving_cold_start` times a process's first one.
 """
 
 from __future__ import annotations

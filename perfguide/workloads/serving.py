@@ -417,7 +417,7 @@ def runtime_report(name: str) -> dict[str, Any]:
 
 
 #: Way -> the file a serving process that starts cold loads (see
-#: :func:`perfguide.processes.cold_start.cold_server`).
+#: :func:`perfguide.processes.serving_cold_start.cold_server`).
 COLD_WAYS = {
     "keras": "keras",
     "saved-model": "saved-model",

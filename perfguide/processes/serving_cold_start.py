@@ -6,8 +6,8 @@ Runtime load without TensorFlow, whose import alone takes seconds. So this modul
 runtime at its top, and the loaders of :mod:`perfguide.workloads.runtimes` import theirs when
 called: the serving workload times the same loaders' answers, :func:`cold_start` runs one of
 them in this process, and :func:`cold_server` starts a process of its own to do so
-(``python -m perfguide.processes.cold_start WAY MODEL REQUEST``, which prints the three times as
-JSON).
+(``python -m perfguide.processes.serving_cold_start WAY MODEL REQUEST``, which prints the
+three times as JSON).
 """
 
 from __future__ import annotations

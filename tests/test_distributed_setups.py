@@ -5,7 +5,7 @@ tests/test_distributed.py starts real ones."""
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.processes import setups
+from perfguide.processes import distributed_setups
 from perfguide.processes.fresh import ChildError
 
 
@@ -22,12 +22,12 @@ def test_a_setup_names_its_strategys_measurements_and_keeps_the_all_reduce_sizes
             measurement(variant, t["size"]) for t in job["timings"] for variant in t["variants"]
         ]
 
-    monkeypatch.setattr(setups, "time_in_clusters", fake)
+    monkeypatch.setattr(distributed_setups, "time_in_clusters", fake)
     timings = [
-        setups.Timing("distributed-step", 128),
-        setups.Timing("distributed-allreduce", 2, ("4 KiB", "1 MiB")),
+        distributed_setups.Timing("distributed-step", 128),
+        distributed_setups.Timing("distributed-allreduce", 2, ("4 KiB", "1 MiB")),
     ]
-    measured = setups.time_setup(setups.TWO_WORKERS_PINNED, timings, runs=3)
+    measured = distributed_setups.time_setup(distributed_setups.TWO_WORKERS_PINNED, timings, runs=3)
     assert [m.label for m in measured] == ["two workers, pinned", "4 KiB", "1 MiB"]
     ((tasks, job, runs, settings, name),) = jobs
     assert job["strategy"] == "multi-worker" and runs == 3 and name == "two workers, pinned"
@@ -36,17 +36,20 @@ def test_a_setup_names_its_strategys_measurements_and_keeps_the_all_reduce_sizes
 
 
 def test_the_setups_are_the_ones_the_chapter_names():
-    assert setups.TWO_WORKERS_PINNED.workers == 2 and setups.ONE_CORE.workers == 1
-    assert [t.core for t in setups.TWO_WORKERS.tasks] == [None, None]
-    ps = setups.PARAMETER_SERVER
+    assert (
+        distributed_setups.TWO_WORKERS_PINNED.workers == 2
+        and distributed_setups.ONE_CORE.workers == 1
+    )
+    assert [t.core for t in distributed_setups.TWO_WORKERS.tasks] == [None, None]
+    ps = distributed_setups.PARAMETER_SERVER
     assert [(t.role, t.serves) for t in ps.tasks] == [
         ("chief", False),
         ("ps", True),
         ("worker", True),
         ("worker", True),
     ]
-    assert setups.TWO_WORKERS_KERAS_2.settings == {"TF_USE_LEGACY_KERAS": "1"}
-    assert len({s.name for s in setups.PLAN}) == len(setups.PLAN)
+    assert distributed_setups.TWO_WORKERS_KERAS_2.settings == {"TF_USE_LEGACY_KERAS": "1"}
+    assert len({s.name for s in distributed_setups.PLAN}) == len(distributed_setups.PLAN)
 
 
 @pytest.mark.parametrize("quick", [False, True])
@@ -55,16 +58,18 @@ def test_measure_keeps_what_ran_and_says_in_one_line_what_failed(monkeypatch, qu
 
     def fake(setup, timings, runs):
         asked[setup] = runs
-        if setup is setups.PARAMETER_SERVER:
+        if setup is distributed_setups.PARAMETER_SERVER:
             raise ChildError("ps 0 of the cluster failed: it stopped serving")
         return [measurement(setup.name, t.size) for t in timings]
 
-    monkeypatch.setattr(setups, "time_setup", fake)
-    measured, failures = setups.measure(quick=quick)
+    monkeypatch.setattr(distributed_setups, "time_setup", fake)
+    measured, failures = distributed_setups.measure(quick=quick)
     assert failures == {"parameter server": "ps 0 of the cluster failed: it stopped serving"}
-    assert measured[setups.PARAMETER_SERVER] == []
-    assert all(measured[s] for s in setups.PLAN if s is not setups.PARAMETER_SERVER)
-    assert asked == {s: 1 if quick else runs for s, (_, runs) in setups.PLAN.items()}
+    assert measured[distributed_setups.PARAMETER_SERVER] == []
+    assert all(
+        measured[s] for s in distributed_setups.PLAN if s is not distributed_setups.PARAMETER_SERVER
+    )
+    assert asked == {s: 1 if quick else runs for s, (_, runs) in distributed_setups.PLAN.items()}
 
 
 def test_fit_is_tried_under_each_setup_and_a_failure_is_one_short_line(monkeypatch):
@@ -76,22 +81,25 @@ def test_fit_is_tried_under_each_setup_and_a_failure_is_one_short_line(monkeypat
     def fake(setup, timings, runs):
         started.append(setup)
         (timing,) = timings
-        if setup is setups.TWO_WORKERS_PINNED:
+        if setup is distributed_setups.TWO_WORKERS_PINNED:
             raise ChildError(long_reason)
         return [measurement(setup.name, timing.size)]
 
-    monkeypatch.setattr(setups, "time_setup", fake)
+    monkeypatch.setattr(distributed_setups, "time_setup", fake)
     # The mirrored fit comes from its setup's cluster, which timed it after the step.
-    mirrored = setups.MIRRORED
-    fit = measurement(mirrored.name, setups.GLOBAL, workload="distributed-fit")
-    measured = {mirrored: [measurement(mirrored.name, setups.GLOBAL), fit]}
-    outcomes = {o.setup: o for o in setups.try_fit(measured, {})}
-    assert set(outcomes) == set(setups.FIT_PLAN)
-    assert started == [setups.TWO_WORKERS_PINNED, setups.TWO_WORKERS_KERAS_2]
-    failed = outcomes[setups.TWO_WORKERS_PINNED]
+    mirrored = distributed_setups.MIRRORED
+    fit = measurement(mirrored.name, distributed_setups.GLOBAL, workload="distributed-fit")
+    measured = {mirrored: [measurement(mirrored.name, distributed_setups.GLOBAL), fit]}
+    outcomes = {o.setup: o for o in distributed_setups.try_fit(measured, {})}
+    assert set(outcomes) == set(distributed_setups.FIT_PLAN)
+    assert started == [
+        distributed_setups.TWO_WORKERS_PINNED,
+        distributed_setups.TWO_WORKERS_KERAS_2,
+    ]
+    failed = outcomes[distributed_setups.TWO_WORKERS_PINNED]
     assert failed.measured is None and failed.reason.endswith("…")
-    assert len(failed.reason) == setups.REASON_CHARS + 1 and "\n" not in failed.reason
-    assert outcomes[setups.TWO_WORKERS_KERAS_2].keras == "Keras 2 (tf_keras)"
+    assert len(failed.reason) == distributed_setups.REASON_CHARS + 1 and "\n" not in failed.reason
+    assert outcomes[distributed_setups.TWO_WORKERS_KERAS_2].keras == "Keras 2 (tf_keras)"
     assert outcomes[mirrored].keras == "Keras 3" and not outcomes[mirrored].failure
     assert outcomes[mirrored].measured is fit
 
@@ -103,10 +111,12 @@ def test_fit_timed_in_a_setups_cluster_fails_with_it_and_starts_no_cluster(monke
         started.append(setup)
         return [measurement(setup.name, t.size) for t in timings]
 
-    monkeypatch.setattr(setups, "time_setup", fake)
-    mirrored = setups.MIRRORED
+    monkeypatch.setattr(distributed_setups, "time_setup", fake)
+    mirrored = distributed_setups.MIRRORED
     reason = "worker 0 of the cluster failed: RuntimeError: no logical devices"
-    outcomes = {o.setup: o for o in setups.try_fit({mirrored: []}, {mirrored.name: reason})}
+    outcomes = {
+        o.setup: o for o in distributed_setups.try_fit({mirrored: []}, {mirrored.name: reason})
+    }
     assert outcomes[mirrored].measured is None and outcomes[mirrored].failure == reason
     assert mirrored not in started
 
@@ -114,9 +124,12 @@ def test_fit_timed_in_a_setups_cluster_fails_with_it_and_starts_no_cluster(monke
 def test_only_a_fit_that_runs_shares_its_setups_cluster():
     # Keras 3's fit fails under MultiWorkerMirroredStrategy, and Keras 2 needs processes of its
     # own: a failure in a shared cluster would take the setup's other timings with it.
-    shared = {setup: setups.planned(setup, fit) for setup, fit in setups.FIT_PLAN.items()}
+    shared = {
+        setup: distributed_setups.planned(setup, fit)
+        for setup, fit in distributed_setups.FIT_PLAN.items()
+    }
     assert shared == {
-        setups.MIRRORED: True,
-        setups.TWO_WORKERS_PINNED: False,
-        setups.TWO_WORKERS_KERAS_2: False,
+        distributed_setups.MIRRORED: True,
+        distributed_setups.TWO_WORKERS_PINNED: False,
+        distributed_setups.TWO_WORKERS_KERAS_2: False,
     }
