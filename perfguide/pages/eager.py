@@ -1,6 +1,10 @@
 """The eager chapter: one op swept over sizes against the machine's limits, what a call costs
 layer by layer, the gradients of log(1 + e^x) and what their custom versions cost, the checks
-on each, and the short answer built from them."""
+on each, and the short answer built from them.
+
+Long as its chapter is: every section reads the same sweep and layer timings, in a few small
+functions each.
+"""
 
 from __future__ import annotations
 

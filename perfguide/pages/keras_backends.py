@@ -1,6 +1,10 @@
 """The Keras-backends chapter: each backend timed in fresh processes of its own, the backends'
 processes taking turns; the tables by model, the claims, where a ``fit`` call's time goes, and
-the short answer built from them."""
+the short answer built from them.
+
+Long as its chapter is: every section reads the one set of backend runs
+(:class:`BackendRuns`), in a few small functions each.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """The serving chapter: its checks on each model, where a request's time goes, the tail, the
 batches, the cold starts, what the runtimes and TensorFlow's profiler say of the MobileNet, and
-the short answer built from them."""
+the short answer built from them.
+
+Long as its chapter is: every section reads the same runs of the models' ways, in a few small
+functions each.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """The training-loop chapter: the grid of paths, models and data it times, its checks, where a
 step's time goes, Keras 3 against Keras 2, retracing, predicting, the self-answer's DO and DON'T
-lists checked here, and the short answer built from them."""
+lists checked here, and the short answer built from them.
+
+Long as its chapter is: every section reads the one grid of measurements, in a few small
+functions each; split by section, the parts would import one another's names.
+"""
 
 from __future__ import annotations
 

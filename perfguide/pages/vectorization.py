@@ -1,6 +1,10 @@
 """The vectorization chapter: one product from Python loops to BLAS, a batch of products, chains
 of element-wise ops, feeding the data, a profile, the CPU settings, and the short answer built
-from their checks."""
+from their checks.
+
+Long as its chapter is: every section reads the same workers' measurements and the machine's
+limits, in a few small functions each.
+"""
 
 from __future__ import annotations
 

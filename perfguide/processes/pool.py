@@ -13,6 +13,9 @@ chapter starts its workers once and hands them its workloads in turn: each worke
 process to the chapter, untouched by other chapters or by the process that drives them. Each
 job starts at the next worker, so a drift in the machine's speed does not always land on the
 same one.
+
+One idea at some length: the pool of fresh workers, from starting them to pooling what they
+measured; the ways groups of workers take turns drive the same private protocol.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ Two results files are judged by another rule (:mod:`perfguide.report.side_by_sid
 come from other machines, so no calibration of this one predicts where either lands; the docs'
 "How to read these pages" says when each rule applies and why.
 
+One idea at some length: each kind of claim is small, and all share the verdict rule, the
+wording of their evidence and the report that shows them.
+
 >>> from perfguide.measure.measurement import Measurement
 >>> ms = [Measurement("numpy", "iteration", 1, 1, 0.0, (2e-5,) * 5),
 ...       Measurement("xla-loop", "iteration", 1, 1, 0.0, (2e-6,) * 5)]

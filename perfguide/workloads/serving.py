@@ -19,6 +19,9 @@ installed is left out, and :data:`UNAVAILABLE` says why.
 The converted files are written once per model and package versions into the temporary
 directory (:func:`saved_file`), so that fresh processes time the same files without converting
 again.
+
+One idea at some length: every way of serving reads the same models and converted files;
+split, the converters and the ways would import each other.
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ Every pipeline yields the same images and labels; only the order may differ wher
 reads files in turn or lets parallel calls finish out of order (the tests check both). The
 functions handed to ``tf.data`` live here, not in the chapter, because AutoGraph reads a
 function's source file.
+
+That is also why the module is long: the pipelines and the functions they map must share it.
 """
 
 from __future__ import annotations
