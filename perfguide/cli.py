@@ -259,11 +259,9 @@ def _list(args: argparse.Namespace) -> None:
         print(f"  variants: {', '.join(workload.variants)} (baseline {workload.baseline})")
         for variant, why in workload.missing.items():
             print(f"  not installed: {variant} ({why})")
-    from perfguide.workloads import TOPICS
-
     print("chapters (`run TOPIC` runs all of one's workloads):")
     for chapter in CHAPTERS:
-        runs = chapter.topic in TOPICS or chapter.topic in OWN_RUNS
+        runs = chapter.runs != "nothing"
         print(f"  {chapter.topic}: {chapter.title}" + ("" if runs else " (no workloads to run)"))
 
 
@@ -347,9 +345,16 @@ def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, lis
     return groups
 
 
+def _own_run(name: str | None) -> Callable[[argparse.Namespace], None] | None:
+    """How ``run`` measures the chapter ``name`` if the table of chapters says it runs other
+    than its workloads in a pool (without importing the workloads, and so TensorFlow)."""
+    found = [c for c in CHAPTERS if name and c.topic == name.replace("-", "_")]
+    return OWN_RUNS.get(found[0].runs) if found else None
+
+
 def _run(args: argparse.Namespace) -> None:
-    if args.workload in OWN_RUNS:
-        OWN_RUNS[args.workload](args)
+    if own := _own_run(args.workload):
+        own(args)
         return
     args.processes = args.processes or PROCESSES
     chosen = _chosen(args)
@@ -515,9 +520,9 @@ def _run_distributed(args: argparse.Namespace) -> None:
         raise UsageError("; ".join(f"{name}: {reason}" for name, reason in failures.items()))
 
 
-#: Chapters whose ``run`` is their own: the memory chapter's experiments measure memory, not
-#: time; the distributed chapter's setups run in clusters, not in a pool of processes.
-OWN_RUNS = {"memory": _run_memory, "distributed": _run_distributed}
+#: How ``run`` measures a chapter that runs other than its workloads in a pool, by the table of
+#: chapters' ``runs``: memory experiments measure memory, not time; setups run in clusters.
+OWN_RUNS = {"experiments": _run_memory, "clusters": _run_distributed}
 
 
 def _calibrate(args: argparse.Namespace) -> None:

@@ -356,6 +356,18 @@ def test_a_chapters_topic_may_be_spelled_as_its_workloads_are_and_a_workload_com
     assert chosen("tf-function") == ["tf-function"]
 
 
+def test_run_measures_each_chapter_the_way_the_table_of_chapters_says():
+    from perfguide import workloads
+    from perfguide.report.chapters import CHAPTERS
+
+    pooled = [c.topic for c in CHAPTERS if c.runs == "workloads"]
+    assert list(workloads.TOPICS) == pooled  # in the reading order, as the pages run them
+    assert {c.runs for c in CHAPTERS} - {"workloads", "nothing"} == set(cli.OWN_RUNS)
+    assert cli._own_run("memory") is cli._run_memory
+    assert cli._own_run("distributed") is cli._run_distributed
+    assert cli._own_run("eager") is cli._own_run("diagnose") is cli._own_run(None) is None
+
+
 def test_a_runs_environment_record_says_which_settings_varied_between_its_processes(
     monkeypatch, tmp_path
 ):

@@ -5,6 +5,8 @@ every chapter's own title against it).
 
 >>> chapter("timing").results
 'timing.json'
+>>> chapter("memory").runs
+'experiments'
 >>> [c.topic for c in neighbours("eager")]
 ['tf_function', 'vectorization']
 """
@@ -18,11 +20,15 @@ import dataclasses
 class Chapter:
     """One chapter: ``examples/<topic>/plot_<topic>.py``, its workloads in
     ``perfguide/workloads/<topic>.py``, its page titled ``title``; ``covers`` says in a few
-    words what it measures."""
+    words what it measures; ``runs`` says how ``perfguide run <topic>`` measures it: its
+    workloads in a pool of fresh processes (``"workloads"``), its memory experiments each in
+    processes of their own (``"experiments"``), its setups in clusters on 127.0.0.1
+    (``"clusters"``), or nothing of its own (``"nothing"``)."""
 
     topic: str
     title: str
     covers: str = ""
+    runs: str = "workloads"
 
     @property
     def results(self) -> str:
@@ -80,12 +86,14 @@ CHAPTERS = (
         "memory per call of each way of calling a model, with one shape and new shapes, what "
         "gives memory back, the allocator; a training step's peak against batch size and "
         "precision policy",
+        runs="experiments",
     ),
     Chapter(
         "distributed",
         "Why doesn't my distributed training scale?",
         "tf.distribute's strategies on one machine, weak and strong scaling, the all-reduce, "
         "Keras's fit under each, projected past one machine",
+        runs="clusters",
     ),
     Chapter(
         "keras_backends",
@@ -98,6 +106,7 @@ CHAPTERS = (
         "diagnose",
         "Diagnose your own code",
         "the guide's measurements turned on your own function or saved model",
+        runs="nothing",
     ),
 )
 
