@@ -29,9 +29,9 @@ from perfguide.measure import calibration  # noqa: E402
 from perfguide.measure.environment import quick_everywhere  # noqa: E402
 from perfguide.measure.limits import SHARED_FILE_ENV  # noqa: E402
 from perfguide.processes import build_state, recording  # noqa: E402
-from perfguide.report.answers import ANSWERS_DIR_ENV  # noqa: E402
-from perfguide.report.chapters import CHAPTERS, footer  # noqa: E402
-from perfguide.report.results import MEASUREMENTS_DIR_ENV  # noqa: E402
+from perfguide.report.publishing.answers import ANSWERS_DIR_ENV  # noqa: E402
+from perfguide.report.publishing.chapters import CHAPTERS, footer  # noqa: E402
+from perfguide.report.publishing.results import MEASUREMENTS_DIR_ENV  # noqa: E402
 
 # Chapters write their measurements here; html_extra_path copies them to <site>/measurements/.
 # Created now because Sphinx checks html_extra_path while it reads this configuration.
@@ -245,7 +245,8 @@ myst_enable_extensions = ["colon_fence", "dollarmath"]
 # -- API reference -----------------------------------------------------------------------------
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-# The page modules document constants that are instances of perfguide.report.claims' classes.
+# The page modules document constants that are instances of classes of
+# perfguide.report.verdicts.claims.
 # Followed to that module, viewcode would link its whole source page to the first page module
 # that named one (anchors that do not exist): link each object's source where it is documented.
 viewcode_follow_imported_members = False
@@ -292,7 +293,7 @@ def without_empty_code_blocks(app, docname, source):
 
 
 # -- Chapters end with links to the questions before and after them, from the table of chapters
-# (perfguide.report.chapters), placed before sphinx-gallery's download buttons. --------------------
+# (perfguide.report.publishing.chapters), placed before sphinx-gallery's download buttons. ----
 
 
 def chapter_footer(app, docname, source):
@@ -307,7 +308,7 @@ def chapter_footer(app, docname, source):
 
 # -- Recipes: each opens with whether this build advises it. A recipe's section holds
 # ``.. recipe-status::``, which includes the status line its chapter published for it
-# (``<topic>.recipe.<section id>.html``, see perfguide.report.answers). ---------------------------
+# (``<topic>.recipe.<section id>.html``, see perfguide.report.publishing.answers). -------------
 
 
 class RecipeStatus(SphinxDirective):

@@ -38,11 +38,11 @@ from perfguide.measure.timer import no_progress
 from perfguide.processes import fresh
 from perfguide.processes.noise import NoiseFloor
 from perfguide.processes.pool import PROCESSES, Workers
-from perfguide.report import results
-from perfguide.report.chapters import CHAPTERS
-from perfguide.report.compare import Comparison, text_table
 from perfguide.report.format import format_count
-from perfguide.report.side_by_side import SideBySide, Source
+from perfguide.report.publishing import results
+from perfguide.report.publishing.chapters import CHAPTERS
+from perfguide.report.tables.comparison import Comparison, text_table
+from perfguide.report.verdicts.compare_files import SideBySide, Source
 
 if TYPE_CHECKING:  # for annotations only: the workloads are imported when needed
     from perfguide.workloads.base import Workload
@@ -423,18 +423,19 @@ def _run_memory(args: argparse.Namespace) -> None:
         _check_writable(args.json)
     from perfguide.measure.environment import collect
     from perfguide.processes import memory_processes
-    from perfguide.report import growth
+    from perfguide.report.publishing import memory_results
+    from perfguide.report.tables.memory import growth_table, peak_table
     from perfguide.workloads import memory
 
     processes = args.processes or (2 if args.quick else memory.PROCESSES)
     with _progress(f"memory: every experiment, {processes} fresh processes each"):
         measured, peaks = memory_processes.measure(processes=processes)
     for name, experiment in measured.items():
-        print(growth.growth_table(name, experiment.growth, traces=experiment.traces))
+        print(growth_table(name, experiment.growth, traces=experiment.traces))
         print()
-    print(growth.peak_table("a training step's peak memory", peaks))
+    print(peak_table("a training step's peak memory", peaks))
     if args.json is not None:
-        growth.save(args.json, collect(), measured, peaks)
+        memory_results.save(args.json, collect(), measured, peaks)
         print(f"wrote {args.json}")
 
 
@@ -527,17 +528,19 @@ OWN_RUNS = {"experiments": _run_memory, "clusters": _run_distributed}
 
 def _calibrate(args: argparse.Namespace) -> None:
     from perfguide.processes import build_state
-    from perfguide.report import growth
+    from perfguide.report.publishing import memory_results
 
     _check_writable(args.json)
-    memory = [path for path in args.paths if growth.holds_growth(path)]
+    memory = [path for path in args.paths if memory_results.holds_growth(path)]
     states = [path for path in args.paths if build_state.holds_state(path)]
     runs = _sources([path for path in args.paths if path not in memory + states])
     if not runs:
         raise UsageError(
             "calibrate needs at least two runs of timings besides memory runs and build states"
         )
-    growth_runs = [run.growth for run in runs if run.growth] + [growth.load(p) for p in memory]
+    growth_runs = [run.growth for run in runs if run.growth] + [
+        memory_results.load(p) for p in memory
+    ]
     env = runs[0].environment
     cpu = machine_name(
         env.get("cpu_model", "an unknown CPU"),

@@ -2,10 +2,10 @@
 
 import pytest
 
-from perfguide.report import answers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim
-from perfguide.report.compare import Table
+from perfguide.report.publishing import answers
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Table
+from perfguide.report.verdicts.claims import Claim
 
 HELD = Claim(
     "a is faster than b",

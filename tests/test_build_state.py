@@ -10,8 +10,8 @@ import sys
 from perfguide.measure.calibration import Calibration
 from perfguide.measure.stats import Spread
 from perfguide.processes import build_state
-from perfguide.report.chapters import chapter
 from perfguide.report.format import format_percent
+from perfguide.report.publishing.chapters import chapter
 
 
 def test_alive_sees_a_child_process_and_a_port_this_process_holds():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from perfguide.report import chapters
+from perfguide.report.publishing import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted(ROOT.glob("examples/*/plot_*.py"))

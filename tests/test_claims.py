@@ -6,7 +6,7 @@ import pytest
 from perfguide.measure import calibration
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.stats import Spread
-from perfguide.report.claims import (
+from perfguide.report.verdicts.claims import (
     TOLERANCE,
     ClaimReport,
     Faster,

@@ -18,8 +18,8 @@ import pytest
 from perfguide import cli
 from perfguide.cli import main
 from perfguide.measure import calibration, environment
-from perfguide.report import results
-from perfguide.report.claims import per_process
+from perfguide.report.publishing import results
+from perfguide.report.verdicts.claims import per_process
 
 
 def run_cli(capsys, *argv):
@@ -133,7 +133,7 @@ def test_module_entry_point_exits_2_without_traceback():
 
 def test_show_prints_one_table_per_workload_size_and_unit(capsys, tmp_path):
     from perfguide.measure.measurement import Measurement
-    from perfguide.report import results
+    from perfguide.report.publishing import results
 
     def m(workload, size, unit):
         return Measurement("v", unit, 1, 1, 0.0, (1e-3,) * 5, workload=workload, size=size)
@@ -258,7 +258,7 @@ def test_calibrate_fits_memory_runs_beside_the_timing_runs(capsys, tmp_path):
     from test_calibration import growth_run
 
     from perfguide.measure.memory import Experiment
-    from perfguide.report import growth
+    from perfguide.report.publishing import memory_results
 
     rng = np.random.default_rng(0)
     paths = two_runs(tmp_path, rng)
@@ -266,7 +266,7 @@ def test_calibrate_fits_memory_runs_beside_the_timing_runs(capsys, tmp_path):
         rates = growth_run(rng, shift)["experiment"]
         experiment = Experiment(rates, dict.fromkeys(rates), dict.fromkeys(rates, 0.0), [], {})
         paths.append(tmp_path / f"memory-{k}.json")
-        growth.save(paths[-1], RERUN_ENV, {"experiment": experiment})
+        memory_results.save(paths[-1], RERUN_ENV, {"experiment": experiment})
     fitted = tmp_path / "calibration.json"
     code, out, _ = run_cli(capsys, "calibrate", *map(str, paths), "--json", str(fitted))
     written = calibration.load(fitted)
@@ -358,7 +358,7 @@ def test_a_chapters_topic_may_be_spelled_as_its_workloads_are_and_a_workload_com
 
 def test_run_measures_each_chapter_the_way_the_table_of_chapters_says():
     from perfguide import workloads
-    from perfguide.report.chapters import CHAPTERS
+    from perfguide.report.publishing.chapters import CHAPTERS
 
     pooled = [c.topic for c in CHAPTERS if c.runs == "workloads"]
     assert list(workloads.TOPICS) == pooled  # in the reading order, as the pages run them

@@ -23,8 +23,8 @@ from perfguide.diagnose.target import InputSpec, Target
 from perfguide.diagnose.worker.forms import RANDOM_CALLS
 from perfguide.measure import limits
 from perfguide.processes.pool import Workers
-from perfguide.report.claims import Faster
-from perfguide.report.page_checks import unseparated_winners
+from perfguide.report.publishing.page_checks import unseparated_winners
+from perfguide.report.verdicts.claims import Faster
 from perfguide.workloads import serving
 from perfguide.workloads.keras_processes import NAMES, missing_backends
 

@@ -24,12 +24,12 @@ from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
-from perfguide.report import results
-from perfguide.report.chapters import chapter
-from perfguide.report.claims import Faster
 from perfguide.report.format import format_bytes
-from perfguide.report.page_checks import unseparated_winners
-from perfguide.report.ranking import AHEAD
+from perfguide.report.publishing import results
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.publishing.page_checks import unseparated_winners
+from perfguide.report.verdicts.claims import Faster
+from perfguide.report.verdicts.ranking import AHEAD
 
 # -- The verdicts' logic, on made-up measurements -----------------------------------------------
 

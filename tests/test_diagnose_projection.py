@@ -6,7 +6,7 @@ from test_diagnose_findings import evidence
 
 from perfguide.diagnose.parent import projection, render
 from perfguide.diagnose.parent.findings import assess
-from perfguide.report.allreduce import Link, ring_allreduce_s
+from perfguide.workloads.distributed_allreduce import Link, ring_allreduce_s
 
 MODEL = {
     "variants": ["predict"],

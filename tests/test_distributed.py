@@ -14,10 +14,10 @@ import tensorflow as tf
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import distributed as page
 from perfguide.processes import cluster, distributed_setups, fresh
-from perfguide.report.allreduce import Link, ring_allreduce_s
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import pick
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import distributed, distributed_input
+from perfguide.workloads.distributed_allreduce import Link, ring_allreduce_s
 from tests.recipes import run_recipe
 
 BATCH, HIDDEN = 16, 32

@@ -10,8 +10,8 @@ from perfguide.measure import anatomy
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import eager as page
-from perfguide.report.answers import ShortAnswer, measured_here
-from perfguide.report.claims import ClaimReport
+from perfguide.report.publishing.answers import ShortAnswer, measured_here
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import eager as eg
 from tests.recipes import run_recipe
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report.compare import first_call_overhead
 from perfguide.report.format import format_count, format_factor, format_speedup
+from perfguide.report.tables.comparison import first_call_overhead
 
 
 @pytest.mark.parametrize("speedup", np.logspace(-4, 4, 33))

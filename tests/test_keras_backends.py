@@ -13,7 +13,7 @@ import pytest
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import keras_backends as page
 from perfguide.processes.fresh import child_environment
-from perfguide.report.claims import ClaimReport
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import keras_backends as kb
 from perfguide.workloads import keras_processes
 from tests import backend_results

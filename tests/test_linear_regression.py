@@ -6,7 +6,7 @@ import pytest
 from perfguide.measure import runner
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import linear_regression as page
-from perfguide.report.claims import ClaimReport
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import WORKLOADS
 from perfguide.workloads import linear_regression as lr
 from tests.recipes import run_recipe

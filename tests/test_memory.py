@@ -16,7 +16,7 @@ from perfguide.pages import memory as page
 from perfguide.processes import forkserver, memory_processes
 from perfguide.processes.forkserver import Task, in_fresh_processes
 from perfguide.processes.fresh import SCRATCH_PREFIX, ChildError, child_environment, run_command
-from perfguide.report.claims import ClaimReport
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import memory
 from tests.recipes import run_recipe
 
@@ -148,7 +148,8 @@ def test_a_job_over_its_time_is_stopped(monkeypatch):
 
 def test_growth_is_published_whole_and_read_back_for_the_next_run(tmp_path):
     from perfguide.measure.memory import Experiment, Growth
-    from perfguide.report import growth as report
+    from perfguide.report.publishing import memory_results
+    from perfguide.report.tables.memory import growth_table
 
     def experiment(*rates):
         grown = Growth("predict", rates, (1e6,) * len(rates))
@@ -161,14 +162,14 @@ def test_growth_is_published_whole_and_read_back_for_the_next_run(tmp_path):
         )
 
     path = tmp_path / "memory.json"
-    report.save(path, {"tensorflow": "2.21.0"}, {"one shape": experiment(20e3, 21e3, 22e3)})
-    published = report.load(path)
+    memory_results.save(path, {"tensorflow": "2.21.0"}, {"one shape": experiment(20e3, 21e3, 22e3)})
+    published = memory_results.load(path)
     assert published["one shape"]["predict"].rates == (20e3, 21e3, 22e3)
     assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]  # no half-written leftovers
     # A next run's rate inside the published interval counts; one far outside does not.
-    assert report.inside(published, {"one shape": experiment(21e3, 21e3)}) == (1, 1)
-    assert report.inside(published, {"one shape": experiment(90e3, 90e3)}) == (0, 1)
-    table = str(report.growth_table("one shape", published["one shape"], traces={"predict": None}))
+    assert memory_results.inside(published, {"one shape": experiment(21e3, 21e3)}) == (1, 1)
+    assert memory_results.inside(published, {"one shape": experiment(90e3, 90e3)}) == (0, 1)
+    table = str(growth_table("one shape", published["one shape"], traces={"predict": None}))
     assert "21.0 kB" in table and "next-process interval" in table
 
 
@@ -297,17 +298,18 @@ def test_a_training_step_reports_its_peaks_and_the_activations_of_its_shapes():
 def test_a_training_steps_peaks_are_tabled_and_published(tmp_path):
     import json
 
-    from perfguide.report import growth as report
+    from perfguide.report.publishing import memory_results
+    from perfguide.report.tables.memory import peak_table, per_example_table
 
     peaks = {
         "float32": _peaks("float32", ((5, 15, 35),) * 3),
         "bf16": _peaks("bf16", ((3, 8, 18),) * 3),
     }
-    per_example = str(report.per_example_table("per example", peaks, available=1000))
+    per_example = str(per_example_table("per example", peaks, available=1000))
     assert "10 B (10 B to 10 B)" in per_example and "45" in per_example
-    assert "20 B" in str(report.peak_table("peaks", peaks))  # float32's resident at batch 1
+    assert "20 B" in str(peak_table("peaks", peaks))  # float32's resident at batch 1
     path = tmp_path / "memory.json"
-    report.save(path, {}, {}, peaks)
+    memory_results.save(path, {}, {}, peaks)
     assert json.loads(path.read_text())["peaks"]["bf16"]["tensors"][0] == [3, 8, 18]
 
 

@@ -10,8 +10,8 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import OpTime
 from perfguide.pages import mixed_precision as page
 from perfguide.processes.worker import trace_variant
-from perfguide.report.claims import ClaimReport, Faster
-from perfguide.report.ops import OpTable
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import ClaimReport, Faster
 from perfguide.workloads import mixed_precision as mp
 from tests.recipes import run_recipe
 

@@ -4,11 +4,10 @@ quotes that its page does not back, and ratios quoted beside a check that printe
 each on answers or pages made to fail it."""
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report import answers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import Claim, Faster
 from perfguide.report.format import format_speedup
-from perfguide.report.page_checks import (
+from perfguide.report.publishing import answers
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
+from perfguide.report.publishing.page_checks import (
     contradictions,
     recipe_problems,
     subjectless_effects,
@@ -16,6 +15,7 @@ from perfguide.report.page_checks import (
     undefined_names,
     unmatched_ratios,
 )
+from perfguide.report.verdicts.claims import Claim, Faster
 
 HELD = Claim("xla is faster than graph", True, "…", "2.00x faster")
 FAILED = Claim("graph is faster than xla", False, "…", "2.00x slower")

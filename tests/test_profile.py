@@ -6,7 +6,7 @@ import tensorflow as tf
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
 from perfguide.measure import profile
-from perfguide.report.ops import OpTable
+from perfguide.report.tables.ops import OpTable
 
 CALLS = 5
 #: The matmul's type: oneDNN's kernel on x86 (TensorFlow's default there), else the plain one.

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report import results
-from perfguide.report.claims import Claim, ClaimReport
-from perfguide.report.rebuilds import (
+from perfguide.report.publishing import results
+from perfguide.report.verdicts.claims import Claim, ClaimReport
+from perfguide.report.verdicts.rebuilds import (
     Rebuild,
     chapter_shifts,
     place_correlation,

@@ -4,10 +4,10 @@ import os
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report import results
-from perfguide.report.chapters import chapter
-from perfguide.report.claims import Claim, per_process
-from perfguide.report.side_by_side import Source
+from perfguide.report.publishing import results
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.verdicts.claims import Claim, per_process
+from perfguide.report.verdicts.compare_files import Source
 
 MEASUREMENT = Measurement("numpy", "iteration", 100, 3, 0.01, (1e-5, 2e-5, 3e-5, 4e-5, 5e-5))
 

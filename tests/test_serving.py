@@ -12,9 +12,9 @@ from perfguide.measure.profile import OpTime
 from perfguide.pages import serving as page
 from perfguide.processes import serving_cold_start
 from perfguide.processes.worker import TRACED_CALLS
-from perfguide.report.answers import ShortAnswer
-from perfguide.report.claims import ClaimReport
-from perfguide.report.ops import OpTable
+from perfguide.report.publishing.answers import ShortAnswer
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import serving
 from tests.recipes import run_recipe
 

@@ -12,9 +12,9 @@ import tensorflow as tf
 
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import tf_data as page
-from perfguide.report.claims import ClaimReport
-from perfguide.report.overlap import Recording
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import tf_data as td
+from perfguide.workloads.tf_data_overlap import Recording
 
 #: Small enough to be quick, large enough for two batches and several records per file.
 IMAGES = 2 * td.BATCH

@@ -7,7 +7,7 @@ import tensorflow as tf
 from perfguide.measure import runner
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import tf_function as page
-from perfguide.report.claims import ClaimReport
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import tf_function as tfn
 from tests.recipes import run_recipe
 

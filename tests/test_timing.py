@@ -10,7 +10,7 @@ import pytest
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.runner import run
 from perfguide.pages import timing as page
-from perfguide.report.claims import ClaimReport
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import timing as tm
 from tests.recipes import run_recipe
 

@@ -7,8 +7,8 @@ import pytest
 
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import training_loop as page
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import by_size
+from perfguide.report.tables.comparison import by_size
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import training_loop as tl
 from tests.recipes import run_recipe
 

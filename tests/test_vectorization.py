@@ -8,7 +8,7 @@ from perfguide.measure import limits
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import vectorization as page
-from perfguide.report.claims import ClaimReport
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import vectorization as vz
 from tests.recipes import run_recipe
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import nox
 import yaml
 
-from perfguide.report.side_by_side import COMPARE_WITH_ENV
+from perfguide.report.verdicts.compare_files import COMPARE_WITH_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "docs.yml"

@@ -23,10 +23,15 @@ import sys
 from pathlib import Path
 
 from perfguide.measure.calibration import HOST_PROBE_ENV
-from perfguide.report import growth, results
-from perfguide.report.rebuilds import Rebuild, chapter_shifts, place_correlation, site_verdicts
-from perfguide.report.results import ResultsError
-from perfguide.report.side_by_side import SideBySide, Source
+from perfguide.report.publishing import memory_results, results
+from perfguide.report.publishing.results import ResultsError
+from perfguide.report.verdicts.compare_files import SideBySide, Source
+from perfguide.report.verdicts.rebuilds import (
+    Rebuild,
+    chapter_shifts,
+    place_correlation,
+    site_verdicts,
+)
 
 
 def coverage(sites: list[Path]) -> list[str]:
@@ -37,7 +42,7 @@ def coverage(sites: list[Path]) -> list[str]:
     saved = os.environ.pop(HOST_PROBE_ENV, None)
     try:
         for file in sorted((sites[0] / "measurements").glob("*.json")):
-            if growth.holds_growth(file):
+            if memory_results.holds_growth(file):
                 continue
             seen = results.load_results(file)[0].get("calibration", {}).get("host_seen")
             os.environ.pop(HOST_PROBE_ENV, None)

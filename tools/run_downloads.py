@@ -25,7 +25,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from perfguide.report.chapters import CHAPTERS
+from perfguide.report.publishing.chapters import CHAPTERS
 
 VERDICT = re.compile(r"\b(HELD|DID NOT HOLD|INCONCLUSIVE)\b")
 #: A chapter's budget, quick, as a reader's machine might take it.

@@ -39,9 +39,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from perfguide.report.answers import load_checklist
-from perfguide.report.chapters import chapter
-from perfguide.report.page_checks import (
+from perfguide.report.publishing.answers import load_checklist
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.publishing.page_checks import (
     contradictions,
     disagreements,
     recipe_problems,
@@ -51,7 +51,7 @@ from perfguide.report.page_checks import (
     unmatched_ratios,
     unseparated_winners,
 )
-from perfguide.report.results import ResultsError, load
+from perfguide.report.publishing.results import ResultsError, load
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (375, 1400)

@@ -38,8 +38,8 @@ WORKLOAD = Workload(
 
 if __name__ == "__main__":
     from perfguide.processes.pool import Workers
-    from perfguide.report.claims import ClaimReport, Faster
-    from perfguide.report.compare import Comparison
+    from perfguide.report.tables.comparison import Comparison
+    from perfguide.report.verdicts.claims import ClaimReport, Faster
 
     claims = [Faster("one-op", "loop")]
     with Workers() as workers:

@@ -81,7 +81,7 @@ from pathlib import Path
 
 from perfguide.pages import diagnose as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
+from perfguide.report.publishing import results
 
 workers = Workers(limits=True)
 print(results.where_measured(workers.environment))

@@ -34,10 +34,10 @@ import matplotlib.pyplot as plt
 from perfguide.measure import environment
 from perfguide.pages import distributed as page
 from perfguide.processes import distributed_setups
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import distributed, distributed_input
 
 env = environment.collect()

@@ -34,11 +34,11 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.pages import eager as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.answers import ShortAnswer
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import ShortAnswer
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import eager as eg
 
 device = default_device()

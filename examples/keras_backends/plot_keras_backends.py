@@ -80,9 +80,9 @@ pages </reading>` defines the tables' terms; the training paths of one backend a
 
 from perfguide.measure.runner import default_device
 from perfguide.pages import keras_backends as page
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import keras_backends as kb
 
 device = default_device()

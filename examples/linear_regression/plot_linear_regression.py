@@ -36,12 +36,12 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.pages import linear_regression as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Comparison
 from perfguide.report.format import format_count
-from perfguide.report.plotting import dot_plot
-from perfguide.report.show import show
+from perfguide.report.plots import dot_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import linear_regression as lr
 
 device = default_device()

@@ -35,12 +35,13 @@ import psutil
 from perfguide.measure.environment import collect
 from perfguide.pages import memory as page
 from perfguide.processes import memory_processes
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
 from perfguide.report.format import format_bytes
-from perfguide.report.growth import calls_to_fill, save
-from perfguide.report.plotting import peak_plot, resident_plot
-from perfguide.report.show import show
+from perfguide.report.plots import peak_plot, resident_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.memory_results import save
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.memory import calls_to_fill
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import memory
 
 env = collect()

@@ -39,11 +39,11 @@ from perfguide.measure.runner import default_device
 from perfguide.pages import mixed_precision as page
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison
-from perfguide.report.plotting import dot_plot
-from perfguide.report.show import show
+from perfguide.report.plots import dot_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import mixed_precision as mp
 
 device = default_device()

@@ -42,12 +42,12 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.pages import serving as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.answers import ShortAnswer
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed
-from perfguide.report.ops import OpTable
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import ShortAnswer
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import serving
 
 device = default_device()

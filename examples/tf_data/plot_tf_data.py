@@ -74,12 +74,12 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.pages import tf_data as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison, pick
 from perfguide.report.format import format_seconds
-from perfguide.report.plotting import dot_plot
-from perfguide.report.show import show
+from perfguide.report.plots import dot_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison, pick
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import tf_data
 
 device = default_device()

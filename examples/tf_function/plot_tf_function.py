@@ -34,11 +34,11 @@ import tensorflow as tf
 from perfguide.measure.runner import default_device
 from perfguide.pages import tf_function as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison
-from perfguide.report.plotting import dot_plot
-from perfguide.report.show import show
+from perfguide.report.plots import dot_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import tf_function as tfn
 
 device = default_device()

@@ -37,9 +37,9 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.pages import timing as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import timing as tm
 
 device = default_device()

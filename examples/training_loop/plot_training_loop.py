@@ -41,10 +41,10 @@ import matplotlib.pyplot as plt
 from perfguide.measure.runner import default_device
 from perfguide.pages import training_loop as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison, at_size, by_size
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison, at_size, by_size
+from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import training_loop as tl
 
 device = default_device()

@@ -31,11 +31,11 @@ from perfguide.measure import profile
 from perfguide.measure.runner import default_device
 from perfguide.pages import vectorization as page
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.claims import ClaimReport
-from perfguide.report.compare import Collapsed, Comparison
-from perfguide.report.ops import OpTable
-from perfguide.report.show import show
+from perfguide.report.publishing import results
+from perfguide.report.publishing.show import show
+from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import ClaimReport
 
 device = default_device()
 workers = Workers(device=device, limits=True)

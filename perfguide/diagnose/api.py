@@ -28,7 +28,7 @@ from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.diagnose.target import PICKLED_SUFFIX, Target, TargetError
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import PROCESSES, Workers
-from perfguide.report import results
+from perfguide.report.publishing import results
 
 
 @dataclasses.dataclass(frozen=True)

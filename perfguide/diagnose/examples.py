@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from perfguide.diagnose.target import TargetError
-from perfguide.report.results import write_atomically
+from perfguide.report.publishing.results import write_atomically
 
 #: What a value that cannot be an argument should be instead.
 _GIVE = (

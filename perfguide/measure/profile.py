@@ -10,8 +10,8 @@ the trace. TensorFlow writes the trace as an XSpace protobuf,
 plugin) opens, and the file a chapter publishes beside its measurements.
 
 :func:`op_events` reads the trace with the protos TensorFlow ships, no TensorBoard needed, and
-:func:`op_times` sums it per op (:class:`~perfguide.report.ops.OpTable` shows the ops that took
-the most time). What counts as an op, on the ``/host:CPU`` plane (one line per thread) of a
+:func:`op_times` sums it per op (:class:`~perfguide.report.tables.ops.OpTable` shows the ops that
+took the most time). What counts as an op, on the ``/host:CPU`` plane (one line per thread) of a
 TensorFlow 2.21 trace:
 
 - a graph op (in a ``tf.function``): an event named ``<op name>:<op type>``, such as

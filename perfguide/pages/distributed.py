@@ -13,7 +13,15 @@ from matplotlib.axes import Axes
 from perfguide.measure.measurement import Measurement
 from perfguide.processes import distributed_setups
 from perfguide.processes.distributed_setups import Setup
-from perfguide.report.allreduce import (
+from perfguide.report.format import format_bytes, format_seconds
+from perfguide.report.plots import projection_plot
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Table, at_size, pick
+from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, Share, predicts
+from perfguide.report.verdicts.ratios import ratio_interval
+from perfguide.workloads import distributed, distributed_input
+from perfguide.workloads.base import Workload
+from perfguide.workloads.distributed_allreduce import (
     DATACENTER_LATENCY_S,
     Link,
     Projection,
@@ -22,14 +30,6 @@ from perfguide.report.allreduce import (
     ring_allreduce_s,
     terms,
 )
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, Share, predicts
-from perfguide.report.compare import Table, at_size, pick
-from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.plotting import projection_plot
-from perfguide.report.ratios import ratio_interval
-from perfguide.workloads import distributed, distributed_input
-from perfguide.workloads.base import Workload
 
 PER_WORKER, GLOBAL, LARGE = (
     distributed_setups.PER_WORKER,
@@ -275,7 +275,8 @@ def speedup_plot(projected: Mapping[str, Sequence[Projection]], anatomy: Anatomy
     """The projected speed-ups, with the two workers' as measured here: examples a second
     against one worker on one core."""
     ratio, low, high = anatomy.measured_ratio
-    ax = projection_plot(projected, measured={TWO: (1 / ratio, 1 / high, 1 / low)})
+    series = {label: [(p.workers, p.speedup) for p in ps] for label, ps in projected.items()}
+    ax = projection_plot(series, measured={TWO: (1 / ratio, 1 / high, 1 / low)})
     ax.set_title("Speed-up of the MLP's training, weak scaling")
     return ax
 

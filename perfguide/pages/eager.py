@@ -22,11 +22,11 @@ from perfguide.measure import anatomy
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
-from perfguide.report.answers import Change, Recommendation, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, exact, takes_at_most
-from perfguide.report.compare import pick
 from perfguide.report.format import format_count, format_factor, format_seconds
-from perfguide.report.plotting import rate_plot, scaling_plot
+from perfguide.report.plots import rate_plot, scaling_plot
+from perfguide.report.publishing.answers import Change, Recommendation, measured_here
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, exact, takes_at_most
 from perfguide.workloads import eager as eg
 from perfguide.workloads.base import Workload
 

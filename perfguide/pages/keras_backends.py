@@ -19,11 +19,11 @@ from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Peaks
 from perfguide.processes.pool import job_of, side_by_side, take_turns
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import ClaimReport, Faster, Judged
-from perfguide.report.compare import Collapsed, Comparison, Stacked, Table
 from perfguide.report.format import NEXT_PROCESS, format_bytes, format_percent, format_seconds
-from perfguide.report.growth import per_example
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Collapsed, Comparison, Stacked, Table
+from perfguide.report.tables.memory import per_example
+from perfguide.report.verdicts.claims import ClaimReport, Faster, Judged
 from perfguide.workloads import keras_backends as kb
 
 #: Fresh processes per backend (one in a quick run). Backends are compared across processes,

@@ -13,11 +13,11 @@ from matplotlib.axes import Axes
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, exact, takes_at_most
-from perfguide.report.compare import Table
 from perfguide.report.format import format_count, format_factor, format_seconds
-from perfguide.report.plotting import rate_plot
+from perfguide.report.plots import rate_plot
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Table
+from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, exact, takes_at_most
 from perfguide.workloads import linear_regression as lr
 
 NUMPY_VS_SESSION = Faster("numpy", "tf1-session")

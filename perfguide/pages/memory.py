@@ -9,12 +9,18 @@ import statistics
 from collections.abc import Mapping
 
 from perfguide.measure.memory import Experiment, Growth, Peaks, changes
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim
-from perfguide.report.compare import Collapsed, Table
 from perfguide.report.format import format_bytes
-from perfguide.report.growth import growth_table, layer_table, peak_table, per_example_table
-from perfguide.report.memory_claims import PEAK_KINDS, grows, grows_less, needs_less, stays_flat
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Collapsed, Table
+from perfguide.report.tables.memory import growth_table, layer_table, peak_table, per_example_table
+from perfguide.report.verdicts.claims import Claim
+from perfguide.report.verdicts.memory_claims import (
+    PEAK_KINDS,
+    grows,
+    grows_less,
+    needs_less,
+    stays_flat,
+)
 from perfguide.workloads import memory
 
 #: Bytes a call from which a way counts as growing the process.
@@ -227,7 +233,7 @@ def memory_per_example(peaks: Mapping[str, Peaks], available: float) -> Collapse
 def peak_claims(peaks: Mapping[str, Peaks]) -> list[Claim]:
     """That a step under ``mixed_bfloat16`` needs at least 1.5x less memory an example than
     under ``float32``, for each kind of peak
-    (:data:`~perfguide.report.memory_claims.PEAK_KINDS`)."""
+    (:data:`~perfguide.report.verdicts.memory_claims.PEAK_KINDS`)."""
     float32, bfloat16 = (peaks[policy] for policy in memory.TRAINING_POLICIES)
     return [needs_less(bfloat16, float32, kind, by=1.5) for kind in PEAK_KINDS]
 

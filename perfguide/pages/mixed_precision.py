@@ -14,13 +14,20 @@ from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import is_onednn
 from perfguide.processes.pool import Workers
-from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact, share_of_time
-from perfguide.report.compare import Table, pick
 from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.ops import OpTable
-from perfguide.report.plotting import rate_plot
+from perfguide.report.plots import rate_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
+from perfguide.report.tables.comparison import Table, pick
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import (
+    Claim,
+    ClaimReport,
+    Faster,
+    Judged,
+    exact,
+    share_of_time,
+)
 from perfguide.workloads import mixed_precision as mp
 from perfguide.workloads.base import Workload
 from perfguide.workloads.vectorization import conv_flops, matmul_flops

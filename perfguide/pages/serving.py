@@ -22,13 +22,13 @@ from perfguide.measure.measurement import Measurement
 from perfguide.processes import serving_cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
-from perfguide.report.answers import Change, Recommendation, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact
-from perfguide.report.compare import Collapsed, Comparison, Table, at_size
 from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.ops import OpTable
-from perfguide.report.plotting import dot_plot, rate_plot
-from perfguide.report.ranking import rank
+from perfguide.report.plots import dot_plot, rate_plot
+from perfguide.report.publishing.answers import Change, Recommendation, measured_here
+from perfguide.report.tables.comparison import Collapsed, Comparison, Table, at_size
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, Judged, exact
+from perfguide.report.verdicts.ranking import rank
 from perfguide.workloads import serving
 from perfguide.workloads.base import Workload
 

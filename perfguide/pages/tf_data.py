@@ -11,13 +11,13 @@ from matplotlib.axes import Axes
 
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, takes_at_most
-from perfguide.report.compare import Table, pick
 from perfguide.report.format import format_interval, format_seconds, format_speedup
-from perfguide.report.overlap import Overlap, Recording, typical
-from perfguide.report.plotting import timeline_plot
+from perfguide.report.plots import timeline_plot
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Table, pick
+from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, Judged, takes_at_most
 from perfguide.workloads import tf_data
+from perfguide.workloads.tf_data_overlap import Overlap, Recording, typical
 
 #: Batches in one pass over the images.
 BATCHES_A_PASS = tf_data.IMAGES // tf_data.BATCH

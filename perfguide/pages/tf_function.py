@@ -11,8 +11,11 @@ from matplotlib.axes import Axes
 
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import (
+from perfguide.report.format import format_seconds
+from perfguide.report.plots import scaling_plot
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Table, at_size, first_call_overhead, pick
+from perfguide.report.verdicts.claims import (
     Claim,
     ClaimReport,
     Faster,
@@ -20,9 +23,6 @@ from perfguide.report.claims import (
     per_process,
     takes_at_most,
 )
-from perfguide.report.compare import Table, at_size, first_call_overhead, pick
-from perfguide.report.format import format_seconds
-from perfguide.report.plotting import scaling_plot
 from perfguide.workloads import tf_function as tfn
 
 

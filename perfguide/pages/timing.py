@@ -18,10 +18,10 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.runner import run
 from perfguide.processes.pool import Workers
 from perfguide.processes.recording import recorded
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import Claim, ClaimReport, Faster, per_process
-from perfguide.report.compare import pick
 from perfguide.report.format import format_seconds, format_speedup
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, per_process
 from perfguide.workloads import eager
 from perfguide.workloads import timing as tm
 
@@ -43,7 +43,7 @@ def median_of(results: Sequence[Result], key: str) -> float:
 @dataclasses.dataclass(frozen=True)
 class PerProcess:
     """The claim that a ratio each process works out for itself from its result (``ratio``) is
-    beyond ``factor``, judged as :func:`~perfguide.report.claims.per_process` judges it;
+    beyond ``factor``, judged as :func:`~perfguide.report.verdicts.claims.per_process` judges it;
     ``what`` names the ratio, ``subject`` (with its verb) what it is said of."""
 
     statement: str

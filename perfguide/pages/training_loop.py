@@ -16,13 +16,20 @@ from matplotlib.axes import Axes
 from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
-from perfguide.report.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.claims import Claim, ClaimReport, Faster, Judged, exact, takes_at_most
-from perfguide.report.compare import Table, at_size, pick
 from perfguide.report.format import format_percent, format_seconds, format_speedup
-from perfguide.report.plotting import heatmap, rate_bars, scaling_plot
-from perfguide.report.ranking import rank
-from perfguide.report.ratios import fixed_price
+from perfguide.report.plots import heatmap, rate_bars, scaling_plot
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
+from perfguide.report.tables.comparison import Table, at_size, pick
+from perfguide.report.verdicts.claims import (
+    Claim,
+    ClaimReport,
+    Faster,
+    Judged,
+    exact,
+    takes_at_most,
+)
+from perfguide.report.verdicts.ranking import rank
+from perfguide.report.verdicts.ratios import fixed_price
 from perfguide.workloads import training_loop as tl
 
 #: The grid's columns: the self-answer's small model on its small and its medium data, and its

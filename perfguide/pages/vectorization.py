@@ -24,9 +24,13 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import OpTime
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers, run_across
-from perfguide.report import results
-from perfguide.report.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.claims import (
+from perfguide.report.format import format_count, format_seconds, three_figures
+from perfguide.report.plots import rate_bars, rate_plot, scaling_plot
+from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
+from perfguide.report.tables.comparison import Table, pick
+from perfguide.report.tables.ops import OpTable
+from perfguide.report.verdicts.claims import (
     Claim,
     ClaimReport,
     Faster,
@@ -38,10 +42,6 @@ from perfguide.report.claims import (
     share_of_time,
     takes_at_most,
 )
-from perfguide.report.compare import Table, pick
-from perfguide.report.format import format_count, format_seconds, three_figures
-from perfguide.report.ops import OpTable
-from perfguide.report.plotting import rate_bars, rate_plot, scaling_plot
 from perfguide.workloads import vectorization as vz
 from perfguide.workloads.eager import graph_op_counts
 

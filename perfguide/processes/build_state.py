@@ -31,15 +31,15 @@ import psutil
 from perfguide.measure.calibration import Calibration
 from perfguide.processes.noise import time_probes
 from perfguide.processes.pool import Workers
-from perfguide.report.chapters import chapter
-from perfguide.report.compare import Table
 from perfguide.report.format import (
     format_bytes,
     format_percent,
     format_seconds,
     format_speedup,
 )
-from perfguide.report.results import read_json, write_atomically
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.publishing.results import read_json, write_atomically
+from perfguide.report.tables.comparison import Table
 
 #: The environment variable that names the build's state file.
 BUILD_STATE_ENV = "PERFGUIDE_BUILD_STATE"

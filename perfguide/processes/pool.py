@@ -41,7 +41,7 @@ from perfguide.measure.timer import no_progress
 from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
 from perfguide.processes.recording import recorded, replaying
 from perfguide.processes.worker import Job, trace_variant
-from perfguide.report.results import write_atomically
+from perfguide.report.publishing.results import write_atomically
 
 if TYPE_CHECKING:  # importing the workloads imports TensorFlow, which the workers load
     from perfguide.workloads.base import Workload
@@ -55,7 +55,7 @@ PROCESSES = 2
 
 
 class Settling(Protocol):
-    """A comparison that more processes may decide (:class:`perfguide.report.claims.Faster`
+    """A comparison that more processes may decide (:class:`perfguide.report.verdicts.claims.Faster`
     is one): the variants it compares, and whether it is decided on ``measurements`` or can no
     longer be by ``at_most`` processes."""
 

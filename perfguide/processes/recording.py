@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from perfguide.processes.fresh import ChildError
-from perfguide.report.results import write_atomically
+from perfguide.report.publishing.results import write_atomically
 
 #: Names the file of recorded measurements of the page being built.
 RECORDING_ENV = "PERFGUIDE_RECORDING"

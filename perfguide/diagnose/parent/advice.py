@@ -3,8 +3,9 @@ function eagerly, a ``tf.function`` as one, a model through ``predict`` and ``fi
 epoch); only a change whose claim held is advice.
 
 - another **form**: forms are alternatives, so of those that held only the ones tied with the
-  fastest are advised (:func:`~perfguide.report.ranking.rank`), and one is named worth most only
-  where the numbers separate it from the runner-up; one clearly slower than it says by how much;
+  fastest are advised (:func:`~perfguide.report.verdicts.ranking.rank`), and one is named worth
+  most only where the numbers separate it from the runner-up; one clearly slower than it says
+  by how much;
 - **keep** the code as written, where no other form was advised as faster;
 - **retracing**: its usual fix, measured over calls with other typical inputs, where the code
   runs as a graph as written or a graph form is advised (the finding of how it retraces is
@@ -27,13 +28,13 @@ from perfguide.diagnose.parent.evidence import (
 )
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement
-from perfguide.report.claims import Faster, Share, per_process
-from perfguide.report.compare import pick
 from perfguide.report.format import (
     format_speedup,
 )
-from perfguide.report.ranking import Ranking, rank
-from perfguide.report.ratios import in_common, ratio_interval
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.claims import Faster, Share, per_process
+from perfguide.report.verdicts.ranking import Ranking, rank
+from perfguide.report.verdicts.ratios import in_common, ratio_interval
 from perfguide.workloads.keras_processes import NAMES
 
 #: The forms that run the function as a graph (where retracing matters).

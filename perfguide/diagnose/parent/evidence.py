@@ -13,8 +13,8 @@ import functools
 from perfguide.diagnose.answers import GraphFacts, Registration, ResidentSeries, Retracing
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
-from perfguide.report.claims import Claim
-from perfguide.report.ranking import Ranking
+from perfguide.report.verdicts.claims import Claim
+from perfguide.report.verdicts.ranking import Ranking
 
 #: The kinds of finding, as the results file names them for an editor or CI to act on.
 KINDS = {

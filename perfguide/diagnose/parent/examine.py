@@ -11,7 +11,7 @@ from perfguide.diagnose.parent.findings import assess
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers
-from perfguide.report.claims import Faster
+from perfguide.report.verdicts.claims import Faster
 
 #: What each worker is set up with (the reader's code registered), and the probes handed it.
 REGISTER = "perfguide.diagnose.worker.forms:register"

@@ -35,8 +35,6 @@ from perfguide.diagnose.parent.evidence import (
 )
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
-from perfguide.report.chapters import chapter
-from perfguide.report.compare import pick
 from perfguide.report.format import (
     format_bytes,
     format_percent,
@@ -45,9 +43,11 @@ from perfguide.report.format import (
     lower_first,
     three_figures,
 )
-from perfguide.report.memory_claims import grows
-from perfguide.report.ranking import rank
-from perfguide.report.ratios import fixed_price
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.memory_claims import grows
+from perfguide.report.verdicts.ranking import rank
+from perfguide.report.verdicts.ratios import fixed_price
 from perfguide.workloads.keras_processes import NAMES
 
 #: Bytes a call from which a form counts as growing the process.

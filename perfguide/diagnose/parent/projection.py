@@ -1,12 +1,12 @@
 """A reader's model on N workers, projected: its training step as measured here, each worker
 keeping the reader's batch (weak scaling), with the model's gradients all-reduced by a ring over
-a network the reader names (:mod:`perfguide.report.allreduce`).
+a network the reader names (:mod:`perfguide.workloads.distributed_allreduce`).
 
 A projection, never a measurement: the step is this machine's, the network's bandwidth is the
 reader's word, and each message pays :data:`HOST_S` on the hosts, about what TensorFlow's
 all-reduce took a message between two processes on one machine in the distributed chapter, and
-:data:`~perfguide.report.allreduce.DATACENTER_LATENCY_S` on the network (a cited figure). The
-chapter says where such a projection holds and where it does not.
+:data:`~perfguide.workloads.distributed_allreduce.DATACENTER_LATENCY_S` on the network (a cited
+figure). The chapter says where such a projection holds and where it does not.
 """
 
 from __future__ import annotations
@@ -15,9 +15,14 @@ import dataclasses
 from collections.abc import Sequence
 
 from perfguide.diagnose.parent.evidence import Evidence
-from perfguide.report.allreduce import DATACENTER_LATENCY_S, Link, Projection, project
-from perfguide.report.compare import Table
 from perfguide.report.format import format_bytes, format_seconds
+from perfguide.report.tables.comparison import Table
+from perfguide.workloads.distributed_allreduce import (
+    DATACENTER_LATENCY_S,
+    Link,
+    Projection,
+    project,
+)
 
 #: Seconds each message of an all-reduce pays on the hosts, beside the network's latency and
 #: the bytes it carries.

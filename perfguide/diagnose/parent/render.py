@@ -24,11 +24,11 @@ from perfguide.diagnose.parent.evidence import (
 )
 from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.measure.limits import PEAK
-from perfguide.report import results
-from perfguide.report.answers import measured_here, verdict_badge
-from perfguide.report.chapters import chapter
-from perfguide.report.compare import Comparison, html_table
 from perfguide.report.format import lower_first
+from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import measured_here, verdict_badge
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.tables.comparison import Comparison, html_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -49,7 +49,7 @@ def docs_url(given: str | None = None) -> str:
 
 def chapter_link(topic: str, base: str = "") -> str:
     """The chapter page of ``topic`` under ``base``, as the guide's table of chapters
-    (:mod:`perfguide.report.chapters`) has it.
+    (:mod:`perfguide.report.publishing.chapters`) has it.
 
     >>> chapter_link("tf_function", "https://example.org/guide/")
     'https://example.org/guide/auto_examples/tf_function/plot_tf_function.html'
@@ -145,7 +145,7 @@ def dot_plot_of(evidence: Evidence) -> Axes:
     """The chapters' dot plot of the times per call of the forms, on a figure of its own."""
     import matplotlib.pyplot as plt
 
-    from perfguide.report.plotting import dot_plot
+    from perfguide.report.plots import dot_plot
 
     calls = [m for m in evidence.forms if m.unit == "call"]
     _, ax = plt.subplots(figsize=(7, 0.6 * len(calls) + 1.6), layout="constrained")

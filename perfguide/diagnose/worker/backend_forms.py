@@ -33,7 +33,7 @@ from perfguide.diagnose.worker.model_forms import (
 )
 from perfguide.diagnose.worker.reasons import reader_files, why_not
 from perfguide.measure.timer import Timed
-from perfguide.report.results import write_atomically
+from perfguide.report.publishing.results import write_atomically
 from perfguide.workloads.base import Workload
 from perfguide.workloads.keras_backends import backend_in_process, predict_precision
 from perfguide.workloads.keras_processes import INFERENCE_ONLY, NAMES

@@ -6,7 +6,7 @@ instead. Published as HTML (the box at the top of the chapter, and a status line
 a recommendation names) and as JSON (read by the checklist page, which lists every chapter's
 advice, and by the site check, which holds every page's advice against every other's).
 
->>> from perfguide.report.claims import Claim
+>>> from perfguide.report.verdicts.claims import Claim
 >>> claim = Claim("xla-loop is faster than numpy", True, "…", effect="9.80x faster",
 ...               measured="xla-loop was 9.80x faster than numpy")
 >>> loop = Change("the training loop", "one XLA-compiled tf.function", work="many small steps")
@@ -33,11 +33,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfguide.report.chapters import chapter
-from perfguide.report.claims import Claim
-from perfguide.report.compare import Table
 from perfguide.report.format import GLOSSARY, READING, RERUN
-from perfguide.report.results import measurements_dir, write_atomically
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.publishing.results import measurements_dir, write_atomically
+from perfguide.report.tables.comparison import Table
+from perfguide.report.verdicts.claims import Claim
 
 #: Chapters publish their short answers into the directory this variable names (the docs set it).
 ANSWERS_DIR_ENV = "PERFGUIDE_ANSWERS_DIR"
@@ -113,7 +113,7 @@ class Recommendation:
     section's id, e.g. "pad-to-buckets"); that recipe opens with a line saying whether this
     build advises it (:func:`recipe_status`).
 
-    >>> from perfguide.report.claims import Claim
+    >>> from perfguide.report.verdicts.claims import Claim
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
     >>> close = Claim("int8 answers within 0.05 of float", False, "0.07 apart")
     >>> r = Recommendation("Use int8 weights", fast, Change("weights", "int8"), requires=(close,))
@@ -239,7 +239,7 @@ def recipe_status(recommendations: Sequence[Recommendation]) -> str:
     not, each under its own lead, and a recommendation not advised says why (its claim did not
     hold, or was too close to call).
 
-    >>> from perfguide.report.claims import Claim
+    >>> from perfguide.report.verdicts.claims import Claim
     >>> slow = Claim("pad is faster", False, "…", "1.10x slower", measured="pad was 1.10x slower")
     >>> print(recipe_status([Recommendation("Pad", slow, Change("batches", "padded"))]))
     ... # doctest: +ELLIPSIS
@@ -346,7 +346,7 @@ class ShortAnswer:
         """Write ``<topic>.answer.html`` (the box), ``<topic>.recipe.<anchor>.html`` (the line
         that opens each recipe a recommendation names) and ``<topic>.answer.json`` (for the
         checklist page and the site check, with the chapter's title from
-        :mod:`perfguide.report.chapters`) into :func:`answers_dir`."""
+        :mod:`perfguide.report.publishing.chapters`) into :func:`answers_dir`."""
         directory = answers_dir()
         write_atomically(directory / f"{topic}.answer.html", self._repr_html_() + "\n")
         for anchor in dict.fromkeys(r.recipe for r in self.recommendations if r.recipe):

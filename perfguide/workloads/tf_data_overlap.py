@@ -14,9 +14,9 @@ import dataclasses
 import statistics
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report.claims import Claim, per_process
-from perfguide.report.compare import Table
 from perfguide.report.format import format_seconds
+from perfguide.report.tables.comparison import Table
+from perfguide.report.verdicts.claims import Claim, per_process
 
 
 def cpu_seconds(m: Measurement) -> float:
@@ -72,7 +72,7 @@ class Overlap:
     def no_overlap_claim(self, what: str, factor: float = 0.9) -> Claim:
         """The claim that together takes at least ``factor`` of one after the other, judged on
         each process's ratio of its own medians (see
-        :func:`~perfguide.report.claims.per_process`)."""
+        :func:`~perfguide.report.verdicts.claims.per_process`)."""
         ratios = [
             t / (p + s)
             for p, s, t in zip(

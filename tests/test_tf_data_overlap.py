@@ -3,7 +3,7 @@
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report.overlap import Overlap, cpu_seconds, typical
+from perfguide.workloads.tf_data_overlap import Overlap, cpu_seconds, typical
 
 
 def measured(label, per_process, cores=1.5):

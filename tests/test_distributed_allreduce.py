@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from perfguide.report import allreduce
-from perfguide.report.allreduce import Link, fit_link, project, ring_allreduce_s
+from perfguide.workloads import distributed_allreduce
+from perfguide.workloads.distributed_allreduce import Link, fit_link, project, ring_allreduce_s
 
 #: Made-up loopback: 40 µs a message, 2 GB/s.
 LOOPBACK = Link(latency_s=40e-6, bandwidth=2e9)
@@ -89,11 +89,13 @@ def test_a_network_is_sold_in_gigabits():
 
 @pytest.mark.parametrize("scaling", ["weak", "strong"])
 def test_a_projected_steps_terms_add_up_to_it_and_name_the_largest(scaling):
-    host_s, network_s, gbps = 1e-3, allreduce.DATACENTER_LATENCY_S, 25
+    host_s, network_s, gbps = 1e-3, distributed_allreduce.DATACENTER_LATENCY_S, 25
     link = Link.network(gbps, host_s + network_s)
     for workers in (2, 8, 64):
         step = project(0.01, 5e6, workers, link, scaling)
-        t = allreduce.terms(0.01, 5e6, workers, host_s, network_s, link.bandwidth, scaling)
+        t = distributed_allreduce.terms(
+            0.01, 5e6, workers, host_s, network_s, link.bandwidth, scaling
+        )
         parts = t.compute_s + t.host_s + t.network_s + t.bandwidth_s
         assert parts == pytest.approx(step.step_s)
     # At 64 workers the 126 messages' host cost outweighs a 10 ms computation.

@@ -27,8 +27,8 @@ from typing import Any
 
 from perfguide.measure.environment import QUICK_ENV
 from perfguide.measure.measurement import Measurement
-from perfguide.report.chapters import chapter
-from perfguide.report.claims import Claim
+from perfguide.report.publishing.chapters import chapter
+from perfguide.report.verdicts.claims import Claim
 
 #: Gallery examples publish their JSON into the directory this variable names (the docs set it).
 MEASUREMENTS_DIR_ENV = "PERFGUIDE_MEASUREMENTS_DIR"

@@ -25,7 +25,6 @@ from matplotlib.ticker import (
 
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Peaks
-from perfguide.report.allreduce import Projection
 from perfguide.report.format import RERUN, format_factor, format_seconds
 
 
@@ -353,19 +352,19 @@ def peak_plot(peaks: Mapping[str, Peaks], ax: Axes | None = None) -> Axes:
 
 
 def projection_plot(
-    projected: Mapping[str, Sequence[Projection]],
+    projected: Mapping[str, Sequence[tuple[int, float]]],
     measured: Mapping[int, tuple[float, float, float]] | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Projected speed-up against workers, log-log, one dashed line per network
-    (``projected``: a label, and its projections in order of workers), the ideal speed-up
+    (``projected``: a label, and its workers and speed-ups in order of workers), the ideal speed-up
     dotted, and the ``measured`` speed-ups (by workers: the median and its interval's ends) as
     dots with whiskers: projections are drawn so that no one takes them for measurements."""
     ax = _axes(ax)
-    workers = sorted({p.workers for series in projected.values() for p in series})
+    workers = sorted({n for series in projected.values() for n, _ in series})
     ax.plot(workers, workers, ":", color="gray", label="ideal (speed-up = workers)")
     for label, series in projected.items():
-        ax.plot([p.workers for p in series], [p.speedup for p in series], "--", label=label)
+        ax.plot(*zip(*series, strict=True), "--", label=label)
     if measured:
         counts = sorted(measured)
         medians = [measured[n][0] for n in counts]

@@ -11,9 +11,9 @@ import itertools
 import re
 from collections.abc import Iterable
 
-from perfguide.report.answers import Change
 from perfguide.report.format import three_figures
-from perfguide.report.ranking import AHEAD
+from perfguide.report.publishing.answers import Change
+from perfguide.report.verdicts.ranking import AHEAD
 
 #: A claim's evidence as :meth:`Faster.check` words it: the speed-up, then the two medians.
 _EVIDENCE = re.compile(
@@ -57,7 +57,8 @@ def disagreements(text: str) -> list[str]:
 #: A variant's label as the pages print it.
 _LABEL = r"[\w.()+-]+"
 #: A comparison as a check's evidence words it ("a is 2.00x faster than b: …") and as prose
-#: quotes one (:func:`~perfguide.report.answers.measured_here`: "a was 2.00x faster than b here").
+#: quotes one (:func:`~perfguide.report.publishing.answers.measured_here`: "a was 2.00x faster
+#: than b here").
 _CHECKED = re.compile(
     rf"(?P<a>{_LABEL}) is (?P<factor>[\d,.]+)x (?P<way>faster|slower) than (?P<b>{_LABEL}):"
 )
@@ -150,7 +151,7 @@ def subjectless_effects(text: str) -> list[str]:
 def contradictions(chapters: list[dict]) -> list[str]:
     """Every pair of pieces of advice, across the published short answers ``chapters``, that
     turn one setting different ways under conditions that do not tell them apart (see
-    :meth:`~perfguide.report.answers.Change.contradicts`).
+    :meth:`~perfguide.report.publishing.answers.Change.contradicts`).
 
     >>> def record(topic, advice, to, **when):
     ...     change = {"setting": "jit_compile", "to": to, "when": when}

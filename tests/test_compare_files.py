@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report import results
-from perfguide.report.side_by_side import (
+from perfguide.report.publishing import results
+from perfguide.report.verdicts.compare_files import (
     COMPARE_WITH_ENV,
     FASTER,
     MISSING,
@@ -133,12 +133,12 @@ def test_a_directory_of_results_files_is_one_source(tmp_path):
 
 def test_a_docs_builds_memory_rates_come_with_its_times(tmp_path):
     from perfguide.measure.memory import Experiment, Growth
-    from perfguide.report import growth
+    from perfguide.report.publishing import memory_results
 
     results.save(tmp_path / "one.json", ENV, [m("x", blocks(1, 0.01))])
     grown = Growth("predict", (20e3, 21e3), (1e6, 1e6))
     experiment = Experiment({"predict": grown}, {"predict": None}, {"predict": 0.0}, [], {})
-    growth.save(tmp_path / "memory.json", ENV, {"one shape": experiment})
+    memory_results.save(tmp_path / "memory.json", ENV, {"one shape": experiment})
     source = Source.load(tmp_path)
     assert [x.label for x in source.measurements] == ["x"]
     assert source.growth == {"one shape": {"predict": grown}}

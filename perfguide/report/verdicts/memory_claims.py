@@ -7,7 +7,6 @@ from __future__ import annotations
 import statistics
 
 from perfguide.measure.memory import Growth, Peaks, next_process
-from perfguide.report.claims import Claim, beyond, judge
 from perfguide.report.format import (
     MEMORY_WORDS,
     NEXT_PROCESS,
@@ -16,6 +15,7 @@ from perfguide.report.format import (
     format_speedup,
     three_figures,
 )
+from perfguide.report.verdicts.claims import Claim, beyond, judge
 
 
 def _growth_evidence(grown: Growth) -> str:

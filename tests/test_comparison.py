@@ -1,7 +1,7 @@
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report.compare import Comparison, format_seconds, speedups
+from perfguide.report.tables.comparison import Comparison, format_seconds, speedups
 
 
 def m(label, seconds, noisy=False):

@@ -26,7 +26,7 @@ from perfguide.report.format import (
     format_speedup,
     speedup_interval,
 )
-from perfguide.report.ratios import in_common, ratio_interval
+from perfguide.report.verdicts.ratios import in_common, ratio_interval
 
 
 def html_table(

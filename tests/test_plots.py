@@ -3,14 +3,14 @@
 import pytest
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report.allreduce import Link, project
-from perfguide.report.plotting import (
+from perfguide.report.plots import (
     heatmap,
     projection_plot,
     rate_bars,
     rate_plot,
     timeline_plot,
 )
+from perfguide.workloads.distributed_allreduce import Link, project
 
 
 def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
@@ -77,7 +77,9 @@ def test_timeline_draws_each_batchs_wait_and_step_on_its_rows_line():
 def test_a_projection_plot_draws_projections_dashed_and_measurements_as_dots():
     link = Link.network(10, 50e-6)
     series = [project(0.01, 5e6, n, link, "weak") for n in (1, 2, 4, 8)]
-    ax = projection_plot({"10 Gb/s": series}, measured={2: (1.5, 1.2, 1.8)})
+    ax = projection_plot(
+        {"10 Gb/s": [(p.workers, p.speedup) for p in series]}, measured={2: (1.5, 1.2, 1.8)}
+    )
     ideal, projected = ax.get_lines()[:2]
     assert ideal.get_linestyle() == ":" and list(ideal.get_ydata()) == [1, 2, 4, 8]
     assert projected.get_linestyle() == "--"

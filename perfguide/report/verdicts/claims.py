@@ -14,9 +14,9 @@ far such ratios spread and drift between runs on this machine. A ratio within
 Beyond it, the claim **held** when the whole interval lies above the factor, **did not hold**
 when it lies below, and is **inconclusive** when the interval straddles the factor.
 
-Two results files are judged by another rule (:mod:`perfguide.report.side_by_side`): they may
-come from other machines, so no calibration of this one predicts where either lands; the docs'
-"How to read these pages" says when each rule applies and why.
+Two results files are judged by another rule (:mod:`perfguide.report.verdicts.compare_files`):
+they may come from other machines, so no calibration of this one predicts where either lands;
+the docs' "How to read these pages" says when each rule applies and why.
 
 One idea at some length: each kind of claim is small, and all share the verdict rule, the
 wording of their evidence and the report that shows them.
@@ -45,7 +45,6 @@ from typing import Any
 from perfguide.measure import calibration, stats
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import next_process
-from perfguide.report.compare import pick
 from perfguide.report.format import (
     RERUN,
     compared,
@@ -55,7 +54,8 @@ from perfguide.report.format import (
     speedup_interval,
     three_figures,
 )
-from perfguide.report.ratios import in_common, paired, ratio_interval
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.ratios import in_common, paired, ratio_interval
 
 #: A ratio this close to a claimed factor is too close to call (asv's default factor for a
 #: change, 1.1). Some ratios move about as much between builds, so a verdict whose ratio lies
@@ -351,8 +351,8 @@ def versus_words(
 def _over(used: Measurement, measurements: Sequence[Measurement], other: Measurement) -> str:
     """How many processes a comparison rests on: where its two sides were timed in different
     processes, that they were (its interval then adds both sides' spreads, see
-    :func:`~perfguide.report.ratios.ratio_interval`); where its variant was timed by more than
-    those that timed both, that its median is theirs alone (so it may differ from the
+    :func:`~perfguide.report.verdicts.ratios.ratio_interval`); where its variant was timed by more
+    than those that timed both, that its median is theirs alone (so it may differ from the
     variant's table row)."""
     if not paired(used, other):
         return f" in different processes ({used.processes} and {other.processes})"

@@ -10,8 +10,8 @@ p below :data:`SIGNIFICANCE` after the Benjamini-Hochberg correction over the ta
 table of a hundred rows tested at p < 0.05 each would otherwise call about five of them by luck.
 A file timed in one process (or a row of it) cannot be judged that way, and says so. Rows
 missing from a file are listed, not dropped. A page's claims use a rerun interval instead
-(:mod:`perfguide.report.claims`): it predicts this machine's next run, calibrated on its rebuilds,
-which two files from anywhere cannot be.
+(:mod:`perfguide.report.verdicts.claims`): it predicts this machine's next run, calibrated on its
+rebuilds, which two files from anywhere cannot be.
 
 Rows can also move together. On a shared virtual machine the host's speed drifts over minutes
 (memory bandwidth measured 31.6 and then 24.7 GB/s six minutes apart), and every process of a
@@ -52,9 +52,9 @@ from scipy import stats
 from perfguide.measure.cpu import machine_name
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth
-from perfguide.report import growth, results
-from perfguide.report.compare import html_table, text_table
 from perfguide.report.format import format_count, format_seconds, format_speedup, three_figures
+from perfguide.report.publishing import memory_results, results
+from perfguide.report.tables.comparison import html_table, text_table
 
 #: A ratio of medians within this factor is no clear difference, however sure the test is.
 MIN_EFFECT = 1.1
@@ -83,18 +83,19 @@ class Source:
     @classmethod
     def load(cls, path: str | Path) -> Source:
         """A results file, or a directory of them (a docs build's ``measurements``) as one
-        source; :class:`~perfguide.report.results.ResultsError` if it cannot be read as one."""
+        source; :class:`~perfguide.report.publishing.results.ResultsError` if it cannot be read
+        as one."""
         path = Path(path)
         files = sorted(path.glob("*.json")) if path.is_dir() else [path]
         if not files:
             raise results.ResultsError(f"{path} holds no results files (*.json)")
         # The memory chapter's growth rates lie beside the times of a docs build.
-        memory = [file for file in files if growth.holds_growth(file)]
+        memory = [file for file in files if memory_results.holds_growth(file)]
         loaded = [results.load_results(file) for file in files if file not in memory]
         measurements = [m for _, ms in loaded for m in ms]
         if not measurements:
             raise results.ResultsError(f"{path} holds no measurements")
-        rates = growth.load(memory[0]) if memory else {}
+        rates = memory_results.load(memory[0]) if memory else {}
         ratios = {
             statement: values
             for file in files

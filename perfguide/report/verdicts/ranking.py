@@ -2,8 +2,8 @@
 
 A "fastest", a "best" or a "worth most" is a claim like any other: the way with the smallest
 median is named the winner only where the claim that it is faster than each other way
-(:class:`~perfguide.report.claims.Faster`) held. The ways it did not separate itself from are
-*tied* with it, and a page says so, with the ratio's rerun interval, instead of naming one.
+(:class:`~perfguide.report.verdicts.claims.Faster`) held. The ways it did not separate itself
+from are *tied* with it, and a page says so, with the ratio's rerun interval, instead of naming one.
 
 >>> from perfguide.measure.measurement import Measurement
 >>> ms = [Measurement("litert", "call", 1, 1, 0.0, (1.5e-6,) * 3),
@@ -31,18 +31,18 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from perfguide.measure.measurement import Measurement
-from perfguide.report.claims import Claim, Faster, versus_words
-from perfguide.report.compare import pick
 from perfguide.report.format import (
     RERUN,
     compared,
     format_factor,
     speedup_interval,
 )
-from perfguide.report.ratios import in_common, ratio_interval
+from perfguide.report.tables.comparison import pick
+from perfguide.report.verdicts.claims import Claim, Faster, versus_words
+from perfguide.report.verdicts.ratios import in_common, ratio_interval
 
 #: How a separated winner is worded, so that a built page can be checked for winners named
-#: without a separation (:func:`perfguide.report.page_checks.unseparated_winners`).
+#: without a separation (:func:`perfguide.report.publishing.page_checks.unseparated_winners`).
 AHEAD = "ahead of the runner-up"
 
 
@@ -52,7 +52,7 @@ class Gap(NamedTuple):
     #: The other way.
     label: str
     #: Its median over the fastest's (the fastest's speed-up over it), and where that ratio
-    #: lands in a rerun here (:func:`~perfguide.report.ratios.ratio_interval`).
+    #: lands in a rerun here (:func:`~perfguide.report.verdicts.ratios.ratio_interval`).
     ratio: float
     low: float
     high: float
@@ -147,7 +147,7 @@ def rank(measurements: Sequence[Measurement], labels: Sequence[str] = ()) -> Ran
 
 def _gap(fastest: Measurement, other: Measurement, measurements: Sequence[Measurement]) -> Gap:
     """``other`` against ``fastest``, as the processes that timed both saw them (as
-    :meth:`~perfguide.report.claims.Faster.check` judges them)."""
+    :meth:`~perfguide.report.verdicts.claims.Faster.check` judges them)."""
     fast, slow = in_common(fastest, other)
     ratio, low, high = ratio_interval(slow, fast)
     return Gap(other.label, ratio, low, high, versus_words(fast, slow, ratio, measurements))

@@ -31,8 +31,8 @@ from pathlib import Path
 
 from scipy import stats
 
-from perfguide.report import growth, results
 from perfguide.report.format import format_percent, format_speedup
+from perfguide.report.publishing import memory_results, results
 
 #: A claim's row as the claim report writes it: its verdict, then its statement.
 _ROW = re.compile(
@@ -150,7 +150,7 @@ def _medians(site: Path) -> dict[str, dict[str, float]]:
     return {
         path.stem: {m.row_key: m.median_s for m in results.load_measurements(path)}
         for path in files
-        if not growth.holds_growth(path)
+        if not memory_results.holds_growth(path)
     }
 
 
