@@ -13,6 +13,7 @@ from perfguide.diagnose.answers import (
     ResidentSeries,
     Retracing,
     TracedCall,
+    TraceFile,
     checked,
 )
 from perfguide.processes.worker import _fields
@@ -24,7 +25,7 @@ def test_a_record_crosses_as_json_and_reads_back_the_same():
         ops=12,
         op_types={"MatMul": 2, "Add": 10},
         op_time_s=1e-4,
-        trace={"path": "/tmp/trace"},
+        trace=TraceFile(path="/tmp/trace"),
     )
     sent = json.loads(json.dumps({"result": facts}, default=_fields))["result"]
     assert GraphFacts.from_json(sent) == facts
@@ -40,14 +41,23 @@ def test_a_field_the_record_does_not_know_or_needs_is_refused():
 
 
 def test_pooled_facts_take_each_time_s_median_and_any_print_while_tracing():
-    first = GraphFacts(ops=10, eager_op_s=1e-6, op_time_s=None, trace={"path": "p"})
+    first = GraphFacts(ops=10, eager_op_s=1e-6, op_time_s=None, trace=TraceFile(path="p"))
     second = GraphFacts(ops=10, eager_op_s=3e-6, op_time_s=2e-4, prints_only_when_tracing=True)
     third = GraphFacts(ops=10, eager_op_s=2e-6, graph_error="it calls .numpy()")
     pooled = GraphFacts.pooled([first, second, third])
     assert (pooled.ops, pooled.eager_op_s, pooled.op_time_s) == (10, 2e-6, 2e-4)
     assert pooled.prints_only_when_tracing and pooled.graph_error == "it calls .numpy()"
-    assert pooled.trace == {"path": "p"}  # the first process keeps the trace
+    assert pooled.trace == TraceFile(path="p")  # the first process keeps the trace
     assert GraphFacts.pooled([]) == GraphFacts()
+
+
+def test_a_trace_answer_crosses_the_pipe_as_a_record():
+    sent = GraphFacts(ops=3, trace=TraceFile(error="no trace written: OSError: full"))
+    read = GraphFacts.from_json(json.loads(json.dumps(sent, default=_fields)))
+    assert read == sent and read.trace.error.endswith("full")
+    assert GraphFacts.from_json({"ops": 3}).trace is None
+    with pytest.raises(ValueError, match=r"TraceFile answer with unknown \['where'\]"):
+        GraphFacts.from_json({"trace": {"where": "p"}})
 
 
 def test_a_retracing_answer_reads_back_its_calls_as_records():

@@ -40,6 +40,15 @@ class LeavesGraph:
 
 
 @dataclasses.dataclass(frozen=True)
+class TraceFile:
+    """Where the profiler trace asked for was written (``path``), or why it was not
+    (``error``)."""
+
+    path: str | None = None
+    error: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class GraphFacts:
     """What one worker found of the registered function's graph
     (:func:`perfguide.diagnose.worker.graph_facts.facts`). Counts are None where they could not
@@ -63,13 +72,14 @@ class GraphFacts:
     op_time_s: float | None = None
     outside_graph_s: float | None = None
     prints_only_when_tracing: bool = False
-    #: Where the profiler trace asked for was written (``path``), or why not (``error``).
-    trace: dict[str, str] | None = None
+    #: Where the profiler trace asked for was written, or why not; None where none was asked.
+    trace: TraceFile | None = None
 
     @classmethod
     def from_json(cls, fields: Mapping[str, Any]) -> GraphFacts:
         outside = tuple(checked(LeavesGraph, op) for op in fields.get("outside_graph", ()))
-        return checked(cls, {**fields, "outside_graph": outside})
+        trace = fields.get("trace") and checked(TraceFile, fields["trace"])
+        return checked(cls, {**fields, "outside_graph": outside, "trace": trace or None})
 
     @classmethod
     def pooled(cls, facts: Sequence[GraphFacts]) -> GraphFacts:

@@ -10,7 +10,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from perfguide.diagnose.answers import GraphFacts, Registration, ResidentSeries, Retracing
+from perfguide.diagnose.answers import (
+    GraphFacts,
+    Registration,
+    ResidentSeries,
+    Retracing,
+    TraceFile,
+)
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.verdicts.claims import Claim
@@ -155,9 +161,9 @@ class Evidence:
         return self.graph.graph_error
 
     @property
-    def trace(self) -> dict[str, str] | None:
-        """Where the profiler trace asked for was written (``path``), or why none was
-        (``error``): the first process keeps it."""
+    def trace(self) -> TraceFile | None:
+        """Where the profiler trace asked for was written, or why none was: the first process
+        keeps it."""
         return self.graph.trace
 
 

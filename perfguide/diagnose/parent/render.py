@@ -254,9 +254,9 @@ def html_page(
 
 def trace_note(evidence: Evidence) -> str:
     """Where the profiler trace was written and how to open it, or why none was."""
-    if "error" in evidence.trace:
-        return evidence.trace["error"]
-    path = Path(evidence.trace["path"])
+    if evidence.trace.error:
+        return evidence.trace.error
+    path = Path(evidence.trace.path)
     logdir = path.parents[3]  # <logdir>/plugins/profile/<run>/<host>.xplane.pb
     return (
         f"a profile of the graph calls in {path}; open it with: tensorboard --logdir {logdir} "

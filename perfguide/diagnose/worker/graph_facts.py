@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
-from perfguide.diagnose.answers import GraphFacts, LeavesGraph
+from perfguide.diagnose.answers import GraphFacts, LeavesGraph, TraceFile
 from perfguide.diagnose.worker.loading import materialize
 from perfguide.diagnose.worker.reasons import reader_files, shown, why_not
 from perfguide.measure import anatomy, profile
@@ -134,19 +134,21 @@ def _profiled(function: Any, args: tuple[Any, ...], trace: str | None = None) ->
             path = profile.capture(function, *args, logdir=trace or scratch, calls=PROFILED_CALLS)
             events = profile.op_events(path)
         except (profile.TraceError, tf.errors.OpError, OSError) as error:
-            return _kept(trace, {"error": f"no trace written: {type(error).__name__}: {error}"})
+            return _kept(
+                trace, TraceFile(error=f"no trace written: {type(error).__name__}: {error}")
+            )
     outside = [e for e in events if e.type in LEAVE_THE_GRAPH]
     return {
         "ops": round(len(events) / PROFILED_CALLS),
         "op_time_s": sum(e.self_ps for e in events) / 1e12 / PROFILED_CALLS,
         "outside_graph_s": sum(e.duration_ps for e in outside) / 1e12 / PROFILED_CALLS,
-        **_kept(trace, {"path": str(path)}),
+        **_kept(trace, TraceFile(path=str(path))),
     }
 
 
-def _kept(trace: str | None, where: dict[str, str]) -> dict[str, Any]:
-    """``where`` the trace asked for was written (``path``), or why not (``error``), as the
-    ``trace`` fact; nothing where none was asked for."""
+def _kept(trace: str | None, where: TraceFile) -> dict[str, Any]:
+    """``where`` the trace asked for was written, or why not, as the ``trace`` fact; nothing
+    where none was asked for."""
     return {"trace": where} if trace else {}
 
 
