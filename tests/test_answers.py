@@ -190,6 +190,15 @@ def test_only_a_claim_that_held_is_given_as_advice():
     assert "- Use a:" in text and "Use e" not in text and "e was not faster than f" in text
 
 
+def test_advice_beaten_by_another_way_advised_is_no_advice_and_says_why():
+    beaten = Recommendation("Use b", HELD, Change("the way", "b"), why_not="2x slower than a")
+    assert not beaten.advised and beaten.deciding is HELD
+    text = str(ShortAnswer("Why.", [Recommendation("Use a", HELD, USE_A), beaten]))
+    assert "Held, and another way advised was clearly faster here:" in text
+    status = answers.recipe_status([beaten])
+    assert "another way advised was measured clearly faster in this build" in status
+
+
 def test_an_answer_with_no_held_claim_says_nothing_paid_off():
     box = ShortAnswer("Why.", [Recommendation("Prefer c", UNSURE, USE_A)])._repr_html_()
     assert "No practice this page checked paid off here." in box

@@ -17,7 +17,7 @@ from perfguide.cli import main
 from perfguide.diagnose import examples
 from perfguide.diagnose.parent import render
 from perfguide.diagnose.parent.backends import TRIED
-from perfguide.diagnose.parent.evidence import KINDS
+from perfguide.diagnose.parent.evidence import KINDS, change_kind, changed_to
 from perfguide.diagnose.parent.examine import assessment_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.diagnose.worker.forms import RANDOM_CALLS
@@ -67,7 +67,7 @@ def assert_sound(found, evidence):
     another advised, no winner without its margin, shares of limits within 100 % or explained,
     every finding of a known kind."""
     assert render.short_answer(found).startswith(evidence.target)
-    advised = [a.form for a in found.advice if a.advised and a.kind == "form"]
+    advised = [changed_to(a) for a in found.advice if a.advised and change_kind(a) == "form"]
     for form in advised:
         as_written = evidence.form(evidence.baselines[evidence.form(form).unit])
         assert evidence.form(form).median_s < as_written.median_s, form
@@ -271,4 +271,4 @@ def test_a_model_of_tensorflow_ops_is_a_finding_on_other_backends_never_advice(w
     assert trial.not_run["jax"].startswith("the model did not run:")
     (jax,) = [f for f in found.findings if f.kind == "backend" and f.what == NAMES["jax"]]
     assert "did not run" in jax.measured
-    assert not [a for a in found.advice if a.kind == "backend"]
+    assert not [a for a in found.advice if change_kind(a) == "backend"]

@@ -20,7 +20,7 @@ from perfguide.diagnose.answers import (
 )
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
-from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
+from perfguide.diagnose.parent.evidence import BackendTrial, Evidence, change_kind, changed_to
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
@@ -330,7 +330,7 @@ def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     # tf.function 4x slower than the eager function: measured, never advised.
     measured = evidence({"eager": 100e-6, "tf-function": 400e-6}, facts={"ops": 3})
     found = findings.assess(measured)
-    assert found.best.kind == "keep" and found.best.gain == 1
+    assert change_kind(found.best) == "keep" and found.best.gain == 1
     assert "The best measured change is none: keep it as written (eager)" in render.short_answer(
         found
     )
@@ -352,13 +352,13 @@ def test_retracing_fix_is_no_advice_while_no_graph_form_pays():
     found = findings.assess(measured)
     (finding,) = [f for f in found.findings if f.kind == "retracing"]
     assert finding.measured.endswith("moot while no graph form is faster than the code as written")
-    assert not [a for a in found.advice if a.kind == "retracing"]
+    assert not [a for a in found.advice if change_kind(a) == "retracing"]
 
 
 def test_retracing_fix_follows_a_graph_form_that_pays_without_outranking_it():
     measured = evidence({"eager": 1e-3, "tf-function": 1e-4}, retracing=[retraced(True, False)] * 3)
     found = findings.assess(measured)
-    (fix,) = [a for a in found.advice if a.kind == "retracing"]
+    (fix,) = [a for a in found.advice if change_kind(a) == "retracing"]
     assert fix.advised and fix.gain == 0 and fix.advice.startswith("In the tf.function, pass")
     assert found.best.advice == "Wrap it in tf.function"
 
@@ -375,7 +375,7 @@ def test_a_tf_function_whose_eager_form_is_advised_gets_its_retracing_fix_as_a_c
         )
     )
     assert found.best.advice == "Call it eagerly: drop tf.function"
-    (fix,) = [a for a in found.advice if a.kind == "retracing"]
+    (fix,) = [a for a in found.advice if change_kind(a) == "retracing"]
     assert fix.advice.startswith("Where you keep the tf.function, pass tensors")
 
 
@@ -389,7 +389,7 @@ def test_a_fix_that_needs_unknown_shapes_says_so_and_advises_padding():
     )
     (static,) = [f for f in found.findings if f.kind == "static-shape"]
     assert "it needs a static shape" in static.measured and "pad inputs" in static.measured
-    assert not [a for a in found.advice if a.kind == "retracing"]
+    assert not [a for a in found.advice if change_kind(a) == "retracing"]
 
 
 def test_a_function_that_cannot_be_traced_is_diagnosed_eagerly():
@@ -479,8 +479,8 @@ def diagnosed(case):
 
 
 def advised_forms(found, unit, measured):
-    return [a for a in found.advice if a.advised and a.kind == "form" and
-            measured.form(a.form).unit == unit]  # fmt: skip
+    return [a for a in found.advice if a.advised and change_kind(a) == "form" and
+            measured.form(changed_to(a)).unit == unit]  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -489,21 +489,24 @@ def test_no_form_advised_is_slower_than_the_code_as_written_or_than_another_advi
     for unit, as_written in measured.baselines.items():
         advised = advised_forms(found, unit, measured)
         for a in advised:
-            assert measured.form(a.form).median_s < measured.form(as_written).median_s, a
+            assert measured.form(changed_to(a)).median_s < measured.form(as_written).median_s, a
         # Forms are alternatives: none advised is clearly slower than another advised.
         for fast in advised:
             for slow in advised:
-                assert Faster(fast.form, slow.form).check(measured.measurements).held is not True
+                assert (
+                    Faster(changed_to(fast), changed_to(slow)).check(measured.measurements).held
+                    is not True
+                )
     assert unseparated_winners(render.text(found, measured)) == []
 
 
 def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
     # As written a tf.function: eager 8.72x faster, XLA 1.60x faster, yet 5.45x slower than eager.
     found, measured = diagnosed("small function as a tf.function")
-    (xla,) = [a for a in found.advice if a.form == "jit-compile"]
+    (xla,) = [a for a in found.advice if changed_to(a) == "jit-compile"]
     assert xla.claim.held and not xla.advised
     assert xla.why_not == "5.45x slower than eager, which is advised"
-    assert [a.form for a in found.advice if a.advised] == ["eager"]
+    assert [changed_to(a) for a in found.advice if a.advised] == ["eager"]
     answer = render.short_answer(found)
     assert (
         "drop tf.function: eager was 8.72x faster than tf-function here" in answer
@@ -531,7 +534,7 @@ def test_worth_most_is_named_with_its_margin_over_the_runner_up():
         evidence({"eager": 2.5e-3, "tf-function": 250e-6, "jit-compile": 200e-6})
     )
     answer = render.short_answer(found)
-    assert found.best.form == "jit-compile"
+    assert changed_to(found.best) == "jit-compile"
     assert "The change worth most: compile it" in answer and AHEAD in answer
     assert "ahead of the runner-up, tf-function (jit-compile is 1.25x faster" in answer
     assert unseparated_winners(answer) == []
@@ -540,7 +543,7 @@ def test_worth_most_is_named_with_its_margin_over_the_runner_up():
 def test_changes_tied_at_the_top_are_named_together_never_one_as_worth_most():
     found, measured = diagnosed("graph and XLA tied")
     assert found.best is None
-    assert [a.form for a in found.advice if a.advised] == ["jit-compile", "tf-function"]
+    assert [changed_to(a) for a in found.advice if a.advised] == ["jit-compile", "tf-function"]
     answer = render.short_answer(found)
     assert "worth most" not in answer
     assert (
@@ -556,8 +559,8 @@ def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_lea
     found, measured = diagnosed("model")
     # tf-function and predict_on_batch are within 10 % per call: tied, each with its own gain.
     assert found.best is None
-    assert [a.form for a in found.leaders("call")] == ["tf-function", "predict-on-batch"]
-    (model_call,) = [a for a in found.advice if a.form == "model-call"]
+    assert [changed_to(a) for a in found.leaders("call")] == ["tf-function", "predict-on-batch"]
+    (model_call,) = [a for a in found.advice if changed_to(a) == "model-call"]
     assert model_call.why_not.endswith("slower than tf-function, which is advised")
     answer = render.short_answer(found)
     assert (
@@ -565,8 +568,8 @@ def test_a_model_is_advised_per_call_and_per_training_step_each_with_its_own_lea
         "memory (predict-on-batch was 105x faster than predict)" in answer
     )
     # Per step, against fit over an epoch: the custom step separates itself.
-    assert [a.form for a in found.leaders("step")] == ["custom-step"]
-    (on_batch,) = [a for a in found.advice if a.form == "train-on-batch"]
+    assert [changed_to(a) for a in found.leaders("step")] == ["custom-step"]
+    (on_batch,) = [a for a in found.advice if changed_to(a) == "train-on-batch"]
     assert on_batch.why_not == "2.00x slower than custom-step, which is advised"
     assert "For training, the change worth most: train with a custom tf.function step" in answer
     assert unseparated_winners(answer) == []
@@ -578,7 +581,7 @@ def test_fit_over_an_epoch_and_over_one_batch_price_a_fit_call_apart():
     # 32 batches in 10 ms a step, one in 60 ms: a call costs 32 x 50 ms / 31 besides its steps.
     assert cost.measured.startswith("51.6 ms a call besides its steps, 16.1 % of a fit over")
     assert "an epoch of 32 batches, your batch repeated: 10.0 ms a step" in cost.measured
-    assert not [a for a in found.advice if a.form == "fit-per-batch"]
+    assert not [a for a in found.advice if changed_to(a) == "fit-per-batch"]
 
 
 def test_the_fastest_form_at_a_batch_is_not_named_where_tied():
@@ -645,7 +648,7 @@ def test_a_backend_clearly_faster_than_tensorflow_is_advised_with_how_to_switch(
         }
     )
     found = findings.assess(measured)
-    backend = {a.form: a for a in found.advice if a.kind == "backend"}
+    backend = {changed_to(a): a for a in found.advice if change_kind(a) == "backend"}
     assert set(backend) == {"jax-predict", "openvino-predict", "jax-fit", "jax-fit-jit"}
     assert backend["jax-predict"].advised and backend["jax-predict"].chapter == "keras_backends"
     assert "KERAS_BACKEND=jax" in backend["jax-predict"].advice
@@ -665,13 +668,13 @@ def test_backends_that_tie_are_advised_together_and_none_clearly_slower_is():
     measured = tried_on_backends(
         {"tensorflow-predict": 30e-3, "jax-predict": 3e-3, "openvino-predict": 3.01e-3}
     )
-    advised = [a.form for a in findings.assess(measured).advice if a.advised]
+    advised = [changed_to(a) for a in findings.assess(measured).advice if a.advised]
     assert sorted(advised) == ["jax-predict", "openvino-predict"]
     beaten = tried_on_backends(
         {"tensorflow-predict": 30e-3, "jax-predict": 3e-3, "openvino-predict": 10e-3}
     )
     found = findings.assess(beaten)
-    (openvino,) = [a for a in found.advice if a.form == "openvino-predict"]
+    (openvino,) = [a for a in found.advice if changed_to(a) == "openvino-predict"]
     assert openvino.claim.held and not openvino.advised and "than jax-predict" in openvino.why_not
 
 
@@ -681,4 +684,4 @@ def test_a_backend_that_did_not_run_the_model_is_a_finding_with_its_reason():
     found = findings.assess(measured)
     (finding,) = [f for f in found.findings if f.kind == "backend"]
     assert finding.what == "Keras 3 on JAX" and why in finding.measured
-    assert not [a for a in found.advice if a.kind == "backend"]
+    assert not [a for a in found.advice if change_kind(a) == "backend"]

@@ -22,13 +22,14 @@ from typing import Any
 from perfguide.diagnose import examples
 from perfguide.diagnose.parent import projection as projections
 from perfguide.diagnose.parent import render
-from perfguide.diagnose.parent.evidence import Advice, Assessment, Evidence
+from perfguide.diagnose.parent.evidence import Assessment, Evidence
 from perfguide.diagnose.parent.examine import assessment_of
 from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.diagnose.target import PICKLED_SUFFIX, Target, TargetError
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import Recommendation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +48,9 @@ class Diagnosis:
         return render.short_answer(self.assessment)
 
     @property
-    def advice(self) -> list[Advice]:
-        """The changes measured, advice first (see :attr:`Advice.advised`)."""
+    def advice(self) -> list[Recommendation]:
+        """The changes measured, advice first (see
+        :attr:`~perfguide.report.publishing.answers.Recommendation.advised`)."""
         return self.assessment.advice
 
     def __str__(self) -> str:

@@ -21,16 +21,22 @@ import statistics
 from perfguide.diagnose.answers import Retracing
 from perfguide.diagnose.parent.bound import NEAR_LIMIT
 from perfguide.diagnose.parent.evidence import (
-    Advice,
+    ARITHMETIC,
+    AS_WRITTEN,
+    BACKEND,
+    CALLED,
+    TRACING,
     Evidence,
     backend_and_form,
     backend_label,
+    changed_to,
 )
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement
 from perfguide.report.format import (
     format_speedup,
 )
+from perfguide.report.publishing.answers import Change, Recommendation
 from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import Faster, Share, per_process
 from perfguide.report.verdicts.ranking import Ranking, rank
@@ -87,30 +93,31 @@ BACKEND_BASELINES = {
 KEEP_CHAPTERS = {"keras": "training_loop", "saved-model": "serving", "litert": "serving"}
 
 
-def form_advice(evidence: Evidence) -> tuple[list[Advice], dict[str, Ranking]]:
+def form_advice(evidence: Evidence) -> tuple[list[Recommendation], dict[str, Ranking]]:
     """Each other form against the form the reader's code runs as written, and per unit the
     ranking of those faster than it. Forms are alternatives: of those, only the ones tied with
     the fastest are advice, and one clearly slower than it is shown as measured, with why."""
     advice_for = FORM_ADVICE[evidence.registered.kind]
     changes = [
-        (m, evidence.baselines[m.unit], *advice_for[m.label])
+        (m, evidence.baselines[m.unit], *advice_for[m.label], Change(CALLED, m.label))
         for m in evidence.forms
         if m.label in advice_for and m.label != evidence.baselines[m.unit]
     ]
-    return _alternatives(changes, evidence.measurements, "form")
+    return _alternatives(changes, evidence.measurements)
 
 
 def _alternatives(
-    changes: list[tuple[Measurement, str, str, str]], measurements: list[Measurement], kind: str
-) -> tuple[list[Advice], dict[str, Ranking]]:
-    """Each change (a measurement, the label it is judged against, its advice and chapter)
-    as advice of ``kind`` checked on ``measurements``, and per unit the ranking of those that
-    held. They are alternatives: only the ones tied with the fastest that held are advised."""
+    changes: list[tuple[Measurement, str, str, str, Change]], measurements: list[Measurement]
+) -> tuple[list[Recommendation], dict[str, Ranking]]:
+    """Each change (a measurement, the label it is judged against, its advice, chapter and
+    what it turns) as advice checked on ``measurements``, and per unit the ranking of those
+    that held. They are alternatives: only the ones tied with the fastest that held are
+    advised."""
     advice, held = [], {}
-    for m, baseline, text, chapter in changes:
+    for m, baseline, text, chapter, change in changes:
         claim = Faster(m.label, baseline).check(measurements)
         gain = ratio_interval(*pick(measurements, baseline, m.label))[0]  # the claim's ratio
-        advice.append(Advice(text, claim, chapter, gain, kind, m.label))
+        advice.append(Recommendation(text, claim, change, chapter=chapter, gain=gain))
         if claim.held:
             held.setdefault(m.unit, []).append(m.label)
     rankings = {unit: rank(measurements, labels) for unit, labels in held.items()}
@@ -118,20 +125,22 @@ def _alternatives(
 
 
 def _unbeaten(
-    advice: list[Advice], rankings: dict[str, Ranking], measurements: list[Measurement]
-) -> list[Advice]:
+    advice: list[Recommendation], rankings: dict[str, Ranking], measurements: list[Measurement]
+) -> list[Recommendation]:
     """``advice``, each alternative that the fastest one that paid beat clearly no longer
     advised."""
     leaders = {label: r for r in rankings.values() for label in r.order}
-    return [_beaten(a, leaders.get(a.form), measurements) for a in advice]
+    return [_beaten(a, leaders.get(changed_to(a)), measurements) for a in advice]
 
 
-def _beaten(advice: Advice, ranking: Ranking | None, measurements: list[Measurement]) -> Advice:
+def _beaten(
+    advice: Recommendation, ranking: Ranking | None, measurements: list[Measurement]
+) -> Recommendation:
     """``advice`` not advised where the fastest form that paid beat it clearly, with by how
     much (the claim's own ratio, over the processes that timed both)."""
-    if ranking is None or advice.form in ranking.tied:
+    if ranking is None or changed_to(advice) in ranking.tied:
         return advice
-    leader, slower = in_common(*pick(measurements, ranking.leader, advice.form))
+    leader, slower = in_common(*pick(measurements, ranking.leader, changed_to(advice)))
     why = (
         f"{format_speedup(leader.median_s / slower.median_s)} than {ranking.leader}, which is "
         "advised"
@@ -139,7 +148,7 @@ def _beaten(advice: Advice, ranking: Ranking | None, measurements: list[Measurem
     return dataclasses.replace(advice, why_not=why)
 
 
-def backend_advice(evidence: Evidence) -> list[Advice]:
+def backend_advice(evidence: Evidence) -> list[Recommendation]:
     """Each backend whose predictions agree with TensorFlow's, against Keras 3 on TensorFlow,
     per unit (a ``predict`` call, a ``fit`` step), judged as alternatives like forms."""
     trial = evidence.backends
@@ -150,11 +159,12 @@ def backend_advice(evidence: Evidence) -> list[Advice]:
         backend, form = backend_and_form(m.label)
         if backend != "tensorflow":
             text = BACKEND_ADVICE[form].format(name=NAMES[backend], backend=backend)
-            changes.append((m, BACKEND_BASELINES[m.unit], text, "keras_backends"))
-    return _alternatives(changes, trial.measurements, "backend")[0]
+            change = Change(BACKEND, backend, form=form)
+            changes.append((m, BACKEND_BASELINES[m.unit], text, "keras_backends", change))
+    return _alternatives(changes, trial.measurements)[0]
 
 
-def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
+def keep_advice(evidence: Evidence, advice: list[Recommendation]) -> list[Recommendation]:
     """Keeping the code as written, checked against the fastest other form per call, where
     no other form was advised as faster."""
     baseline = evidence.baselines["call"]
@@ -165,10 +175,10 @@ def keep_advice(evidence: Evidence, advice: list[Advice]) -> list[Advice]:
     claim = Faster(baseline, other.label).check(evidence.measurements)
     text = f"Keep it as written ({baseline}): no other form was faster"
     chapter = KEEP_CHAPTERS.get(evidence.registered.format, "tf_function")
-    return [Advice(text, claim, chapter, 1.0, "keep")]
+    return [Recommendation(text, claim, Change(CALLED, AS_WRITTEN), chapter=chapter, gain=1.0)]
 
 
-def retrace_advice(runs: list[Retracing], as_graph: bool) -> Advice:
+def retrace_advice(runs: list[Retracing], as_graph: bool) -> Recommendation:
     """The usual fix, measured over the varied calls: a speed-up of a ``tf.function`` as
     written, or how to keep a graph form that is advised."""
     ratios = [
@@ -186,14 +196,16 @@ def retrace_advice(runs: list[Retracing], as_graph: bool) -> Advice:
         if numbers
         else "use reduce_retracing=True or an input_signature with a None batch dimension"
     )
+    change = Change(TRACING, "reduce_retracing=True")
     if as_graph:
-        return Advice(
-            text[0].upper() + text[1:], claim, "tf_function", statistics.median(ratios), "retracing"
+        gain = statistics.median(ratios)
+        return Recommendation(
+            text[0].upper() + text[1:], claim, change, chapter="tf_function", gain=gain
         )
-    return Advice(f"In the tf.function, {text}", claim, "tf_function", kind="retracing")
+    return Recommendation(f"In the tf.function, {text}", claim, change, chapter="tf_function")
 
 
-def peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
+def peak_advice(evidence: Evidence, compute: float) -> list[Recommendation]:
     """Doing less arithmetic, where the fastest form's calls run near the measured peak. Not
     narrower types: that rests on a lower-precision form measured faster, and none is timed
     here (the guide measured mixed_float16 several times slower on this kind of CPU)."""
@@ -202,4 +214,4 @@ def peak_advice(evidence: Evidence, compute: float) -> list[Advice]:
     share = Share(evidence.fastest.label, PEAK, NEAR_LIMIT, evidence.graph.flops, PEAK_FLOPS)
     claim = share.check(evidence.measurements)
     advice = "Do less arithmetic: the calls already run near the measured peak"
-    return [Advice(advice, claim, "vectorization", kind="peak")]
+    return [Recommendation(advice, claim, Change(ARITHMETIC, "less"), chapter="vectorization")]

@@ -1,7 +1,9 @@
 """What ``perfguide diagnose`` measured and what it makes of it: the workers' measurements and
 facts (:class:`Evidence`), and the diagnosis (:class:`Assessment`): its findings, each of one of
-the :data:`KINDS`, and the changes measured on the reader's code (:class:`Advice`), each a
-checked claim with the chapter that explains it.
+the :data:`KINDS`, and the changes measured on the reader's code, each the guide's one record of
+advice (:class:`~perfguide.report.publishing.answers.Recommendation`): a checked claim, what it
+changes (:func:`change_kind` tells which kind of change from it) and the chapter that explains
+it.
 :mod:`~perfguide.diagnose.parent.findings` makes the one from the other.
 """
 
@@ -19,7 +21,7 @@ from perfguide.diagnose.answers import (
 )
 from perfguide.measure.limits import PEAK, MachineLimits
 from perfguide.measure.measurement import Measurement
-from perfguide.report.verdicts.claims import Claim
+from perfguide.report.publishing.answers import Recommendation
 from perfguide.report.verdicts.ranking import Ranking
 
 #: The kinds of finding, as the results file names them for an editor or CI to act on.
@@ -53,30 +55,37 @@ class Finding:
     measured: str
 
 
-@dataclasses.dataclass(frozen=True)
-class Advice:
-    """A change, the claim that measured it on the reader's code, the chapter topic that
-    explains it, its measured ``gain`` over the code as written (times faster; 1 for keeping
-    the code as it is, 0 where it is no speed-up of the code as written) and its ``kind``:
-    "form" (call it another way), "keep", "retracing", "peak" or "backend" (run it on another
-    of Keras's backends)."""
+#: What a change measured on the reader's code turns (its ``change.setting``): how
+#: it is called (another form, or the form as written: keep it), Keras's backend, how a
+#: ``tf.function`` traces, how much arithmetic it does.
+CALLED, BACKEND, TRACING, ARITHMETIC = (
+    "how it is called",
+    "KERAS_BACKEND",
+    "how tf.function traces",
+    "the arithmetic",
+)
+#: The way a change to how it is called turns it where it keeps the code as written.
+AS_WRITTEN = "as written"
 
-    advice: str
-    claim: Claim
-    chapter: str
-    gain: float = 0.0
-    kind: str = "form"
-    #: The form a "form" advice says to call it as.
-    form: str = ""
-    #: Why a change whose claim held is still no advice: another form advised measured
-    #: clearly faster, and forms are alternatives.
-    why_not: str = ""
 
-    @property
-    def advised(self) -> bool:
-        """Whether it is advice: only a claim that held makes it so, and only where no
-        alternative advised beat it."""
-        return self.claim.held is True and not self.why_not
+def change_kind(advice: Recommendation) -> str:
+    """A change measured on the reader's code, by what it turns: "form" (call it another way),
+    "keep", "backend" (run it on another of Keras's backends), "retracing" or "peak"."""
+    setting, to = advice.change.setting, advice.change.to
+    if setting == CALLED:
+        return "keep" if to == AS_WRITTEN else "form"
+    return {BACKEND: "backend", TRACING: "retracing", ARITHMETIC: "peak"}[setting]
+
+
+def changed_to(advice: Recommendation) -> str:
+    """The label of what a change of form or backend was timed as ("tf-function",
+    "jax-predict"); "" for a change of another kind."""
+    kind = change_kind(advice)
+    if kind == "form":
+        return advice.change.to
+    if kind == "backend":
+        return backend_label(advice.change.to, dict(advice.change.when)["form"])
+    return ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,19 +186,19 @@ class Assessment:
     bound: str
     why: str
     findings: list[Finding]
-    advice: list[Advice]
+    advice: list[Recommendation]
     graph_error: str | None = None
     rankings: dict[str, Ranking] = dataclasses.field(default_factory=dict)
 
-    def leaders(self, unit: str) -> list[Advice]:
+    def leaders(self, unit: str) -> list[Recommendation]:
         """The form changes per ``unit`` that pay most, fastest first: one where the numbers
         separate it from the other forms that paid, else those tied with it."""
         ranking = self.rankings.get(unit)
-        by_form = {a.form: a for a in self.advice if a.kind == "form"}
+        by_form = {changed_to(a): a for a in self.advice if change_kind(a) == "form"}
         return [by_form[label] for label in ranking.tied] if ranking else []
 
     @property
-    def best(self) -> Advice | None:
+    def best(self) -> Recommendation | None:
         """The best measured change: the form change per call (per training step, where no
         form per call paid) that the numbers separate from the rest, none where they tie it;
         else the advised speed-up of another kind (a backend aside: its own sentence) with the
@@ -197,5 +206,5 @@ class Assessment:
         if self.rankings:
             leaders = self.leaders(next(iter(self.rankings)))
             return leaders[0] if len(leaders) == 1 else None
-        held = [a for a in self.advice if a.advised and a.gain >= 1 and a.kind != "backend"]
+        held = [a for a in self.advice if a.advised and a.gain >= 1 and change_kind(a) != "backend"]
         return max(held, key=lambda a: a.gain) if held else None

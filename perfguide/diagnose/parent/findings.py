@@ -27,11 +27,11 @@ from perfguide.diagnose.parent.advice import (
 )
 from perfguide.diagnose.parent.bound import limits_finding, overhead_findings, what_bounds
 from perfguide.diagnose.parent.evidence import (
-    Advice,
     Assessment,
     Evidence,
     Finding,
     backend_label,
+    changed_to,
 )
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
@@ -43,6 +43,7 @@ from perfguide.report.format import (
     lower_first,
     three_figures,
 )
+from perfguide.report.publishing.answers import Recommendation
 from perfguide.report.publishing.chapters import chapter
 from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.memory_claims import grows
@@ -329,13 +330,15 @@ def _retrace_measured(runs: list[Retracing]) -> str:
     return measured
 
 
-def retrace_findings(evidence: Evidence, forms: list[Advice]) -> tuple[list[Finding], list[Advice]]:
+def retrace_findings(
+    evidence: Evidence, forms: list[Recommendation]
+) -> tuple[list[Finding], list[Recommendation]]:
     """Retracing on other typical inputs, and its usual fix: advice where the code runs as a
     graph as written, or a graph form is advised (among ``forms``); a finding alone otherwise.
     Where the code runs as a graph as written and an eager form is advised instead, the fix is
     advice for those who keep the graph, and says so."""
-    graph_advised = any(a.advised and a.form in GRAPH_FORMS for a in forms)
-    eager_advised = any(a.advised and a.form not in GRAPH_FORMS for a in forms)
+    graph_advised = any(a.advised and changed_to(a) in GRAPH_FORMS for a in forms)
+    eager_advised = any(a.advised and changed_to(a) not in GRAPH_FORMS for a in forms)
     runs = [run for run in evidence.retracing if run.varied]
     if not runs:
         return [], []

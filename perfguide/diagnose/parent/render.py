@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from perfguide.diagnose.parent.advice import BACKEND_BASELINES
 from perfguide.diagnose.parent.evidence import (
-    Advice,
     Assessment,
     Evidence,
+    change_kind,
+    changed_to,
 )
 from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report.format import lower_first
 from perfguide.report.publishing import results
-from perfguide.report.publishing.answers import measured_here, verdict_badge
+from perfguide.report.publishing.answers import Recommendation, measured_here, verdict_badge
 from perfguide.report.publishing.chapters import chapter
 from perfguide.report.tables.comparison import Comparison, html_table
 
@@ -123,7 +124,7 @@ def _projection_note(base: str) -> str:
     return f"where such a projection holds: {chapter('distributed').title} {link}"
 
 
-def _advice_lists(assessment: Assessment, what: str) -> list[tuple[str, list[Advice]]]:
+def _advice_lists(assessment: Assessment, what: str) -> list[tuple[str, list[Recommendation]]]:
     """The advice, then the changes measured that are no advice, grouped by why: those that
     paid but lost clearly to a form advised, those too close to call, those that did not pay;
     each list under its title, leaving out an empty one."""
@@ -187,7 +188,7 @@ h1{font-size:1.6rem;overflow-wrap:anywhere}
 """
 
 
-def _advice_html(a: Advice, base: str) -> str:
+def _advice_html(a: Recommendation, base: str) -> str:
     """One change as a list item: its effect, verdict and evidence, how much slower it was
     than the form advised where it paid but lost to it, and the chapter that explains it."""
     beaten = f"{html.escape(a.why_not)}<br>" if a.why_not else ""
@@ -288,8 +289,8 @@ def to_json(assessment: Assessment, projection: ModelProjection | None = None) -
         "advice": [
             {
                 "advice": a.advice,
-                "kind": a.kind,
-                "form": a.form,
+                "kind": change_kind(a),
+                "form": changed_to(a),
                 "advised": a.advised,
                 "why_not": a.why_not,
                 "chapter": a.chapter,
@@ -323,7 +324,7 @@ def short_answer(assessment: Assessment) -> str:
         change = " ".join(changes)
     elif best is None:
         change = "No change of how it is called made it clearly faster here."
-    elif best.kind == "keep":
+    elif change_kind(best) == "keep":
         advice = lower_first(best.advice)
         change = f"The best measured change is none: {advice}; {best.claim.evidence}."
     else:
@@ -344,7 +345,7 @@ def _backend_sentences(assessment: Assessment) -> list[str]:
     return [
         f"Another backend: {lower_first(a.advice)}: {a.claim.sentence} here."
         for a in assessment.advice
-        if a.kind == "backend" and a.advised
+        if change_kind(a) == "backend" and a.advised
     ]
 
 

@@ -49,7 +49,11 @@ def answers_dir() -> Path:
 
 
 #: How a short answer heads what it measured that is no advice, by the deciding claim's verdict.
-FINDING_HEADINGS = {"DID NOT HOLD": "Did not hold here", "INCONCLUSIVE": "Too close to call here"}
+FINDING_HEADINGS = {
+    "DID NOT HOLD": "Did not hold here",
+    "INCONCLUSIVE": "Too close to call here",
+    "HELD": "Held, and another way advised was clearly faster here",
+}
 #: Where "How to read these pages" defines the verdicts, from a chapter's page.
 VERDICTS_DEFINED = f"{READING}#claims-and-verdicts"
 
@@ -111,7 +115,11 @@ class Recommendation:
     batch size where the way loses, its stalls): given beside it, each on its own line, never
     left out. ``recipe`` is the anchor of the chapter's recipe that puts the advice in code (its
     section's id, e.g. "pad-to-buckets"); that recipe opens with a line saying whether this
-    build advises it (:func:`recipe_status`).
+    build advises it (:func:`recipe_status`). Advice measured elsewhere than on its chapter's
+    page (``perfguide diagnose``'s, on the reader's code) names the ``chapter`` that explains
+    it, its ``gain`` (times faster than the code as written; 1 for keeping it, 0 where it is no
+    speed-up of it) and, where its claims held, ``why_not`` it is advice all the same: an
+    alternative advised was measured clearly faster.
 
     >>> from perfguide.report.verdicts.claims import Claim
     >>> fast = Claim("int8 is faster", True, "…", "1.2x faster")
@@ -128,10 +136,14 @@ class Recommendation:
     requires: tuple[Claim, ...] = ()
     caveats: tuple[str, ...] = ()
     recipe: str = ""
+    chapter: str = ""
+    gain: float = 0.0
+    why_not: str = ""
 
     @property
     def advised(self) -> bool:
-        return all(claim.held is True for claim in (self.claim, *self.requires))
+        held = all(claim.held is True for claim in (self.claim, *self.requires))
+        return held and not self.why_not
 
     @property
     def deciding(self) -> Claim:
@@ -230,6 +242,7 @@ def caveats_html(caveats: Sequence[str]) -> str:
 NOT_ADVISED_BECAUSE = {
     "DID NOT HOLD": "its claim did not hold",
     "INCONCLUSIVE": "its claim was too close to call",
+    "HELD": "another way advised was measured clearly faster",
 }
 
 
