@@ -1,6 +1,10 @@
 """The mixed-precision chapter: the claims for this build's kind of CPU, the products and
 convolutions in three types, which kernels ran, the bytes and the loss under each policy, and the
-short answer built from them."""
+short answer built from them.
+
+Long as its chapter is: its claims change with the CPU's kind (bfloat16 and float16 units or
+not), and each kind's claims, kernels and advice sit together.
+"""
 
 from __future__ import annotations
 

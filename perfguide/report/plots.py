@@ -98,6 +98,22 @@ def _series(measurements: Sequence[Measurement]) -> dict[str, list[Measurement]]
     }
 
 
+def _against_size(ax: Axes, size_name: str, unit: str, y_label: str, short_y: bool = False) -> Axes:
+    """Log-log axes of a quantity in ``unit`` against problem size, labelled, with the legend
+    below (``short_y``: a y axis spanning under two decades labels 1, 2 and 5 of each)."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _one_format(ax.xaxis, EngFormatter())
+    _one_format(ax.yaxis, EngFormatter(unit=unit))
+    if short_y:
+        _short_log_y(ax)
+    ax.set_xlabel(f"problem size ({size_name}, log scale)")
+    ax.set_ylabel(y_label)
+    ax.grid(True, which="major", alpha=0.3)
+    _legend_below(ax)
+    return ax
+
+
 def scaling_plot(
     measurements: Sequence[Measurement], size_name: str, ax: Axes | None = None
 ) -> Axes:
@@ -114,15 +130,8 @@ def scaling_plot(
             capsize=3,
             label=label,
         )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _one_format(ax.xaxis, EngFormatter())
-    _one_format(ax.yaxis, EngFormatter(unit="s"))
-    ax.set_xlabel(f"problem size ({size_name}, log scale)")
-    ax.set_ylabel(f"time per {measurements[0].unit} (median, log scale)")
-    ax.grid(True, which="major", alpha=0.3)
-    _legend_below(ax)
-    return ax
+    y_label = f"time per {measurements[0].unit} (median, log scale)"
+    return _against_size(ax, size_name, "s", y_label)
 
 
 def rate_plot(
@@ -157,16 +166,8 @@ def rate_plot(
             label=label,
         )
     ax.axhline(limit, color="black", linestyle="--", label=limit_label)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _one_format(ax.xaxis, EngFormatter())
-    _one_format(ax.yaxis, EngFormatter(unit=rate_unit))
-    _short_log_y(ax)
-    ax.set_xlabel(f"problem size ({size_name}, log scale)")
-    ax.set_ylabel(f"{rate_unit} achieved (median, log scale)")
-    ax.grid(True, which="major", alpha=0.3)
-    _legend_below(ax)
-    return ax
+    y_label = f"{rate_unit} achieved (median, log scale)"
+    return _against_size(ax, size_name, rate_unit, y_label, short_y=True)
 
 
 def rate_bars(
