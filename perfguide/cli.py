@@ -40,7 +40,7 @@ from perfguide.processes.noise import NoiseFloor
 from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report.format import format_count
 from perfguide.report.publishing import results
-from perfguide.report.publishing.chapters import CHAPTERS
+from perfguide.report.publishing.chapters import CHAPTERS, chapter
 from perfguide.report.tables.comparison import Comparison, text_table
 from perfguide.report.verdicts.compare_files import SideBySide, Source
 
@@ -260,9 +260,9 @@ def _list(args: argparse.Namespace) -> None:
         for variant, why in workload.missing.items():
             print(f"  not installed: {variant} ({why})")
     print("chapters (`run TOPIC` runs all of one's workloads):")
-    for chapter in CHAPTERS:
-        runs = chapter.runs != "nothing"
-        print(f"  {chapter.topic}: {chapter.title}" + ("" if runs else " (no workloads to run)"))
+    for each in CHAPTERS:
+        runs = each.runs != "nothing"
+        print(f"  {each.topic}: {each.title}" + ("" if runs else " (no workloads to run)"))
 
 
 def _check_writable(path: str) -> None:
@@ -348,8 +348,11 @@ def _groups(chosen: list[Workload], args: argparse.Namespace) -> dict[tuple, lis
 def _own_run(name: str | None) -> Callable[[argparse.Namespace], None] | None:
     """How ``run`` measures the chapter ``name`` if the table of chapters says it runs other
     than its workloads in a pool (without importing the workloads, and so TensorFlow)."""
-    found = [c for c in CHAPTERS if name and c.topic == name.replace("-", "_")]
-    return OWN_RUNS.get(found[0].runs) if found else None
+    try:
+        runs = chapter(name.replace("-", "_")).runs if name else None
+    except ValueError:  # a workload's name, or none there is: the workloads' lookup says which
+        return None
+    return OWN_RUNS.get(runs)
 
 
 def _run(args: argparse.Namespace) -> None:

@@ -8,9 +8,9 @@ import pytest
 from never_settled import NeverSettled
 
 from perfguide import workloads
-from perfguide.diagnose.answers import GraphFacts
 from perfguide.diagnose.parent import examine
 from perfguide.diagnose.target import WORKLOAD, InputSpec, Target
+from perfguide.diagnose.worker_answers import GraphFacts
 from perfguide.processes import pool
 from perfguide.processes.fresh import ChildError
 

@@ -11,17 +11,17 @@ import resource
 import pytest
 
 from perfguide.diagnose import api
-from perfguide.diagnose.answers import (
+from perfguide.diagnose.parent import findings, render
+from perfguide.diagnose.parent.advice import FORM_ADVICE
+from perfguide.diagnose.parent.evidence import BackendTrial, Evidence, change_kind, changed_to
+from perfguide.diagnose.target import WORKLOAD
+from perfguide.diagnose.worker_answers import (
     GraphFacts,
     Registration,
     ResidentSeries,
     Retracing,
     TracedCall,
 )
-from perfguide.diagnose.parent import findings, render
-from perfguide.diagnose.parent.advice import FORM_ADVICE
-from perfguide.diagnose.parent.evidence import BackendTrial, Evidence, change_kind, changed_to
-from perfguide.diagnose.target import WORKLOAD
 from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.format import format_bytes

@@ -6,8 +6,9 @@ Its two sides run in different processes: :mod:`perfguide.diagnose.worker` insid
 processes (it loads the reader's code and probes it), :mod:`perfguide.diagnose.parent` in the
 process that started them (it drives the workers, judges their answers and shows the result).
 Both read :mod:`~perfguide.diagnose.target` (what the function and its inputs are),
-:mod:`~perfguide.diagnose.examples` (a reader's own example arguments; neither needs TensorFlow)
-and :mod:`~perfguide.diagnose.agreement` (whether two forms' outputs agree).
+:mod:`~perfguide.diagnose.examples` (a reader's own example arguments; neither needs TensorFlow),
+:mod:`~perfguide.diagnose.agreement` (whether two forms' outputs agree) and
+:mod:`~perfguide.diagnose.worker_answers` (what a worker answers the parent, as typed records).
 :mod:`~perfguide.diagnose.api` runs it all, for the command and for Python.
 """
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from perfguide.diagnose.answers import Retracing
 from perfguide.diagnose.parent.bound import NEAR_LIMIT
 from perfguide.diagnose.parent.evidence import (
     ARITHMETIC,
@@ -31,6 +30,7 @@ from perfguide.diagnose.parent.evidence import (
     backend_label,
     changed_to,
 )
+from perfguide.diagnose.worker_answers import Retracing
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement
 from perfguide.report.format import (

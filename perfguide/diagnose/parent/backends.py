@@ -17,9 +17,9 @@ from collections.abc import Callable
 import numpy as np
 
 from perfguide.diagnose.agreement import difference
-from perfguide.diagnose.answers import OnBackend
 from perfguide.diagnose.parent.evidence import BackendTrial, backend_label
 from perfguide.diagnose.target import BACKEND_FORMS, Target
+from perfguide.diagnose.worker_answers import OnBackend
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import Workers, job_of, take_turns

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from perfguide.diagnose.answers import (
+from perfguide.diagnose.worker_answers import (
     GraphFacts,
     Registration,
     ResidentSeries,
@@ -160,8 +160,9 @@ class Evidence:
 
     @functools.cached_property
     def graph(self) -> GraphFacts:
-        """The processes' facts as one (:meth:`~perfguide.diagnose.answers.GraphFacts.pooled`):
-        each time their median, the trace the first process kept."""
+        """The processes' facts as one
+        (:meth:`~perfguide.diagnose.worker_answers.GraphFacts.pooled`): each time their median,
+        the trace the first process kept."""
         return GraphFacts.pooled(self.facts)
 
     @property

@@ -4,11 +4,11 @@ retracing answers. Needs workers started with ``limits=True``."""
 
 from __future__ import annotations
 
-from perfguide.diagnose.answers import GraphFacts, Registration, ResidentSeries, Retracing
 from perfguide.diagnose.parent.backends import tries_backends, try_backends
 from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
 from perfguide.diagnose.parent.findings import assess
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
+from perfguide.diagnose.worker_answers import GraphFacts, Registration, ResidentSeries, Retracing
 from perfguide.measure.memory import SAMPLES
 from perfguide.processes.pool import Workers
 from perfguide.report.verdicts.claims import Faster

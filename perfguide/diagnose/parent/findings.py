@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from perfguide.diagnose.answers import ResidentSeries, Retracing
 from perfguide.diagnose.parent.advice import (
     GRAPH_FORMS,
     backend_advice,
@@ -33,6 +32,7 @@ from perfguide.diagnose.parent.evidence import (
     backend_label,
     changed_to,
 )
+from perfguide.diagnose.worker_answers import ResidentSeries, Retracing
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.format import (

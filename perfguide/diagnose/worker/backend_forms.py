@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from perfguide.diagnose.answers import OnBackend
 from perfguide.diagnose.target import BACKEND_FORMS, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.diagnose.worker.loading import load, load_inference_model, materialize
 from perfguide.diagnose.worker.model_forms import (
@@ -32,6 +31,7 @@ from perfguide.diagnose.worker.model_forms import (
     trains,
 )
 from perfguide.diagnose.worker.reasons import reader_files, why_not
+from perfguide.diagnose.worker_answers import OnBackend
 from perfguide.measure.timer import Timed
 from perfguide.report.publishing.results import write_atomically
 from perfguide.workloads.base import Workload
@@ -44,7 +44,7 @@ UNITS = {WORKLOAD: "call", TRAINING_WORKLOAD: "step"}
 @dataclasses.dataclass
 class Held:
     """What a backend's worker holds: its forms as workloads by name, and the ``answer`` for
-    the parent (:class:`~perfguide.diagnose.answers.OnBackend`)."""
+    the parent (:class:`~perfguide.diagnose.worker_answers.OnBackend`)."""
 
     workloads: dict[str, Workload]
     answer: OnBackend

@@ -23,7 +23,6 @@ import numpy as np
 import tensorflow as tf
 
 from perfguide.diagnose.agreement import difference, outside_range
-from perfguide.diagnose.answers import Registration
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.diagnose.worker.loading import (
     arguments,
@@ -59,6 +58,7 @@ from perfguide.diagnose.worker.saved_forms import (
     signature,
     signature_batch,
 )
+from perfguide.diagnose.worker_answers import Registration
 from perfguide.measure.timer import Timed
 from perfguide.workloads.base import Workload, call_of
 from perfguide.workloads.distributed import gradient_bytes
@@ -80,9 +80,10 @@ class Registered:
     workloads by name (:data:`~perfguide.diagnose.target.WORKLOAD`, and for a model
     :data:`~perfguide.diagnose.target.BATCH_WORKLOAD` and
     :data:`~perfguide.diagnose.target.TRAINING_WORKLOAD`); ``answer`` is what the parent
-    process is told (a :class:`~perfguide.diagnose.answers.Registration`: the forms registered,
-    why the others were not, which form the code runs as written); ``conversions`` is the
-    folder a model is converted into for the serving runtimes, removed with this object.
+    process is told (a :class:`~perfguide.diagnose.worker_answers.Registration`: the forms
+    registered, why the others were not, which form the code runs as written);
+    ``conversions`` is the folder a model is converted into for the serving runtimes, removed
+    with this object.
     """
 
     target: Target

@@ -1,7 +1,7 @@
 """What the registered function's graph does per call, read inside a worker process (see
 :mod:`perfguide.diagnose`): its ops, FLOPs and bytes, the ops that leave the graph for Python
 and where the reader's code made them, what an eager op costs here, and a profile of its calls.
-:func:`facts` returns a :class:`~perfguide.diagnose.answers.GraphFacts`; the parent process
+:func:`facts` returns a :class:`~perfguide.diagnose.worker_answers.GraphFacts`; the parent process
 judges it (:mod:`perfguide.diagnose.parent.findings`).
 """
 
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
-from perfguide.diagnose.answers import GraphFacts, LeavesGraph, TraceFile
 from perfguide.diagnose.worker.loading import materialize
 from perfguide.diagnose.worker.reasons import reader_files, shown, why_not
+from perfguide.diagnose.worker_answers import GraphFacts, LeavesGraph, TraceFile
 from perfguide.measure import anatomy, profile
 from perfguide.measure.timer import measure
 

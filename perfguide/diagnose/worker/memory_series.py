@@ -1,6 +1,6 @@
 """The resident memory of the registered forms' calls, sampled inside a worker process (see
 :mod:`perfguide.diagnose`): :func:`memory` returns a
-:class:`~perfguide.diagnose.answers.ResidentSeries` a form; the parent process judges them
+:class:`~perfguide.diagnose.worker_answers.ResidentSeries` a form; the parent process judges them
 (:mod:`perfguide.diagnose.parent.findings`).
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from perfguide.diagnose.answers import ResidentSeries
 from perfguide.diagnose.worker.loading import materialize
+from perfguide.diagnose.worker_answers import ResidentSeries
 from perfguide.measure.memory import SAMPLES, resident_series
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The registered function's retracing, probed inside a worker process (see
 :mod:`perfguide.diagnose`): called as a ``tf.function`` with typical other inputs, each call
 timed and its traces counted, then with the usual fixes. :func:`retracing` returns a
-:class:`~perfguide.diagnose.answers.Retracing`; the parent process judges it
+:class:`~perfguide.diagnose.worker_answers.Retracing`; the parent process judges it
 (:mod:`perfguide.diagnose.parent.findings`).
 """
 
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
-from perfguide.diagnose.answers import Retracing, TracedCall
 from perfguide.diagnose.worker.loading import materialize
 from perfguide.diagnose.worker.reasons import reader_files, why_not
+from perfguide.diagnose.worker_answers import Retracing, TracedCall
 from perfguide.measure.memory import resident_bytes
 from perfguide.measure.timer import measure
 

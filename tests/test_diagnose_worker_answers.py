@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from perfguide.diagnose.answers import (
+from perfguide.diagnose.worker_answers import (
     GraphFacts,
     LeavesGraph,
     OnBackend,
