@@ -89,6 +89,9 @@ def test_published_answers_feed_the_checklist_in_the_order_chapters_ran(tmp_path
         "caveats": [],
         "recipe": "",
         "requires": [],
+        "chapter": "",
+        "gain": 0.0,
+        "why_not": "",
     }
     assert prefer_c["verdict"] == "INCONCLUSIVE"
     assert Change.from_dict(use_a["change"]) == USE_A
@@ -108,6 +111,19 @@ def test_advice_needs_every_claim_it_requires_and_carries_its_caveats_on_their_o
     assert '<br><span class="perfguide-caveat">Measured against it: slower at 256' in box
     assert "\n  Measured against it: slower at 256" in str(answer)
     assert kept.to_dict()["requires"][0]["verdict"] == "HELD"
+
+
+def test_a_held_claim_beaten_by_other_advice_is_no_advice_and_its_record_says_why():
+    beaten = Recommendation(
+        "Use a", HELD, USE_A, chapter="tf_function", gain=2.0, why_not="b was clearly faster"
+    )
+    record = beaten.to_dict()
+    assert not beaten.advised and record["advised"] is False
+    assert (record["chapter"], record["gain"], record["why_not"]) == (
+        "tf_function",
+        2.0,
+        "b was clearly faster",
+    )
 
 
 def test_advice_links_the_recipe_that_puts_it_in_code_and_a_finding_does_not():

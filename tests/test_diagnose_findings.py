@@ -13,7 +13,17 @@ import pytest
 from perfguide.diagnose import api
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
-from perfguide.diagnose.parent.evidence import BackendTrial, Evidence, change_kind, changed_to
+from perfguide.diagnose.parent.evidence import (
+    ARITHMETIC,
+    AS_WRITTEN,
+    BACKEND,
+    CALLED,
+    TRACING,
+    BackendTrial,
+    Evidence,
+    change_kind,
+    changed_to,
+)
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.diagnose.worker_answers import (
     GraphFacts,
@@ -26,9 +36,10 @@ from perfguide.measure.limits import PEAK, PEAK_FLOPS, MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.report.format import format_bytes
 from perfguide.report.publishing import results
+from perfguide.report.publishing.answers import Change, Recommendation
 from perfguide.report.publishing.chapters import chapter
 from perfguide.report.publishing.page_checks import unseparated_winners
-from perfguide.report.verdicts.claims import Faster
+from perfguide.report.verdicts.claims import Claim, Faster
 from perfguide.report.verdicts.ranking import AHEAD
 
 # -- The verdicts' logic, on made-up measurements -----------------------------------------------
@@ -685,3 +696,17 @@ def test_a_backend_that_did_not_run_the_model_is_a_finding_with_its_reason():
     (finding,) = [f for f in found.findings if f.kind == "backend"]
     assert finding.what == "Keras 3 on JAX" and why in finding.measured
     assert not [a for a in found.advice if change_kind(a) == "backend"]
+
+
+def test_a_change_is_of_the_kind_its_setting_names_and_an_unknown_setting_is_refused():
+    def kind(setting, to, **when):
+        held = Claim("it is faster", True, "2.00x faster")
+        return change_kind(Recommendation("advice", held, Change(setting, to, **when)))
+
+    assert kind(CALLED, AS_WRITTEN) == "keep"
+    assert kind(CALLED, "tf-function") == "form"
+    assert kind(BACKEND, "jax", form="fit") == "backend"
+    assert kind(TRACING, "reduce_retracing=True") == "retracing"
+    assert kind(ARITHMETIC, "less") == "peak"
+    with pytest.raises(ValueError, match="no setting diagnose changes"):
+        kind("the weather", "sunny")

@@ -66,15 +66,19 @@ CALLED, BACKEND, TRACING, ARITHMETIC = (
 )
 #: The way a change to how it is called turns it where it keeps the code as written.
 AS_WRITTEN = "as written"
+#: Each setting's kind of change, as the results file names it ("keep" for :data:`AS_WRITTEN`).
+CHANGE_KINDS = {CALLED: "form", BACKEND: "backend", TRACING: "retracing", ARITHMETIC: "peak"}
 
 
 def change_kind(advice: Recommendation) -> str:
     """A change measured on the reader's code, by what it turns: "form" (call it another way),
     "keep", "backend" (run it on another of Keras's backends), "retracing" or "peak"."""
-    setting, to = advice.change.setting, advice.change.to
-    if setting == CALLED:
-        return "keep" if to == AS_WRITTEN else "form"
-    return {BACKEND: "backend", TRACING: "retracing", ARITHMETIC: "peak"}[setting]
+    change = advice.change
+    if change.setting not in CHANGE_KINDS:
+        raise ValueError(f"{change.setting!r} is no setting diagnose changes")
+    if (change.setting, change.to) == (CALLED, AS_WRITTEN):
+        return "keep"
+    return CHANGE_KINDS[change.setting]
 
 
 def changed_to(advice: Recommendation) -> str:

@@ -178,6 +178,9 @@ class Recommendation:
                 {"claim": c.statement, "verdict": c.verdict, "evidence": c.evidence}
                 for c in self.requires
             ],
+            "chapter": self.chapter,
+            "gain": self.gain,
+            "why_not": self.why_not,
         }
 
 
