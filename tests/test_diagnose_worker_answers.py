@@ -91,6 +91,8 @@ def test_a_registration_reads_back_its_lists_as_tuples_and_its_optional_fields_u
     assert registration.other_batch is None and registration.kind == "function"
     wired = json.loads(json.dumps({"result": registration}, default=_fields))["result"]
     assert Registration.from_json(wired) == registration
+    with pytest.raises(ValueError, match=r"missing \['variants'\]"):
+        Registration.from_json({"problems": {}, "as_written": "eager"})
 
 
 def test_a_backend_that_did_not_run_the_model_says_why_and_registers_nothing():

@@ -26,7 +26,16 @@ def checked(kind: type[Record], fields: Mapping[str, Any]) -> Record:
     unknown, missing = sorted(set(fields) - known), sorted(needed - set(fields))
     if unknown or missing:
         raise ValueError(f"a {kind.__name__} answer with unknown {unknown}, missing {missing}")
-    return kind(**fields)
+    # JSON has lists only; the records hold tuples, so that they compare and hash.
+    return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+
+
+class Answer:
+    """A record a worker answers with; :meth:`from_json` reads its fields back, checked."""
+
+    @classmethod
+    def from_json(cls, fields: Mapping[str, Any]) -> Any:
+        return checked(cls, fields)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +58,7 @@ class TraceFile:
 
 
 @dataclasses.dataclass(frozen=True)
-class GraphFacts:
+class GraphFacts(Answer):
     """What one worker found of the registered function's graph
     (:func:`perfguide.diagnose.worker.graph_facts.facts`). Counts are None where they could not
     be taken (no graph, or a graph that calls other functions)."""
@@ -114,7 +123,7 @@ class TracedCall:
 
 
 @dataclasses.dataclass(frozen=True)
-class Retracing:
+class Retracing(Answer):
     """The registered function's retracing, as one worker probed it
     (:func:`perfguide.diagnose.worker.retracing.retracing`): the varied inputs (what changed in
     each), the calls with the original and then the varied inputs, a steady call's seconds, and
@@ -134,7 +143,7 @@ class Retracing:
             name: tuple(checked(TracedCall, call) for call in fields.get(name, ()))
             for name in ("calls", "fixed_calls")
         }
-        return checked(cls, {**fields, "varied": tuple(fields.get("varied", ())), **calls})
+        return checked(cls, {**fields, **calls})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,14 +158,11 @@ class ResidentSeries:
     @classmethod
     def by_form(cls, answer: Mapping[str, Mapping[str, Any]]) -> dict[str, ResidentSeries]:
         """A worker's answer: each form's series."""
-        return {
-            form: checked(cls, {**fields, "series": tuple(fields["series"])})
-            for form, fields in answer.items()
-        }
+        return {form: checked(cls, fields) for form, fields in answer.items()}
 
 
 @dataclasses.dataclass(frozen=True)
-class Registration:
+class Registration(Answer):
     """What a worker registered of the reader's code
     (:func:`perfguide.diagnose.worker.forms.register`): its forms that compute what the reader's
     own form computes (``variants``), why each other form was not registered (``problems``), the
@@ -182,14 +188,9 @@ class Registration:
     epoch_steps: int | None = None
     gradient_bytes: int | None = None
 
-    @classmethod
-    def from_json(cls, fields: Mapping[str, Any]) -> Registration:
-        listed = {name: tuple(fields.get(name, ())) for name in ("variants", "training")}
-        return checked(cls, {**fields, **listed})
-
 
 @dataclasses.dataclass(frozen=True)
-class OnBackend:
+class OnBackend(Answer):
     """What a worker of another Keras backend made of a saved Keras model
     (:func:`perfguide.diagnose.worker.backend_forms.register`): its backend, the forms it
     registered, the ``.npz`` file it wrote its predictions of the reader's batch into and the
@@ -200,7 +201,3 @@ class OnBackend:
     outputs: str | None = None
     precision: str | None = None
     why: str | None = None
-
-    @classmethod
-    def from_json(cls, fields: Mapping[str, Any]) -> OnBackend:
-        return checked(cls, {**fields, "forms": tuple(fields.get("forms", ()))})
