@@ -4,6 +4,7 @@ import pytest
 
 from perfguide.measure.measurement import Measurement
 from perfguide.report.plots import (
+    Limit,
     heatmap,
     projection_plot,
     rate_bars,
@@ -18,7 +19,7 @@ def test_rate_bars_are_rates_from_zero_with_their_share_of_the_limit():
         Measurement(label, "product", 1, 1, 0.0, (seconds,) * 5, size=1)
         for label, seconds in (("slow", 0.2), ("fast", 0.1))
     ]
-    ax = rate_bars(ms, lambda m: 1e9, limit=2e10, limit_label="peak", rate_unit="FLOP/s")
+    ax = rate_bars(ms, lambda m: 1e9, Limit(2e10, "peak", "FLOP/s"))
     widths = sorted(bar.get_width() for bar in ax.patches)
     assert widths == pytest.approx([5e9, 1e10])
     assert ax.get_xlim()[0] == 0
@@ -31,7 +32,7 @@ def test_a_rate_plot_within_a_decade_labels_more_than_one_tick():
         Measurement("way", "request", size, size, 0.0, (seconds,) * 5, size=size)
         for size, seconds in ((1, 4e-4), (16, 1e-4), (256, 6e-5))
     ]
-    ax = rate_plot(ms, "batch", lambda m: 1, limit=2e4, limit_label="peak", rate_unit="req/s")
+    ax = rate_plot(ms, "batch", lambda m: 1, Limit(2e4, "peak", "req/s"))
     ax.figure.canvas.draw()
     low, high = ax.get_ylim()
     labelled = [

@@ -23,7 +23,7 @@ from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_count, format_factor, format_seconds
-from perfguide.report.plots import rate_plot, scaling_plot
+from perfguide.report.plots import bandwidth_limit, peak_limit, rate_plot, scaling_plot
 from perfguide.report.publishing.answers import Change, Recommendation, measured_here
 from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, exact, takes_at_most
@@ -125,9 +125,7 @@ def rate_plots(add: BySize, matmul: BySize, machine: MachineLimits) -> tuple[Axe
         every_size(add),
         eg.ADD.size_name,
         lambda m: ADD_BYTES_PER_ELEMENT * m.size,
-        limit=machine.memory_bandwidth,
-        limit_label="memory bandwidth",
-        rate_unit="B/s",
+        bandwidth_limit(machine),
         ax=add_ax,
     )
     add_ax.set_title("x + x: bytes per second")
@@ -135,9 +133,7 @@ def rate_plots(add: BySize, matmul: BySize, machine: MachineLimits) -> tuple[Axe
         every_size(matmul),
         eg.MATMUL.size_name,
         lambda m: eg.matmul_flops(m.size),
-        limit=machine.peak_flops,
-        limit_label="peak (large matmul)",
-        rate_unit="FLOP/s",
+        peak_limit(machine),
         ax=matmul_ax,
     )
     matmul_ax.set_title("x @ x: operations per second")

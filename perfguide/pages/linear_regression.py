@@ -14,7 +14,7 @@ from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_count, format_factor, format_seconds
-from perfguide.report.plots import rate_plot
+from perfguide.report.plots import bandwidth_limit, rate_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.tables.comparison import Table
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, exact, takes_at_most
@@ -100,9 +100,7 @@ def bandwidth_plot(by_size: Mapping[int, Sequence[Measurement]], machine: Machin
         [m for measured in by_size.values() for m in measured],
         lr.WORKLOAD.size_name,
         lambda m: lr.bytes_per_step(m.size),
-        limit=machine.memory_bandwidth,
-        limit_label="memory bandwidth (measured)",
-        rate_unit="B/s",
+        bandwidth_limit(machine),
     )
     ax.set_title("Data consumed per second: x and y once per step")
     return ax

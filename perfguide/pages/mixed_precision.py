@@ -19,7 +19,7 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.profile import is_onednn
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.plots import rate_plot
+from perfguide.report.plots import peak_limit, rate_plot
 from perfguide.report.publishing import results
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.tables.comparison import Table, pick
@@ -158,9 +158,7 @@ def products_plot(products: Mapping[int, Sequence[Measurement]], machine: Machin
         [m for measured in products.values() for m in measured],
         mp.PRODUCT.size_name,
         lambda m: matmul_flops(m.size),
-        limit=machine.peak_flops,
-        limit_label="peak float32 (measured)",
-        rate_unit="FLOP/s",
+        peak_limit(machine),
     )
     ax.set_title("One product, by type")
     return ax

@@ -23,7 +23,7 @@ from perfguide.processes import serving_cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.plots import dot_plot, rate_plot
+from perfguide.report.plots import Limit, dot_plot, rate_plot
 from perfguide.report.publishing.answers import Change, Recommendation, measured_here
 from perfguide.report.tables.comparison import Collapsed, Comparison, Table, at_size
 from perfguide.report.tables.ops import OpTable
@@ -345,9 +345,11 @@ def throughput_plot(
         batched,
         "requests per batch",
         lambda m: 1,
-        limit=machine.peak_flops / flops[CONV1D.name],
-        limit_label="the arithmetic at the measured peak",
-        rate_unit="requests/s",
+        Limit(
+            machine.peak_flops / flops[CONV1D.name],
+            "the arithmetic at the measured peak",
+            "requests/s",
+        ),
     )
     ax.set_title("The small model: requests answered per second")
     return ax

@@ -17,7 +17,7 @@ from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_percent, format_seconds, format_speedup
-from perfguide.report.plots import heatmap, rate_bars, scaling_plot
+from perfguide.report.plots import heatmap, peak_limit, rate_bars, scaling_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
 from perfguide.report.tables.comparison import Table, at_size, pick
 from perfguide.report.verdicts.claims import (
@@ -260,9 +260,7 @@ def arithmetic_bars(long: Sequence[Measurement], flops: int, machine: MachineLim
     ax = rate_bars(
         long,
         lambda m: flops,
-        limit=machine.peak_flops,
-        limit_label="peak float32 (measured)",
-        rate_unit="FLOP/s",
+        peak_limit(machine),
     )
     ax.set_title("Small model, 1,400 time steps: arithmetic per second")
     ax.figure.set_size_inches(7, 5)

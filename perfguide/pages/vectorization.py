@@ -25,7 +25,7 @@ from perfguide.measure.profile import OpTime
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers, run_across
 from perfguide.report.format import format_count, format_seconds, three_figures
-from perfguide.report.plots import rate_bars, rate_plot, scaling_plot
+from perfguide.report.plots import bandwidth_limit, peak_limit, rate_bars, rate_plot, scaling_plot
 from perfguide.report.publishing import results
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
 from perfguide.report.tables.comparison import Table, pick
@@ -46,10 +46,6 @@ from perfguide.workloads import vectorization as vz
 from perfguide.workloads.eager import graph_op_counts
 
 Measured = Mapping[Hashable, Sequence[Measurement]]
-
-
-PEAK_LABEL = "peak float32 (measured)"
-BANDWIDTH_LABEL = "memory bandwidth (measured)"
 
 
 def gflops(flops: float, seconds: float) -> str:
@@ -94,9 +90,7 @@ def products_plot(products: Mapping[int, Sequence[Measurement]], machine: Machin
         [m for measured in products.values() for m in measured],
         vz.MATMUL.size_name,
         lambda m: vz.matmul_flops(m.size),
-        limit=machine.peak_flops,
-        limit_label=PEAK_LABEL,
-        rate_unit="FLOP/s",
+        peak_limit(machine),
     )
     ax.set_title("One square float32 product: arithmetic per second")
     return ax
@@ -183,9 +177,7 @@ def batched_plot(timed: Sequence[Measurement], machine: MachineLimits) -> Axes:
     ax = rate_bars(
         without_peak(timed),
         lambda m: vz.batched_flops(m.size),
-        limit=machine.peak_flops,
-        limit_label=PEAK_LABEL,
-        rate_unit="FLOP/s",
+        peak_limit(machine),
     )
     ax.set_title(
         f"{vz.BATCHED_MATMUL.default_size} products of ({vz.ROWS} × {vz.INNER}) @ "
@@ -259,9 +251,7 @@ def chains_plot(chains: Measured, machine: MachineLimits) -> Figure:
             [m for size in CHAIN_SIZES for m in chains[chain.name, size]],
             chain.size_name,
             lambda m: vz.chain_bytes(m.size),
-            limit=machine.memory_bandwidth,
-            limit_label=BANDWIDTH_LABEL,
-            rate_unit="B/s",
+            bandwidth_limit(machine),
             ax=ax,
         )
         ax.set_title(chain.name)

@@ -7,6 +7,7 @@ plots mark medians with dots (a bar's length would depend on where the axis happ
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,7 @@ from matplotlib.ticker import (
     NullFormatter,
 )
 
+from perfguide.measure.limits import MachineLimits
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Peaks
 from perfguide.report.format import RERUN, format_factor, format_seconds
@@ -134,26 +136,45 @@ def scaling_plot(
     return _against_size(ax, size_name, "s", y_label)
 
 
+@dataclasses.dataclass(frozen=True)
+class Limit:
+    """A rate the machine allows, drawn as a line: the rate, its name in the legend, its unit
+    ("B/s", "FLOP/s")."""
+
+    rate: float
+    label: str
+    unit: str
+
+
+def peak_limit(machine: MachineLimits) -> Limit:
+    """The machine's measured peak of float32 arithmetic."""
+    return Limit(machine.peak_flops, "peak float32 (measured)", "FLOP/s")
+
+
+def bandwidth_limit(machine: MachineLimits) -> Limit:
+    """The machine's measured memory bandwidth (read + write)."""
+    return Limit(machine.memory_bandwidth, "memory bandwidth (measured)", "B/s")
+
+
+def _rate(work: Callable[[Measurement], float]) -> Callable[[Measurement, float], float]:
+    """Work per second of a measurement's unit taking ``seconds``."""
+    return lambda m, seconds: work(m) / seconds
+
+
 def rate_plot(
     measurements: Sequence[Measurement],
     size_name: str,
     work: Callable[[Measurement], float],
-    *,
-    limit: float,
-    limit_label: str,
-    rate_unit: str,
+    limit: Limit,
     ax: Axes | None = None,
 ) -> Axes:
     """Work done per second against problem size, one line per variant, with the machine's limit
     for that work as a horizontal line: how far each variant is from what the hardware allows.
-
-    ``work(m)`` is the work (bytes moved, floating-point operations) in one unit of ``m``;
-    ``rate_unit`` names its rate ("B/s", "FLOP/s").
+    ``work(m)`` is the work (bytes moved, floating-point operations) in one unit of ``m``, in
+    the limit's unit.
     """
     ax = _axes(ax)
-
-    def rate(m: Measurement, seconds: float) -> float:
-        return work(m) / seconds
+    rate = _rate(work)
 
     for label, series in _series(measurements).items():
         rates = [rate(m, m.median_s) for m in series]
@@ -165,29 +186,23 @@ def rate_plot(
             capsize=3,
             label=label,
         )
-    ax.axhline(limit, color="black", linestyle="--", label=limit_label)
-    y_label = f"{rate_unit} achieved (median, log scale)"
-    return _against_size(ax, size_name, rate_unit, y_label, short_y=True)
+    ax.axhline(limit.rate, color="black", linestyle="--", label=limit.label)
+    y_label = f"{limit.unit} achieved (median, log scale)"
+    return _against_size(ax, size_name, limit.unit, y_label, short_y=True)
 
 
 def rate_bars(
     measurements: Sequence[Measurement],
     work: Callable[[Measurement], float],
-    *,
-    limit: float,
-    limit_label: str,
-    rate_unit: str,
+    limit: Limit,
     ax: Axes | None = None,
 ) -> Axes:
     """Work done per second by each variant as a bar on a linear axis from zero (so lengths
     compare), fastest at the top, whiskers spanning each median's 95 % rerun interval, the machine's
     limit as a vertical line and each bar's share of that limit written beside it."""
     ax = _axes(ax)
-    ordered = sorted(measurements, key=lambda m: work(m) / m.median_s)
-
-    def rate(m: Measurement, seconds: float) -> float:
-        return work(m) / seconds
-
+    rate = _rate(work)
+    ordered = sorted(measurements, key=lambda m: rate(m, m.median_s))
     rates = [rate(m, m.median_s) for m in ordered]
     labels = [m.label for m in ordered]
     ax.barh(labels, rates, color="tab:blue", alpha=0.8)
@@ -195,7 +210,7 @@ def rate_bars(
     for label, value in zip(labels, rates, strict=True):
         # Inside the bar's end, where neither the whisker nor the limit's line runs.
         ax.annotate(
-            f"{value / limit:.0%}",
+            f"{value / limit.rate:.0%}",
             (value, label),
             xytext=(-6, 0),
             textcoords="offset points",
@@ -204,11 +219,11 @@ def rate_bars(
             color="white",
             fontsize="small",
         )
-    ax.axvline(limit, color="black", linestyle="--", label=limit_label)
-    ax.set_xlim(0, 1.25 * max(limit, *rates))
+    ax.axvline(limit.rate, color="black", linestyle="--", label=limit.label)
+    ax.set_xlim(0, 1.25 * max(limit.rate, *rates))
     ax.xaxis.set_major_locator(MaxNLocator(4))  # room for each tick's label
-    _one_format(ax.xaxis, EngFormatter(unit=rate_unit))
-    ax.set_xlabel(f"{rate_unit} (median; whiskers: its {RERUN})\n% : share of the {limit_label}")
+    _one_format(ax.xaxis, EngFormatter(unit=limit.unit))
+    ax.set_xlabel(f"{limit.unit} (median; whiskers: its {RERUN})\n% : share of the {limit.label}")
     ax.grid(True, axis="x", alpha=0.3)
     _legend_below(ax)
     return ax
