@@ -1,9 +1,11 @@
 """The package's layers import only downwards, and no module imports itself round a circle."""
 
 import ast
+import collections
 from pathlib import Path
 
 import perfguide
+from perfguide.report.publishing.chapters import CHAPTERS
 
 PACKAGE = Path(perfguide.__file__).parent
 #: The layers, lowest first, as perfguide/__init__.py states them.
@@ -85,3 +87,18 @@ def test_diagnoses_worker_and_parent_sides_import_nothing_of_each_other():
     ]
     assert crossing == []
     assert {side(m) for m in GRAPH} >= sides  # both sides exist, so the check checks something
+
+
+def test_no_module_is_named_after_a_layer_but_the_diagnose_chapters_own():
+    # The diagnose chapter's topic is the diagnose layer's name (docs/development.md says why).
+    chapter_modules = {"perfguide.workloads.diagnose", "perfguide.pages.diagnose"}
+    named_like_a_layer = {m for m in MODULES if m.count(".") > 1 and m.rsplit(".", 1)[1] in LAYERS}
+    assert named_like_a_layer == chapter_modules
+
+
+def test_only_a_chapters_topic_names_more_than_one_module_file():
+    # A topic has one name in every layer; any other name says what one module holds.
+    names = collections.Counter(p.stem for p in PACKAGE.rglob("*.py") if p.parent != PACKAGE)
+    del names["__init__"]
+    shared = {name for name, count in names.items() if count > 1}
+    assert shared <= {c.topic for c in CHAPTERS}, shared - {c.topic for c in CHAPTERS}
