@@ -102,3 +102,14 @@ def test_only_a_chapters_topic_names_more_than_one_module_file():
     del names["__init__"]
     shared = {name for name, count in names.items() if count > 1}
     assert shared <= {c.topic for c in CHAPTERS}, shared - {c.topic for c in CHAPTERS}
+
+
+def test_a_module_over_450_lines_says_why_in_its_docstring():
+    reasons = ("One idea at some length", "Long as its chapter is")
+    unexplained = [
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if len(p.read_text().splitlines()) > 450
+        and not any(r in (ast.get_docstring(ast.parse(p.read_text())) or "") for r in reasons)
+    ]
+    assert unexplained == []
