@@ -36,11 +36,13 @@ from perfguide.diagnose.worker_answers import ResidentSeries, Retracing
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.format import (
+    RERUN,
+    compared,
     format_bytes,
     format_percent,
     format_seconds,
-    format_speedup,
     lower_first,
+    speedup_interval,
     three_figures,
 )
 from perfguide.report.publishing.answers import Recommendation
@@ -48,7 +50,7 @@ from perfguide.report.publishing.chapters import chapter
 from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.memory_claims import grows
 from perfguide.report.verdicts.ranking import rank
-from perfguide.report.verdicts.ratios import fixed_price
+from perfguide.report.verdicts.ratios import fixed_price, in_common, ratio_interval
 from perfguide.workloads.keras_processes import NAMES
 
 #: Bytes a call from which a form counts as growing the process.
@@ -135,7 +137,7 @@ def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch:
     (base,) = pick(measurements, as_written)
     ranking = rank(measurements)
     against = [
-        _against_as_written(m, base, evidence)
+        _against_as_written(m, base, evidence, f"at {batch}")
         for m in pick(measurements, *ranking.tied)
         if m is not base
     ]
@@ -148,15 +150,21 @@ def _fastest_finding(measurements: list[Measurement], evidence: Evidence, batch:
     return Finding("serving", what + where, f"{measured} (chapter: {chapter('serving').title})")
 
 
-def _against_as_written(m: Measurement, base: Measurement, evidence: Evidence) -> str:
-    """Form ``m`` against the reader's own way (``base``), with how far its answers lie from
-    that way's where it is a serving runtime."""
+def _against_as_written(m: Measurement, base: Measurement, evidence: Evidence, where: str) -> str:
+    """Form ``m`` against the reader's own way (``base``) ``where``, with how far its answers
+    lie from that way's where it is a serving runtime."""
     share = evidence.registered.differences.get(m.label)
     answers = "" if share is None else f"; its answers within {share:.1e} of {base.label}'s"
+    return _versus(m, base, where) + answers
+
+
+def _versus(m: Measurement, base: Measurement, where: str) -> str:
+    """``m``'s speed-up over ``base`` ``where``, judged on where a rerun here would land, and
+    both medians."""
+    ratio, low, high = ratio_interval(*in_common(base, m))
     return (
-        f"{m.label}, {format_speedup(base.median_s / m.median_s)} than {base.label} "
-        f"({format_seconds(m.median_s)} against {format_seconds(base.median_s)} a {base.unit}, "
-        f"medians){answers}"
+        f"{compared(m.label, ratio, base.label)} {where} ({RERUN}: {speedup_interval(low, high)}; "
+        f"medians {format_seconds(m.median_s)} and {format_seconds(base.median_s)} a {base.unit})"
     )
 
 
@@ -178,7 +186,6 @@ def _serving_findings(evidence: Evidence) -> list[Finding]:
             for size, how, ms in sorted(batches, key=lambda batch: batch[0])
         ]
     for form, share in evidence.registered.differences.items():
-        ratio = baseline.median_s / evidence.form(form).median_s
         answers = (
             f"the same answers as {baseline.label}"
             if share == 0
@@ -188,8 +195,8 @@ def _serving_findings(evidence: Evidence) -> list[Finding]:
             Finding(
                 "serving",
                 f"Served by {form}",
-                f"{format_speedup(ratio)} than {baseline.label} at this batch (medians), "
-                f"{answers} (chapter: {chapter('serving').title})",
+                f"{_versus(evidence.form(form), baseline, 'at this batch')}; {answers} "
+                f"(chapter: {chapter('serving').title})",
             )
         )
     return found

@@ -41,7 +41,7 @@ def facts(registered: Registered, trace: str | None = None) -> GraphFacts:
     python, args = registered.python, registered.args
     if python is None:  # a LiteRT file: no TensorFlow graph
         why = "a LiteRT file runs in its own interpreter: TensorFlow cannot trace it"
-        return GraphFacts(**_kept(trace, {"error": why}))
+        return GraphFacts(**_kept(trace, TraceFile(error=why)))
     files = reader_files(registered.target)
     eager_op_s = _eager_op_s()
     try:

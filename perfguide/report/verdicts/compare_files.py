@@ -58,7 +58,7 @@ from perfguide.report.tables.comparison import html_table, text_table
 
 #: A ratio of medians within this factor is no clear difference, however sure the test is.
 MIN_EFFECT = 1.1
-#: The rank test's p-value below which two sets of blocks count as apart.
+#: The Welch test's p-value (on the processes' log medians) below which two rows count as apart.
 SIGNIFICANCE = 0.05
 FASTER, SLOWER, SAME, MISSING = "faster", "slower", "no clear difference", "missing"
 ONE_PROCESS = "one process: cannot tell"
