@@ -4,11 +4,12 @@
 :func:`assess` puts them together into a :class:`~perfguide.diagnose.parent.evidence.Assessment`.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
-numbers. Every finding but the bound's own (the machine's limits and the per-call overhead,
-:mod:`~perfguide.diagnose.parent.bound`) is made here: Python inside the graph, a graph that
-cannot be made, forms left out, which form served fastest, the price of a ``fit`` call, retracing
-on other inputs (with its fix, where it pays), and memory that grows, with the fix the memory
-chapter measured.
+numbers. Every finding is made here: each form's work against the machine's limits, where a
+call's time goes, Python inside the graph, a graph that cannot be made, forms left out, which
+form served fastest, the price of a ``fit`` call, retracing on other inputs (with its fix, where
+it pays), and memory that grows, with the fix the memory chapter measured.
+
+One idea at some length: every finding reads the same evidence, and each is a few lines.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from perfguide.diagnose.parent.advice import (
     peak_advice,
     retrace_advice,
 )
-from perfguide.diagnose.parent.bound import limits_finding, overhead_findings, what_bounds
+from perfguide.diagnose.parent.bound import CACHE, memory_share, what_bounds
 from perfguide.diagnose.parent.evidence import (
     Assessment,
     Evidence,
@@ -33,12 +34,14 @@ from perfguide.diagnose.parent.evidence import (
     changed_to,
 )
 from perfguide.diagnose.worker_answers import ResidentSeries, Retracing
+from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.format import (
     RERUN,
     compared,
     format_bytes,
+    format_count,
     format_percent,
     format_seconds,
     lower_first,
@@ -53,6 +56,10 @@ from perfguide.report.verdicts.ranking import rank
 from perfguide.report.verdicts.ratios import fixed_price, in_common, ratio_interval
 from perfguide.workloads.keras_processes import NAMES
 
+#: Why dispatching a call's ops can price above the whole call.
+OPS_DISPATCH_FASTER = (
+    ": more than the whole call, so its ops dispatch faster than tf.add, the small op priced here"
+)
 #: Bytes a call from which a form counts as growing the process.
 GROWS = 1e3
 #: What stops a form's growth, where the memory chapter measured a fix.
@@ -373,6 +380,93 @@ def retrace_findings(
         kept = f"Where you keep the tf.function, {lower_first(fix.advice)}"
         fix = dataclasses.replace(fix, advice=kept)
     return [Finding("retracing", what, measured)], [fix]
+
+
+def limits_finding(evidence: Evidence) -> tuple[Finding | None, float, float, str]:
+    """Each form's work per call as shares of the rate of the peak's product timed in turns
+    with it (:data:`~perfguide.measure.limits.PEAK`), else of the machine's peak, and of the
+    bandwidth, counting the bytes the form moves as it runs;
+    the finding, and the fastest form's shares and the memory limit it is set against."""
+    flops, unfused, fused = evidence.graph.flops, evidence.graph.bytes, evidence.graph.io_bytes
+    if flops is None:
+        return None, 0.0, 0.0, ""
+    peak = evidence.form(PEAK)
+    peak_flops = PEAK_FLOPS / peak.median_s if peak else evidence.limits.peak_flops
+    reference = f"{PEAK}'s rate" if peak else "the machine's peak"
+    parts, shares = [], {}
+    for m in evidence.calls:
+        moved = fused if m.label == "jit-compile" and fused is not None else unfused
+        memory, limit = memory_share(evidence.limits, moved, m.median_s)
+        shares[m.label] = (flops / m.median_s / peak_flops, memory, limit)
+        parts.append(
+            f"{m.label} reaches {format_percent(shares[m.label][0])} of {reference} and moves "
+            f"{format_count(int(moved))} bytes at {format_percent(memory)} of the measured "
+            f"{limit}"
+        )
+    measured = (
+        f"{format_count(int(flops))} FLOPs per call; every op's inputs and outputs are "
+        f"{format_count(int(unfused))} bytes, a kernel XLA fuses moves its arguments and "
+        f"results ({format_count(int(fused or 0))} bytes); " + "; ".join(parts)
+    )
+    if any(limit == CACHE for _, _, limit in shares.values()):
+        measured += (
+            "; more bytes a second than memory delivers means the data stays in the caches "
+            "(between ops, or from call to call), so it is set against the cache copy rate"
+        )
+    compute, memory, limit = shares[evidence.fastest.label]
+    finding = Finding("limits", "Work per call against the machine's limits", measured)
+    return finding, compute, memory, limit
+
+
+def overhead_findings(evidence: Evidence) -> tuple[list[Finding], float | None, float | None]:
+    """Findings on per-call and per-op costs: the ops' share of a call (profile: of a graph
+    call, or of an eager one where no graph can be made) and the eager dispatch their count
+    implies."""
+    findings, op_share, dispatch_share = [], None, None
+    ops, op_s = evidence.graph.ops, evidence.graph.eager_op_s
+    eager = evidence.form("eager")
+    counted = "counted in a profile of eager calls" if evidence.graph_error else "in the graph"
+    if eager is not None and ops:
+        dispatch_share = ops * op_s / eager.median_s
+        findings.append(
+            Finding(
+                "eager-dispatch",
+                "Ops per call, and what dispatching them eagerly costs",
+                f"{format_count(ops)} op{'s' * (ops != 1)} ({counted}); at "
+                f"{format_seconds(op_s)} per small eager op here that is "
+                f"{format_seconds(ops * op_s)}, {format_percent(dispatch_share)} of an eager "
+                f"call ({format_seconds(eager.median_s)})"
+                + (OPS_DISPATCH_FASTER if dispatch_share > 1 else ""),
+            )
+        )
+    op_time = evidence.graph.op_time_s
+    # The graph's call: a tf.function of the code, or a SavedModel's signature as called.
+    graph = evidence.form("tf-function") or evidence.form("signature")
+    call = eager if evidence.graph_error else graph
+    if call is not None and op_time is not None:
+        op_share = op_time / call.median_s
+        findings.append(_call_finding(call, op_time, bool(evidence.graph_error)))
+    return findings, op_share, dispatch_share
+
+
+def _call_finding(call: Measurement, op_time: float, eager: bool) -> Finding:
+    where = (
+        f"the ops run {format_seconds(op_time)} of a {format_seconds(call.median_s)} call "
+        f"({format_percent(min(op_time / call.median_s, 1))}, from a profiler trace); the rest"
+    )
+    if eager:
+        rest = format_seconds(max(call.median_s - op_time, 0))
+        return Finding(
+            "eager-call",
+            "Where an eager call's time goes",
+            f"{where}, {rest}, is Python and dispatching ops one at a time: the most a graph "
+            "could save, were the function traceable",
+        )
+    return Finding(
+        "graph-call",
+        "Where a tf.function call's time goes",
+        f"{where} is Python before the runtime and the runtime's own work per call",
+    )
 
 
 def assess(evidence: Evidence) -> Assessment:
