@@ -17,7 +17,7 @@ from perfguide.cli import main
 from perfguide.diagnose import examples
 from perfguide.diagnose.parent import render
 from perfguide.diagnose.parent.backends import TRIED
-from perfguide.diagnose.parent.evidence import KINDS, change_kind, changed_to
+from perfguide.diagnose.parent.diagnosis import KINDS, change_kind, changed_to
 from perfguide.diagnose.parent.examine import assessment_of
 from perfguide.diagnose.target import InputSpec, Target
 from perfguide.diagnose.worker.forms import RANDOM_CALLS

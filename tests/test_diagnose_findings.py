@@ -13,17 +13,16 @@ import pytest
 from perfguide.diagnose import api
 from perfguide.diagnose.parent import findings, render
 from perfguide.diagnose.parent.advice import FORM_ADVICE
-from perfguide.diagnose.parent.evidence import (
+from perfguide.diagnose.parent.diagnosis import (
     ARITHMETIC,
     AS_WRITTEN,
     BACKEND,
     CALLED,
     TRACING,
-    BackendTrial,
-    Evidence,
     change_kind,
     changed_to,
 )
+from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
 from perfguide.diagnose.target import WORKLOAD
 from perfguide.diagnose.worker_answers import (
     GraphFacts,

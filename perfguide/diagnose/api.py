@@ -22,7 +22,8 @@ from typing import Any
 from perfguide.diagnose import examples
 from perfguide.diagnose.parent import projection as projections
 from perfguide.diagnose.parent import render
-from perfguide.diagnose.parent.evidence import Assessment, Evidence
+from perfguide.diagnose.parent.diagnosis import Assessment
+from perfguide.diagnose.parent.evidence import Evidence
 from perfguide.diagnose.parent.examine import assessment_of
 from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.diagnose.target import PICKLED_SUFFIX, Target, TargetError

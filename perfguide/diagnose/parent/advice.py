@@ -19,17 +19,15 @@ import dataclasses
 import statistics
 
 from perfguide.diagnose.parent.bound import NEAR_LIMIT
-from perfguide.diagnose.parent.evidence import (
+from perfguide.diagnose.parent.diagnosis import (
     ARITHMETIC,
     AS_WRITTEN,
     BACKEND,
     CALLED,
     TRACING,
-    Evidence,
-    backend_and_form,
-    backend_label,
     changed_to,
 )
+from perfguide.diagnose.parent.evidence import Evidence, backend_and_form, backend_label
 from perfguide.diagnose.worker_answers import Retracing
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement

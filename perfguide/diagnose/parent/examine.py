@@ -5,7 +5,8 @@ retracing answers. Needs workers started with ``limits=True``."""
 from __future__ import annotations
 
 from perfguide.diagnose.parent.backends import tries_backends, try_backends
-from perfguide.diagnose.parent.evidence import Assessment, BackendTrial, Evidence
+from perfguide.diagnose.parent.diagnosis import Assessment
+from perfguide.diagnose.parent.evidence import BackendTrial, Evidence
 from perfguide.diagnose.parent.findings import assess
 from perfguide.diagnose.target import BATCH_WORKLOAD, TRAINING_WORKLOAD, WORKLOAD, Target
 from perfguide.diagnose.worker_answers import GraphFacts, Registration, ResidentSeries, Retracing

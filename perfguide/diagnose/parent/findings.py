@@ -1,7 +1,7 @@
 """What the measurements of the reader's function say: what bounds it here
 (:mod:`~perfguide.diagnose.parent.bound`), what each finding measured, and which changes pay
 (:mod:`~perfguide.diagnose.parent.advice`), each a checked claim with the chapter that explains it;
-:func:`assess` puts them together into a :class:`~perfguide.diagnose.parent.evidence.Assessment`.
+:func:`assess` puts them together into a :class:`~perfguide.diagnose.parent.diagnosis.Assessment`.
 
 Plain logic over plain data (the workers' measurements and facts), so it is tested with made-up
 numbers. Every finding is made here: each form's work against the machine's limits, where a
@@ -26,13 +26,8 @@ from perfguide.diagnose.parent.advice import (
     retrace_advice,
 )
 from perfguide.diagnose.parent.bound import CACHE, memory_share, what_bounds
-from perfguide.diagnose.parent.evidence import (
-    Assessment,
-    Evidence,
-    Finding,
-    backend_label,
-    changed_to,
-)
+from perfguide.diagnose.parent.diagnosis import Assessment, Finding, changed_to
+from perfguide.diagnose.parent.evidence import Evidence, backend_label
 from perfguide.diagnose.worker_answers import ResidentSeries, Retracing
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement

@@ -17,12 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfguide.diagnose.parent.advice import BACKEND_BASELINES
-from perfguide.diagnose.parent.evidence import (
-    Assessment,
-    Evidence,
-    change_kind,
-    changed_to,
-)
+from perfguide.diagnose.parent.diagnosis import Assessment, change_kind, changed_to
+from perfguide.diagnose.parent.evidence import Evidence
 from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report.format import lower_first
