@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from perfguide.measure.measurement import Measurement
 from perfguide.pages import distributed as page
-from perfguide.processes import cluster, distributed_setups, fresh
+from perfguide.processes import distributed_cluster, distributed_setups, fresh
 from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import distributed, distributed_input
@@ -103,39 +103,45 @@ def test_a_reduction_sends_its_gradients_in_its_dtype_and_shape():
 @pytest.mark.processes
 @pytest.mark.parametrize("reduction", ["float16 gradients", "one tensor"])
 def test_two_workers_reducing_their_own_gradients_take_the_one_process_step(reduction):
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
-    command = [*cluster.TASK, job("multi-worker", reduction)]
-    for out in cluster.run(workers, command, timeout_s=180).values():
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
+    command = [*distributed_cluster.TASK, job("multi-worker", reduction)]
+    for out in distributed_cluster.run(workers, command, timeout_s=180).values():
         assert_takes_one_process_step(out, reduction)
 
 
 @pytest.mark.processes
 def test_mirrored_over_two_logical_cpus_takes_the_one_process_step():
     env = fresh.child_environment()
-    done = fresh.run_command([*cluster.TASK, job("mirrored")], env, 180, "the mirrored step")
+    done = fresh.run_command(
+        [*distributed_cluster.TASK, job("mirrored")], env, 180, "the mirrored step"
+    )
     assert_takes_one_process_step(done.stdout)
 
 
 @pytest.mark.processes
 def test_two_multi_worker_processes_each_take_the_one_process_step():
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
-    printed = cluster.run(workers, [*cluster.TASK, job("multi-worker")], timeout_s=180)
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
+    printed = distributed_cluster.run(
+        workers, [*distributed_cluster.TASK, job("multi-worker")], timeout_s=180
+    )
     for out in printed.values():
         assert_takes_one_process_step(out)
 
 
 #: ParameterServerStrategy's cluster: a coordinator, and servers it sends its steps to.
 PARAMETER_SERVER = [
-    cluster.Task("chief", 0),
-    cluster.Task("ps", 0, serves=True),
-    cluster.Task("worker", 0, serves=True),
-    cluster.Task("worker", 1, serves=True),
+    distributed_cluster.Task("chief", 0),
+    distributed_cluster.Task("ps", 0, serves=True),
+    distributed_cluster.Task("worker", 0, serves=True),
+    distributed_cluster.Task("worker", 1, serves=True),
 ]
 
 
 @pytest.mark.processes
 def test_a_parameter_server_step_is_the_one_process_step():
-    printed = cluster.run(PARAMETER_SERVER, [*cluster.TASK, job("parameter-server")], 180)
+    printed = distributed_cluster.run(
+        PARAMETER_SERVER, [*distributed_cluster.TASK, job("parameter-server")], 180
+    )
     (out,) = printed.values()  # the coordinator's: the servers print nothing
     assert_takes_one_process_step(out)
 
@@ -149,20 +155,20 @@ def test_a_parameter_server_cluster_times_global_batches():
         ],
         "blocks": 5,
     }
-    (step,) = cluster.time_in_clusters(PARAMETER_SERVER, job, runs=1, timeout_s=180)
+    (step,) = distributed_cluster.time_in_clusters(PARAMETER_SERVER, job, runs=1, timeout_s=180)
     assert step.units_per_call == distributed.COORDINATED_STEPS * BATCH and step.median_s > 0
 
 
 @pytest.mark.processes
 def test_two_clusters_time_their_steps_in_lockstep_as_two_processes():
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
     # Two global batches in each cluster, in turn: one start serves both.
     timings = [
         {"workload": "distributed-step", "variants": ["multi-worker"], "size": size}
         for size in (BATCH, BATCH // 2)
     ]
     job = {"strategy": "multi-worker", "timings": timings, "blocks": 5}
-    measured = cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
+    measured = distributed_cluster.time_in_clusters(workers, job, runs=2, timeout_s=180)
     assert [(m.label, m.unit, m.size) for m in measured] == [
         ("multi-worker", "example", BATCH),
         ("multi-worker", "example", BATCH // 2),
@@ -175,14 +181,14 @@ def test_two_clusters_time_their_steps_in_lockstep_as_two_processes():
 
 @pytest.mark.processes
 def test_the_all_reduce_alone_is_timed_at_every_size_in_one_cluster():
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
     sizes = ["4 KiB", "1 MiB"]
     job = {
         "strategy": "multi-worker",
         "timings": [{"workload": "distributed-allreduce", "variants": sizes, "size": 2}],
         "blocks": 5,
     }
-    measured = cluster.time_in_clusters(workers, job, runs=1, timeout_s=180)
+    measured = distributed_cluster.time_in_clusters(workers, job, runs=1, timeout_s=180)
     assert [m.label for m in measured] == sizes
 
 
@@ -208,7 +214,9 @@ def test_keras_fit_runs_under_mirrored_strategy_after_the_step_in_one_process():
     job = fit_job("mirrored")
     step_timing = {"workload": "distributed-step", "variants": ["mirrored"], "size": BATCH}
     job["timings"].insert(0, step_timing)
-    step, fit = cluster.time_in_clusters([cluster.Task("worker", 0)], job, 1, 180)
+    step, fit = distributed_cluster.time_in_clusters(
+        [distributed_cluster.Task("worker", 0)], job, 1, 180
+    )
     assert (step.workload, step.units_per_call) == ("distributed-step", BATCH)
     assert (fit.label, fit.units_per_call) == ("mirrored", distributed.FIT_STEPS * BATCH)
     assert distributed_setups.planned(distributed_setups.MIRRORED, distributed.DISTRIBUTED_FIT.name)
@@ -218,10 +226,10 @@ def test_keras_fit_runs_under_mirrored_strategy_after_the_step_in_one_process():
 def test_keras_3_fit_under_two_multi_worker_processes_fails_in_one_line():
     # keras-team/keras#20585 (open): the chapter reports this failure as a finding. Should a
     # Keras release fix it, this test says so, and the chapter times fit there instead.
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
     failed = r"of the cluster failed: ValueError: Attempt to convert"
     with pytest.raises(fresh.ChildError, match=failed) as error:
-        cluster.time_in_clusters(workers, fit_job("multi-worker"), 1, 180)
+        distributed_cluster.time_in_clusters(workers, fit_job("multi-worker"), 1, 180)
     # The value it prints over many lines is left out, and no bracket is left open.
     assert "\n" not in str(error.value) and str(error.value).endswith("(…)")
 
@@ -229,10 +237,10 @@ def test_keras_3_fit_under_two_multi_worker_processes_fails_in_one_line():
 @pytest.mark.processes
 def test_keras_2_fit_runs_under_two_multi_worker_processes():
     pytest.importorskip("tf_keras")
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
     keras_2 = distributed.DISTRIBUTED_FIT_KERAS_2
     job = fit_job("multi-worker", keras_2.name)
-    (fit,) = cluster.time_in_clusters(workers, job, 1, 180, keras_2.process_settings)
+    (fit,) = distributed_cluster.time_in_clusters(workers, job, 1, 180, keras_2.process_settings)
     assert (fit.label, fit.units_per_call) == ("multi-worker", distributed.FIT_STEPS * BATCH)
 
 

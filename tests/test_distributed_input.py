@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from perfguide.processes import cluster
+from perfguide.processes import distributed_cluster
 from perfguide.workloads import distributed, distributed_input
 
 BATCH = 16
@@ -50,8 +50,10 @@ def test_a_fed_step_trains_on_the_next_batch():
 
 def seen_by_two_workers(sharding):
     job = {"do": "examples-seen", "strategy": "multi-worker", "batch": BATCH, "sharding": sharding}
-    workers = [cluster.Task("worker", 0), cluster.Task("worker", 1)]
-    printed = cluster.run(workers, [*cluster.TASK, json.dumps(job)], timeout_s=180)
+    workers = [distributed_cluster.Task("worker", 0), distributed_cluster.Task("worker", 1)]
+    printed = distributed_cluster.run(
+        workers, [*distributed_cluster.TASK, json.dumps(job)], timeout_s=180
+    )
     return [json.loads(out)["seen"] for out in printed.values()]
 
 

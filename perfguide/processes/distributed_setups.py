@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from perfguide.measure.environment import processes_for
 from perfguide.measure.measurement import Measurement
-from perfguide.processes.cluster import Task, time_in_clusters
+from perfguide.processes.distributed_cluster import Task, time_in_clusters
 from perfguide.processes.fresh import ChildError
 from perfguide.workloads import distributed, distributed_input
 from perfguide.workloads.training_loop import LEGACY_KERAS

@@ -13,7 +13,7 @@ The strategies (:data:`STRATEGIES`):
 * ``none``: no strategy, one process;
 * ``mirrored``: ``MirroredStrategy`` over two logical CPU devices in one process;
 * ``multi-worker``: ``MultiWorkerMirroredStrategy``, one replica a worker process, the cluster
-  read from ``TF_CONFIG`` (see :mod:`perfguide.processes.cluster`);
+  read from ``TF_CONFIG`` (see :mod:`perfguide.processes.distributed_cluster`);
 * ``parameter-server``: ``ParameterServerStrategy``: a coordinator (the cluster's chief)
   schedules steps that any worker takes, each worker reading and updating the variables on
   parameter servers without waiting for the other workers (asynchronous training); the workers

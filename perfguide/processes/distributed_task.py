@@ -1,5 +1,5 @@
-"""``python -m perfguide.processes.cluster_task JOB``: one task of a cluster, or one fresh process
-with a strategy of its own, doing the ``JOB`` (JSON) and printing its result as JSON.
+"""``python -m perfguide.processes.distributed_task JOB``: one task of a cluster, or one fresh
+process with a strategy of its own, doing the ``JOB`` (JSON) and printing its result as JSON.
 
 A job names a strategy (see :data:`perfguide.workloads.distributed.STRATEGIES`), a global batch
 and the MLP's hidden width, and what to do: ``first-update``, one training step and the

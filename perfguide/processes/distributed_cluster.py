@@ -1,4 +1,5 @@
-"""A TensorFlow cluster on this machine: one fresh process a task, talking over 127.0.0.1.
+"""The distributed chapter's TensorFlow cluster on this machine: one fresh process a task,
+talking over 127.0.0.1.
 
 ``tf.distribute``'s multi-worker strategies learn the cluster from ``TF_CONFIG``: every task's
 address, and which task this process is. Several processes on one machine, each with its own
@@ -35,8 +36,8 @@ from perfguide.processes.recording import recorded
 HOST = "127.0.0.1"
 #: How often the parent looks at its tasks while they run.
 POLL_S = 0.05
-#: What each task of a cluster runs: one job (JSON) of :mod:`perfguide.processes.cluster_task`.
-TASK = [sys.executable, "-m", "perfguide.processes.cluster_task"]
+#: What each task of a cluster runs: one job (JSON) of :mod:`perfguide.processes.distributed_task`.
+TASK = [sys.executable, "-m", "perfguide.processes.distributed_task"]
 
 
 @dataclasses.dataclass(frozen=True)
