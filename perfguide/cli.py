@@ -41,7 +41,8 @@ from perfguide.processes.pool import PROCESSES, Workers
 from perfguide.report.format import format_count
 from perfguide.report.publishing import results
 from perfguide.report.publishing.chapters import CHAPTERS, chapter
-from perfguide.report.tables.comparison import Comparison, text_table
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.tables.table import text_table
 from perfguide.report.verdicts.compare_files import SideBySide, Source
 
 if TYPE_CHECKING:  # for annotations only: the workloads are imported when needed

@@ -4,7 +4,7 @@ import pytest
 
 from perfguide.report.publishing import answers
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import Claim
 
 HELD = Claim(

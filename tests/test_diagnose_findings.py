@@ -351,11 +351,11 @@ def test_only_held_claims_are_advice_and_a_slower_form_means_keep_the_code():
     recommended = text.split("Recommendations, each measured on this function:\n")[1]
     assert recommended.startswith("- Keep it as written (eager): no other form was faster")
     assert (
-        "Did not pay here:\n- Wrap it in tf.function: tf-function was 4.00x slower than eager"
+        "Did not hold here:\n- Wrap it in tf.function: tf-function was 4.00x slower than eager"
         in text
     )
     page = render.html_page(found, measured)
-    assert "<h2>Did not pay here</h2>" in page
+    assert "<h2>Did not hold here</h2>" in page
     advice = json.loads(json.dumps(render.to_json(found)))["advice"]
     assert [(a["kind"], a["advised"]) for a in advice] == [("keep", True), ("form", False)]
 
@@ -526,14 +526,14 @@ def test_a_change_clearly_slower_than_another_that_paid_is_shown_not_advised():
         and "jit_compile" not in answer
     )
     text = render.text(found, measured)
-    beaten = text.split("Paid, but clearly slower than what is advised:\n")[1]
+    beaten = text.split("Held, and another way advised was clearly faster here:\n")[1]
     assert beaten.startswith(
         "- Compile it with tf.function(jit_compile=True): jit-compile was 1.60x faster than "
         "tf-function here"
     )
     assert "\n  5.45x slower than eager, which is advised\n" in beaten
     page = render.html_page(found, measured)
-    assert "<h2>Paid, but clearly slower than what is advised</h2>" in page
+    assert "<h2>Held, and another way advised was clearly faster here</h2>" in page
     assert "5.45x slower than eager, which is advised<br>" in page
     advice = json.loads(json.dumps(render.to_json(found)))["advice"]
     assert [(a["form"], a["advised"], bool(a["why_not"])) for a in advice] == [

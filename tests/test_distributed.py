@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.pages import distributed as page
 from perfguide.processes import distributed_cluster, distributed_setups, fresh
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import distributed, distributed_input
 from perfguide.workloads.distributed_allreduce import Link, ring_allreduce_s

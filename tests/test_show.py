@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from perfguide.report.publishing.show import displayed_by_host, show
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = Table("Two ways", ["way", "time"], [["a", "1 ms"], ["b", "2 ms"]])

@@ -5,9 +5,8 @@ import functools
 import numpy as np
 import pytest
 
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, by_size
 from perfguide.pages import training_loop as page
-from perfguide.report.tables.comparison import by_size
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import training_loop as tl
 from tests.recipes import run_recipe

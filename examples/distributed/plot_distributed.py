@@ -36,7 +36,8 @@ from perfguide.pages import distributed as page
 from perfguide.processes import distributed_setups
 from perfguide.report.publishing import results
 from perfguide.report.publishing.show import show
-from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.tables.table import Collapsed
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import distributed, distributed_input
 

@@ -42,7 +42,8 @@ from perfguide.processes.pool import Workers
 from perfguide.report.plots import dot_plot
 from perfguide.report.publishing import results
 from perfguide.report.publishing.show import show
-from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.tables.table import Collapsed
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import mixed_precision as mp
 

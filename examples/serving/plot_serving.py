@@ -45,8 +45,8 @@ from perfguide.processes.pool import Workers
 from perfguide.report.publishing import results
 from perfguide.report.publishing.answers import ShortAnswer
 from perfguide.report.publishing.show import show
-from perfguide.report.tables.comparison import Collapsed
 from perfguide.report.tables.ops import OpTable
+from perfguide.report.tables.table import Collapsed
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import serving
 

@@ -71,6 +71,7 @@ tables' terms.
 
 import matplotlib.pyplot as plt
 
+from perfguide.measure.measurement import pick
 from perfguide.measure.runner import default_device
 from perfguide.pages import tf_data as page
 from perfguide.processes.pool import Workers
@@ -78,7 +79,8 @@ from perfguide.report.format import format_seconds
 from perfguide.report.plots import dot_plot
 from perfguide.report.publishing import results
 from perfguide.report.publishing.show import show
-from perfguide.report.tables.comparison import Collapsed, Comparison, pick
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.tables.table import Collapsed
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import tf_data
 

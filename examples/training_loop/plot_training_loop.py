@@ -38,12 +38,14 @@ same training on several workers is :doc:`Why doesn't my distributed training sc
 
 import matplotlib.pyplot as plt
 
+from perfguide.measure.measurement import at_size, by_size
 from perfguide.measure.runner import default_device
 from perfguide.pages import training_loop as page
 from perfguide.processes.pool import Workers
 from perfguide.report.publishing import results
 from perfguide.report.publishing.show import show
-from perfguide.report.tables.comparison import Collapsed, Comparison, at_size, by_size
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.tables.table import Collapsed
 from perfguide.report.verdicts.claims import ClaimReport
 from perfguide.workloads import training_loop as tl
 

@@ -33,8 +33,9 @@ from perfguide.pages import vectorization as page
 from perfguide.processes.pool import Workers
 from perfguide.report.publishing import results
 from perfguide.report.publishing.show import show
-from perfguide.report.tables.comparison import Collapsed, Comparison
+from perfguide.report.tables.comparison import Comparison
 from perfguide.report.tables.ops import OpTable
+from perfguide.report.tables.table import Collapsed
 from perfguide.report.verdicts.claims import ClaimReport
 
 device = default_device()

@@ -34,6 +34,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from perfguide.diagnose.worker_answers import checked
+
 DTYPES = (
     "float16", "bfloat16", "float32", "float64",
     "int8", "int16", "int32", "int64", "uint8", "bool", "string",
@@ -206,18 +208,9 @@ class Target:
 
     @classmethod
     def from_json(cls, fields: dict[str, Any]) -> Target:
-        inputs = tuple(
-            InputSpec(
-                spec["dtype"],
-                tuple(spec["shape"]),
-                spec["number"],
-                spec["name"],
-                tuple(spec["lengths"]) if spec.get("lengths") else None,
-            )
-            for spec in fields["inputs"]
-        )
-        described = tuple(fields.get("described", ()))
-        return cls(fields["function"], inputs, fields["factory"], fields.get("examples"), described)
+        """The target the parent sent, checked as a worker's answers are."""
+        inputs = tuple(checked(InputSpec, spec) for spec in fields.get("inputs", ()))
+        return checked(cls, {**fields, "inputs": inputs})
 
 
 def is_file_reference(module: str) -> bool:

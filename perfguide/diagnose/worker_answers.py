@@ -15,8 +15,9 @@ Record = TypeVar("Record")
 
 
 def checked(kind: type[Record], fields: Mapping[str, Any]) -> Record:
-    """``kind`` built from ``fields``; ValueError naming the fields that are unknown to it or
-    missing (a worker and a parent out of step)."""
+    """``kind`` built from ``fields`` (a worker's answer, or the target the parent sends it);
+    ValueError naming the fields that are unknown to it or missing (a worker and a parent out
+    of step)."""
     known = {f.name for f in dataclasses.fields(kind)}
     needed = {
         f.name

@@ -285,3 +285,33 @@ def across_processes(measurements: Sequence[Measurement]) -> Measurement:
 
 def _counts(m: Measurement) -> tuple[int, ...]:
     return m.blocks_per_process or (len(m.block_s),)
+
+
+def pick(measurements: Sequence[Measurement], *labels: str) -> list[Measurement]:
+    """The measurements labelled ``labels``, in that order; ValueError naming the labels there
+    are if one is missing.
+
+    >>> ms = [Measurement(name, "call", 1, 1, 0.0, (1.0,) * 5) for name in ("a", "b")]
+    >>> [m.label for m in pick(ms, "b", "a")]
+    ['b', 'a']
+    """
+    by_label = {m.label: m for m in measurements}
+    missing = [label for label in labels if label not in by_label]
+    if missing:
+        raise ValueError(f"no measurement of {missing[0]!r} among {sorted(by_label)}")
+    return [by_label[label] for label in labels]
+
+
+def at_size(measurements: Sequence[Measurement], size: int) -> list[Measurement]:
+    """The measurements taken at problem size ``size`` (from a sweep over sizes)."""
+    return [m for m in measurements if m.size == size]
+
+
+def by_size(measurements: Sequence[Measurement]) -> dict[int, list[Measurement]]:
+    """The measurements of a sweep by problem size, smallest first (:func:`at_size` of each).
+
+    >>> ms = [Measurement("a", "call", 1, 1, 0.0, (1.0,) * 5, size=size) for size in (8, 1)]
+    >>> {size: len(at) for size, at in by_size(ms).items()}
+    {1: 1, 8: 1}
+    """
+    return {size: at_size(measurements, size) for size in sorted({m.size for m in measurements})}

@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.axes import Axes
 
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, at_size, pick
 from perfguide.processes import distributed_setups
 from perfguide.processes.distributed_setups import Setup
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.plots import projection_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Table, at_size, pick
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, Share, predicts
 from perfguide.report.verdicts.ratios import ratio_interval
 from perfguide.workloads import distributed, distributed_input

@@ -20,12 +20,11 @@ from matplotlib.figure import Figure
 
 from perfguide.measure import anatomy
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plots import bandwidth_limit, peak_limit, rate_plot, scaling_plot
 from perfguide.report.publishing.answers import Change, Recommendation, measured_here
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, exact, takes_at_most
 from perfguide.workloads import eager as eg
 from perfguide.workloads.base import Workload

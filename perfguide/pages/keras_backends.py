@@ -21,8 +21,9 @@ from perfguide.measure.memory import Peaks
 from perfguide.processes.pool import job_of, side_by_side, take_turns
 from perfguide.report.format import NEXT_PROCESS, format_bytes, format_percent, format_seconds
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Collapsed, Comparison, Stacked, Table
+from perfguide.report.tables.comparison import Comparison
 from perfguide.report.tables.memory import per_example
+from perfguide.report.tables.table import Collapsed, Stacked, Table
 from perfguide.report.verdicts.claims import ClaimReport, Faster, Judged
 from perfguide.workloads import keras_backends as kb
 

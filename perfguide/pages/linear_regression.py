@@ -16,7 +16,7 @@ from perfguide.processes.pool import Workers
 from perfguide.report.format import format_count, format_factor, format_seconds
 from perfguide.report.plots import bandwidth_limit, rate_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, exact, takes_at_most
 from perfguide.workloads import linear_regression as lr
 

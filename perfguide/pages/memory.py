@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from perfguide.measure.memory import Experiment, Growth, Peaks, changes
 from perfguide.report.format import format_bytes
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Collapsed, Table
 from perfguide.report.tables.memory import growth_table, layer_table, peak_table, per_example_table
+from perfguide.report.tables.table import Collapsed, Table
 from perfguide.report.verdicts.claims import Claim
 from perfguide.report.verdicts.memory_claims import (
     PEAK_KINDS,

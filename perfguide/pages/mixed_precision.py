@@ -15,15 +15,15 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.measure.profile import is_onednn
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.plots import peak_limit, rate_plot
 from perfguide.report.publishing import results
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.tables.comparison import Table, pick
 from perfguide.report.tables.ops import OpTable
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import (
     Claim,
     ClaimReport,

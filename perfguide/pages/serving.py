@@ -18,15 +18,16 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, at_size
 from perfguide.processes import serving_cold_start
 from perfguide.processes.pool import Workers
 from perfguide.processes.worker import TRACED_CALLS
 from perfguide.report.format import format_bytes, format_seconds
 from perfguide.report.plots import Limit, dot_plot, rate_plot
 from perfguide.report.publishing.answers import Change, Recommendation, measured_here
-from perfguide.report.tables.comparison import Collapsed, Comparison, Table, at_size
+from perfguide.report.tables.comparison import Comparison
 from perfguide.report.tables.ops import OpTable
+from perfguide.report.tables.table import Collapsed, Table
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, Judged, exact
 from perfguide.report.verdicts.ranking import rank
 from perfguide.workloads import serving

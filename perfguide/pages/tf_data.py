@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_interval, format_seconds, format_speedup
 from perfguide.report.plots import timeline_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Table, pick
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, Judged, takes_at_most
 from perfguide.workloads import tf_data
 from perfguide.workloads.tf_data_overlap import Overlap, Recording, typical

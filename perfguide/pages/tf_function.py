@@ -9,12 +9,13 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, at_size, pick
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_seconds
 from perfguide.report.plots import scaling_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Table, at_size, first_call_overhead, pick
+from perfguide.report.tables.comparison import first_call_overhead
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import (
     Claim,
     ClaimReport,

@@ -14,13 +14,12 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
 from perfguide.measure import stats
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.measure.runner import run
 from perfguide.processes.pool import Workers
 from perfguide.processes.recording import recorded
 from perfguide.report.format import format_seconds, format_speedup
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import Claim, ClaimReport, Faster, per_process
 from perfguide.workloads import eager
 from perfguide.workloads import timing as tm

@@ -14,12 +14,12 @@ from typing import NamedTuple
 from matplotlib.axes import Axes
 
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, at_size, pick
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_percent, format_seconds, format_speedup
 from perfguide.report.plots import heatmap, peak_limit, rate_bars, scaling_plot
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer, measured_here
-from perfguide.report.tables.comparison import Table, at_size, pick
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import (
     Claim,
     ClaimReport,

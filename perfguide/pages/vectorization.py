@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from perfguide.measure import limits
 from perfguide.measure.limits import MachineLimits
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.measure.profile import OpTime
 from perfguide.processes.fresh import tensorflow_instruction_sets
 from perfguide.processes.pool import Workers, run_across
@@ -28,8 +28,8 @@ from perfguide.report.format import format_count, format_seconds, three_figures
 from perfguide.report.plots import bandwidth_limit, peak_limit, rate_bars, rate_plot, scaling_plot
 from perfguide.report.publishing import results
 from perfguide.report.publishing.answers import Change, Recommendation, ShortAnswer
-from perfguide.report.tables.comparison import Table, pick
 from perfguide.report.tables.ops import OpTable
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import (
     Claim,
     ClaimReport,

@@ -39,7 +39,7 @@ from perfguide.report.format import (
 )
 from perfguide.report.publishing.chapters import chapter
 from perfguide.report.publishing.results import read_json, write_atomically
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 
 #: The environment variable that names the build's state file.
 BUILD_STATE_ENV = "PERFGUIDE_BUILD_STATE"

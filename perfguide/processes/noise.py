@@ -23,7 +23,7 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.timer import no_progress
 from perfguide.processes.pool import Workers
 from perfguide.report.format import format_count, format_seconds, format_speedup
-from perfguide.report.tables.comparison import html_table, text_table
+from perfguide.report.tables.table import html_table, text_table
 from perfguide.report.verdicts.compare_files import verdicts
 
 #: (workload, variants, size): one probe per kind of cost the chapters time.

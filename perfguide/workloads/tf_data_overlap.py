@@ -15,7 +15,7 @@ import statistics
 
 from perfguide.measure.measurement import Measurement
 from perfguide.report.format import format_seconds
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import Claim, per_process
 
 

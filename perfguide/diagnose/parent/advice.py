@@ -30,12 +30,11 @@ from perfguide.diagnose.parent.diagnosis import (
 from perfguide.diagnose.parent.evidence import Evidence, backend_and_form, backend_label
 from perfguide.diagnose.worker_answers import Retracing
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.report.format import (
     format_speedup,
 )
 from perfguide.report.publishing.answers import Change, Recommendation
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import Faster, Share, per_process
 from perfguide.report.verdicts.ranking import Ranking, rank
 from perfguide.report.verdicts.ratios import in_common, ratio_interval

@@ -30,7 +30,7 @@ from perfguide.diagnose.parent.diagnosis import Assessment, Finding, changed_to
 from perfguide.diagnose.parent.evidence import Evidence, backend_label
 from perfguide.diagnose.worker_answers import ResidentSeries, Retracing
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.measure.memory import Growth, fitted_calls, growth
 from perfguide.report.format import (
     RERUN,
@@ -45,7 +45,6 @@ from perfguide.report.format import (
 )
 from perfguide.report.publishing.answers import Recommendation
 from perfguide.report.publishing.chapters import chapter
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.memory_claims import grows
 from perfguide.report.verdicts.ranking import rank
 from perfguide.report.verdicts.ratios import fixed_price, in_common, ratio_interval

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from perfguide.diagnose.parent.evidence import Evidence
 from perfguide.report.format import format_bytes, format_seconds
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 from perfguide.workloads.distributed_allreduce import (
     DATACENTER_LATENCY_S,
     Link,

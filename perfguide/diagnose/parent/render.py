@@ -23,19 +23,24 @@ from perfguide.diagnose.parent.projection import ModelProjection
 from perfguide.measure.limits import PEAK
 from perfguide.report.format import lower_first
 from perfguide.report.publishing import results
-from perfguide.report.publishing.answers import Recommendation, measured_here, verdict_badge
+from perfguide.report.publishing.answers import (
+    FINDING_HEADINGS,
+    Recommendation,
+    measured_here,
+    verdict_badge,
+)
 from perfguide.report.publishing.chapters import chapter
-from perfguide.report.tables.comparison import Comparison, html_table
+from perfguide.report.tables.comparison import Comparison
+from perfguide.report.tables.table import html_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 DOCS_URL_ENV = "PERFGUIDE_DOCS_URL"
-#: How the report heads the changes measured that are no advice, by why, in the order the
-#: assessment lists them: a change that paid but lost clearly to a form advised, then by the
-#: verdict of its claim.
-PAID_BUT_SLOWER = "Paid, but clearly slower than what is advised"
-NO_ADVICE_HEADINGS = {"INCONCLUSIVE": "Too close to call here", "DID NOT HOLD": "Did not pay here"}
+#: The order the report lists the changes measured that are no advice in, by the verdict of
+#: the claim that decided (under the short answers' headings): a change that held but lost
+#: clearly to a form advised, then those too close to call, then those that did not hold.
+NO_ADVICE_ORDER = ("HELD", "INCONCLUSIVE", "DID NOT HOLD")
 
 
 def docs_url(given: str | None = None) -> str:
@@ -122,17 +127,15 @@ def _projection_note(base: str) -> str:
 
 def _advice_lists(assessment: Assessment, what: str) -> list[tuple[str, list[Recommendation]]]:
     """The advice, then the changes measured that are no advice, grouped by why: those that
-    paid but lost clearly to a form advised, those too close to call, those that did not pay;
+    held but lost clearly to a form advised, those too close to call, those that did not hold;
     each list under its title, leaving out an empty one."""
     advised = [a for a in assessment.advice if a.advised]
-    beaten = [a for a in assessment.advice if a.why_not]
-    rest = [a for a in assessment.advice if not a.advised and not a.why_not]
+    rest = [a for a in assessment.advice if not a.advised]
     lists = [
         (f"Recommendations, each measured on this {what}", advised),
-        (PAID_BUT_SLOWER, beaten),
         *(
-            (heading, [a for a in rest if a.claim.verdict == verdict])
-            for verdict, heading in NO_ADVICE_HEADINGS.items()
+            (FINDING_HEADINGS[verdict], [a for a in rest if a.deciding.verdict == verdict])
+            for verdict in NO_ADVICE_ORDER
         ),
     ]
     return [(title, advice) for title, advice in lists if advice]

@@ -36,7 +36,7 @@ from pathlib import Path
 from perfguide.report.format import GLOSSARY, READING, RERUN
 from perfguide.report.publishing.chapters import chapter
 from perfguide.report.publishing.results import measurements_dir, write_atomically
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 from perfguide.report.verdicts.claims import Claim
 
 #: Chapters publish their short answers into the directory this variable names (the docs set it).

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from perfguide.measure.memory import Growth, Peaks
 from perfguide.report.format import NEXT_PROCESS, format_bytes
-from perfguide.report.tables.comparison import Table
+from perfguide.report.tables.table import Table
 
 
 def growth_table(

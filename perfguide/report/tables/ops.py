@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from perfguide.measure.profile import Grouping, OpTime, events_per_call, op_events, op_times
 from perfguide.report.format import format_count, format_percent, format_seconds
-from perfguide.report.tables.comparison import html_table, text_table
+from perfguide.report.tables.table import html_table, text_table
 
 
 class OpTable:

@@ -43,7 +43,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from perfguide.measure import calibration, stats
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.measure.memory import next_process
 from perfguide.report.format import (
     RERUN,
@@ -54,7 +54,6 @@ from perfguide.report.format import (
     speedup_interval,
     three_figures,
 )
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.ratios import in_common, paired, ratio_interval
 
 #: A ratio this close to a claimed factor is too close to call (asv's default factor for a

@@ -54,7 +54,7 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Growth
 from perfguide.report.format import format_count, format_seconds, format_speedup, three_figures
 from perfguide.report.publishing import memory_results, results
-from perfguide.report.tables.comparison import html_table, text_table
+from perfguide.report.tables.table import html_table, text_table
 
 #: A ratio of medians within this factor is no clear difference, however sure the test is.
 MIN_EFFECT = 1.1

@@ -30,14 +30,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from perfguide.measure.measurement import Measurement
+from perfguide.measure.measurement import Measurement, pick
 from perfguide.report.format import (
     RERUN,
     compared,
     format_factor,
     speedup_interval,
 )
-from perfguide.report.tables.comparison import pick
 from perfguide.report.verdicts.claims import Claim, Faster, versus_words
 from perfguide.report.verdicts.ratios import in_common, ratio_interval
 
