@@ -31,9 +31,7 @@ from perfguide.diagnose.parent.evidence import Evidence, backend_and_form, backe
 from perfguide.diagnose.worker_answers import Retracing
 from perfguide.measure.limits import PEAK, PEAK_FLOPS
 from perfguide.measure.measurement import Measurement, pick
-from perfguide.report.format import (
-    format_speedup,
-)
+from perfguide.report.format import RERUN, compared, speedup_interval
 from perfguide.report.publishing.answers import Change, Recommendation
 from perfguide.report.verdicts.claims import Faster, Share, per_process
 from perfguide.report.verdicts.ranking import Ranking, rank
@@ -138,9 +136,10 @@ def _beaten(
     if ranking is None or changed_to(advice) in ranking.tied:
         return advice
     leader, slower = in_common(*pick(measurements, ranking.leader, changed_to(advice)))
+    ratio, low, high = ratio_interval(leader, slower)
     why = (
-        f"{format_speedup(leader.median_s / slower.median_s)} than {ranking.leader}, which is "
-        "advised"
+        f"{compared(slower.label, ratio, leader.label)} here ({RERUN}: "
+        f"{speedup_interval(low, high)}), and {leader.label} is advised"
     )
     return dataclasses.replace(advice, why_not=why)
 
