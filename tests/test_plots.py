@@ -87,4 +87,4 @@ def test_a_projection_plot_draws_projections_dashed_and_measurements_as_dots():
     assert list(projected.get_ydata()) == [p.speedup for p in series]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["ideal (speed-up = workers)", "10 Gb/s", "measured here (loopback)"]
-    assert "projected" in ax.get_ylabel()
+    assert "dashed: projected" in ax.get_xlabel()

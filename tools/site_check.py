@@ -8,9 +8,10 @@ it, a "fastest", "best" or "worth most" named without a separation from its runn
 quoted as "A against B, 2x faster" instead of with its subject first, advice given where its claim
 did not hold, two pieces of advice (across every chapter's published short answer) that turn one
 setting different ways under conditions that do not tell them apart, a recipe that does not open
-with whether this build advises it, a chapter that shows no TensorFlow code before its recipes, and
-a search for "xla" that does not find the gradient-descent chapter. It counts the words and tables
-each chapter puts in view (code, output and collapsed sections aside) against its budget.
+with whether this build advises it, a chapter that shows no TensorFlow code before its recipes, a
+figure with a label or legend cut off at its edge, and a search for "xla" that does not find the
+gradient-descent chapter. It counts the words and tables each chapter puts in view (code, output
+and collapsed sections aside) against its budget.
 Screenshots of every page at both widths go to a folder, to look at.
 
     python tools/site_check.py [SITE] [--screenshots DIR]
@@ -39,10 +40,13 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import matplotlib.image
+
 from perfguide.report.publishing.answers import load_checklist
 from perfguide.report.publishing.chapters import chapter
 from perfguide.report.publishing.page_checks import (
     contradictions,
+    cut_at_edges,
     disagreements,
     recipe_problems,
     subjectless_effects,
@@ -465,6 +469,18 @@ def found_on(page: str, problems: Iterator[str]) -> list[str]:
         return [f"{page}: {failure}"]
 
 
+def check_figures(site: Path) -> Iterator[str]:
+    """Each figure of the site with a label, title or legend cut at its edge (a gallery figure's
+    high-resolution copy and thumbnail show the same figure)."""
+    for path in sorted((site / "_images").glob("*.png")):
+        if path.stem.endswith(("_2_00x", "_thumb")):
+            continue
+        pixels = matplotlib.image.imread(path)
+        gray = 255 * pixels[..., :3].mean(axis=-1)
+        if edges := cut_at_edges(gray):
+            yield f"{path.name}: ink at its {' and '.join(edges)} edge (something cut off)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site", nargs="?", default="docs/_build/html", type=Path)
@@ -484,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     shots.mkdir(parents=True, exist_ok=True)
     answers = {c["topic"]: c for c in load_checklist(args.site / "answers")}
     problems = [f"advice contradicts advice: {p}" for p in contradictions(list(answers.values()))]
+    problems += list(check_figures(args.site))
     server, base = serve(args.site)
     try:
         reports = check_pages(base, args.site, answers, shots)

@@ -102,7 +102,8 @@ def matmul_peak_share(m: Measurement, machine: MachineLimits) -> float:
 
 def _two_panels() -> tuple[Axes, Axes]:
     """Side by side, x + x on the left and the product on the right."""
-    _, (add_ax, matmul_ax) = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
+    # Wide enough for each panel's legend below it.
+    _, (add_ax, matmul_ax) = plt.subplots(1, 2, figsize=(10, 4.2), layout="constrained")
     return add_ax, matmul_ax
 
 

@@ -29,6 +29,9 @@ from perfguide.measure.measurement import Measurement
 from perfguide.measure.memory import Peaks
 from perfguide.report.format import RERUN, format_factor, format_seconds
 
+#: Characters in a line of an axis label, past which it wraps (a 6.4-inch figure's width).
+LABEL_CHARS = 60
+
 
 def _axes(ax: Axes | None) -> Axes:
     return ax if ax is not None else plt.figure(layout="constrained").add_subplot()
@@ -83,10 +86,11 @@ def dot_plot(measurements: Sequence[Measurement], ax: Axes | None = None) -> Axe
     ax.set_xscale("log")
     _one_format(ax.xaxis, EngFormatter(unit="s"))
     ax.grid(True, axis="x", which="major", alpha=0.3)
-    note = "\nhollow: noisy (its processes spread more than this machine's usually do)" * any(
-        m.noisy for m in ordered
-    )
-    ax.set_xlabel(f"time per {ordered[0].unit} (median, log scale; whiskers: its {RERUN}){note}")
+    lines = [f"time per {ordered[0].unit} (median, log scale; whiskers: its {RERUN})"]
+    if any(m.noisy for m in ordered):
+        lines.append("hollow: noisy (its processes spread more than this machine's usually do)")
+    # Wrapped: a long unit ("training step") beside long labels runs past the figure's edge.
+    ax.set_xlabel("\n".join(textwrap.fill(line, LABEL_CHARS) for line in lines))
     ax.margins(y=0.15)
     return ax
 
@@ -394,8 +398,8 @@ def projection_plot(
     ax.set_yscale("log", base=2)
     _one_format(ax.xaxis, FuncFormatter(lambda x, _: f"{x:g}"))
     _one_format(ax.yaxis, FuncFormatter(lambda y, _: f"{y:g}x"))
-    ax.set_xlabel("workers (log scale)")
-    ax.set_ylabel("speed-up in examples a second (projected; log scale)")
+    ax.set_xlabel("workers (log scale; dashed: projected)")
+    ax.set_ylabel("speed-up in examples a second (log scale)")
     ax.grid(True, which="major", alpha=0.3)
     _legend_below(ax)
     return ax

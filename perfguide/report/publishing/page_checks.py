@@ -2,14 +2,17 @@
 beside it (:func:`disagreements`), winners named without a separation from their runner-up
 (:func:`unseparated_winners`), ratios quoted in prose that no check on the page printed
 (:func:`unmatched_ratios`), advice that other advice contradicts (:func:`contradictions`), and
-recipes that do not say whether this build advises them (:func:`recipe_problems`). The site
-check runs them on every chapter and on the short answers the chapters published."""
+recipes that do not say whether this build advises them (:func:`recipe_problems`), and figures
+with a label or legend cut off at their edge (:func:`cut_at_edges`). The site check runs them on
+every chapter, on the short answers the chapters published and on the site's figures."""
 
 from __future__ import annotations
 
 import itertools
 import re
 from collections.abc import Iterable
+
+import numpy as np
 
 from perfguide.report.format import three_figures
 from perfguide.report.publishing.answers import Change
@@ -262,3 +265,29 @@ def undefined_names(quoted: str, names: Iterable[str], defined: Iterable[str]) -
             if name not in known:
                 found.append(name)
     return found
+
+
+#: Below this grey level (0 black, 255 white) a pixel is ink: text, a line or a marker.
+INK = 200
+#: The rows and columns along each edge of a figure that hold no ink unless something was cut.
+EDGE = 2
+
+
+def cut_at_edges(gray: np.ndarray) -> list[str]:
+    """The edges of a figure (its grey levels, rows by columns) that ink touches: matplotlib
+    leaves a margin round everything it fits, so ink there is a label, title or legend drawn
+    past the figure and cut off.
+
+    >>> page = np.full((40, 60), 255)
+    >>> page[10:20, 0:8] = 0  # a legend's first letters, cut at the left
+    >>> cut_at_edges(page), cut_at_edges(np.full((40, 60), 255))
+    (['left'], [])
+    """
+    ink = gray < INK
+    edges = {
+        "top": ink[:EDGE],
+        "bottom": ink[-EDGE:],
+        "left": ink[:, :EDGE],
+        "right": ink[:, -EDGE:],
+    }
+    return [edge for edge, pixels in edges.items() if pixels.any()]
