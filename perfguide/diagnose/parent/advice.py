@@ -35,7 +35,7 @@ from perfguide.report.format import RERUN, compared, speedup_interval
 from perfguide.report.publishing.answers import Change, Recommendation
 from perfguide.report.verdicts.claims import Faster, Share, per_process
 from perfguide.report.verdicts.ranking import Ranking, rank
-from perfguide.report.verdicts.ratios import in_common, ratio_interval
+from perfguide.report.verdicts.ratios import ratio_interval
 from perfguide.workloads.keras_processes import NAMES
 
 #: The forms that run the function as a graph (where retracing matters).
@@ -116,31 +116,26 @@ def _alternatives(
         if claim.held:
             held.setdefault(m.unit, []).append(m.label)
     rankings = {unit: rank(measurements, labels) for unit, labels in held.items()}
-    return _unbeaten(advice, rankings, measurements), rankings
+    return _unbeaten(advice, rankings), rankings
 
 
-def _unbeaten(
-    advice: list[Recommendation], rankings: dict[str, Ranking], measurements: list[Measurement]
-) -> list[Recommendation]:
+def _unbeaten(advice: list[Recommendation], rankings: dict[str, Ranking]) -> list[Recommendation]:
     """``advice``, each alternative that the fastest one that paid beat clearly no longer
     advised."""
     leaders = {label: r for r in rankings.values() for label in r.order}
-    return [_beaten(a, leaders.get(changed_to(a)), measurements) for a in advice]
+    return [_beaten(a, leaders.get(changed_to(a))) for a in advice]
 
 
-def _beaten(
-    advice: Recommendation, ranking: Ranking | None, measurements: list[Measurement]
-) -> Recommendation:
+def _beaten(advice: Recommendation, ranking: Ranking | None) -> Recommendation:
     """``advice`` not advised where the fastest form that paid beat it clearly, with by how
-    much (the claim's own ratio, over the processes that timed both)."""
+    much (the ranking's own gap: the claim's ratio, over the processes that timed both)."""
     if ranking is None or changed_to(advice) in ranking.tied:
         return advice
-    leader, slower = in_common(*pick(measurements, ranking.leader, changed_to(advice)))
-    ratio, low, high = ratio_interval(leader, slower)
-    why = (
-        f"{compared(slower.label, ratio, leader.label)} here ({RERUN}: "
-        f"{speedup_interval(low, high)}), and {leader.label} is advised"
-    )
+    (gap,) = [g for g in ranking.gaps if g.label == changed_to(advice)]
+    # The gap is the leader's speed-up over this form; the sentence is this form's, subject first.
+    slower = compared(gap.label, 1 / gap.ratio, ranking.leader)
+    interval = speedup_interval(1 / gap.high, 1 / gap.low)
+    why = f"{slower} here ({RERUN}: {interval}), and {ranking.leader} is advised"
     return dataclasses.replace(advice, why_not=why)
 
 
