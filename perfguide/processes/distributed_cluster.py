@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from perfguide.measure.measurement import Measurement, across_processes
 from perfguide.processes import pinned
-from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
+from perfguide.processes.fresh import ChildError, child_environment, failure_reason, own_scratch
 from perfguide.processes.recording import recorded
 
 HOST = "127.0.0.1"
@@ -116,7 +116,7 @@ def failure_line(stderr: str) -> str:
     'worker lost its peer'
     """
     named = [line.strip() for line in stderr.splitlines() if _EXCEPTION.match(line.strip())]
-    return _closed(named[-1]) if named else last_line(stderr)
+    return _closed(named[-1]) if named else failure_reason(stderr)
 
 
 def _closed(line: str) -> str:

@@ -179,7 +179,7 @@ class _Server:
         self._stderr.seek(0)
         stderr = self._stderr.read()
         sys.stderr.write(stderr)
-        why = answer.get("error") or fresh.last_line(stderr)
+        why = answer.get("error") or fresh.failure_reason(stderr)
         raise fresh.ChildError(
             f"{what} failed: {why}" if ready else f"{what} took over {TIMEOUT_S} s: {why}"
         )

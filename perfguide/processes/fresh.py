@@ -11,6 +11,7 @@ As pyperf does with its workers, a fresh process gets a minimal environment, so 
 of the parent cannot change what is measured; unlike pyperf, it also gets every ``TF_*``,
 ``XLA_*``, ``CUDA_*``, ``ONEDNN_*``, ``KERAS_*`` and ``PERFGUIDE_*`` variable of the parent on
 purpose, since those are settings of what is measured. The settings asked for win over the parent's.
+Every child also reports a crash with the Python stack it was on (:data:`CRASH_REPORT`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ BASE_VARIABLES = (
 BASE_PREFIXES = ("LC_",)
 #: What the temporary folder of a process's own is called (see :func:`own_scratch`).
 SCRATCH_PREFIX = "perfguide-process-"
+#: Every child reports a crash (a segfault in TensorFlow's C++) with the Python stack it was on:
+#: ``faulthandler`` writes it to stderr, where :func:`failure_reason` finds it.
+CRASH_REPORT = {"PYTHONFAULTHANDLER": "1"}
+#: How a crash report's first line starts, and how many of its stack's lines a reason keeps.
+CRASH_MARK, CRASH_FRAMES = "Fatal Python error", 8
 
 
 class ChildError(RuntimeError):
@@ -80,7 +86,7 @@ def child_environment(settings: Mapping[str, str] | None = None) -> dict[str, st
         for name, value in os.environ.items()
         if name in BASE_VARIABLES or name.startswith(BASE_PREFIXES)
     }
-    return base | environment.variables_with_prefixes(PASSED_PREFIXES) | settings
+    return base | CRASH_REPORT | environment.variables_with_prefixes(PASSED_PREFIXES) | settings
 
 
 def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.TemporaryDirectory]:
@@ -114,9 +120,17 @@ def import_tensorflow_lean() -> None:
             del sys.modules["jax"]
 
 
-def last_line(text: str) -> str:
-    """The last line of ``text`` that is not blank (a child's reason for failing)."""
+def failure_reason(text: str) -> str:
+    """A child's reason for failing, from its stderr ``text``: where it crashed (the crash
+    report's first line and the innermost frames of the stack it was on), else the last line
+    that is not blank."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    crashed = [i for i, line in enumerate(lines) if line.startswith(CRASH_MARK)]
+    if crashed:
+        report = lines[crashed[-1] :]
+        current = [i for i, line in enumerate(report) if line.startswith("Current thread")]
+        frames = report[current[0] + 1 :] if current else report[1:]
+        return " | ".join([report[0], *frames[:CRASH_FRAMES]])
     return lines[-1] if lines else "(nothing on stderr)"
 
 
@@ -140,10 +154,12 @@ def run_command(
             stderr = error.stderr or ""
             stderr = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr
             sys.stderr.write(stderr)
-            raise ChildError(f"{what} took over {timeout_s} s: {last_line(stderr)}") from None
+            raise ChildError(f"{what} took over {timeout_s} s: {failure_reason(stderr)}") from None
     if done.returncode != 0:
         sys.stderr.write(done.stderr)
-        raise ChildError(f"{what} failed (exit status {done.returncode}): {last_line(done.stderr)}")
+        raise ChildError(
+            f"{what} failed (exit status {done.returncode}): {failure_reason(done.stderr)}"
+        )
     return done
 
 

@@ -38,7 +38,7 @@ from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.measurement import Measurement, across_processes
 from perfguide.measure.timer import no_progress
-from perfguide.processes.fresh import ChildError, child_environment, last_line, own_scratch
+from perfguide.processes.fresh import ChildError, child_environment, failure_reason, own_scratch
 from perfguide.processes.recording import recorded, replaying
 from perfguide.processes.worker import Job, trace_variant
 from perfguide.report.publishing.results import write_atomically
@@ -128,7 +128,7 @@ class _Worker:
             self.stderr.seek(0)
             text = self.stderr.read().decode(errors="replace")
             sys.stderr.write(text)
-        return ChildError(f"a fresh worker process {how}: {last_line(text)}")
+        return ChildError(f"a fresh worker process {how}: {failure_reason(text)}")
 
     def let_go(self) -> None:
         """Close its stdin: it stops once its job is done."""
