@@ -141,6 +141,20 @@ def test_a_ratio_quoted_beside_its_check_but_worked_out_again_fails():
     assert problem.startswith("graph was 2.66x faster than eager here: the page checks graph")
 
 
+def test_a_check_quoted_in_parentheses_counts_for_its_pair():
+    # Two diagnoses on one page compare the same pair; the first's ranking quotes its check in
+    # parentheses, and its later sentence quotes that check's ratio.
+    page = (
+        "eager was fastest, 3.36x to 6.92x ahead of the runner-up, jit-compile (eager is 4.82x "
+        "faster than jit-compile: 34.7 µs vs 167 µs per call over 2 processes). "
+        "jit-compile was 4.82x slower than eager here. "
+        "(INCONCLUSIVE: jit-compile is 1.34x slower than eager: 9.90 ms vs 7.37 ms per call)"
+    )
+    assert unmatched_ratios(page) == []
+    (problem,) = unmatched_ratios(f"{page} eager was 4.90x faster than jit-compile here")
+    assert problem.endswith("the page checks eager against jit-compile at 1.34x, 4.82x")
+
+
 def test_a_speed_up_quoted_without_its_subject_fails():
     checked = Faster("graph", "eager").check(
         [

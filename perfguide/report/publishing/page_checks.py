@@ -57,8 +57,9 @@ def disagreements(text: str) -> list[str]:
     return found
 
 
-#: A variant's label as the pages print it.
-_LABEL = r"[\w.()+-]+"
+#: A variant's label as the pages print it: never starting with "(", which opens the
+#: parenthesis a check's evidence is often quoted in.
+_LABEL = r"[\w.+-][\w.()+-]*"
 #: A comparison as a check's evidence words it ("a is 2.00x faster than b: …") and as prose
 #: quotes one (:func:`~perfguide.report.publishing.answers.measured_here`: "a was 2.00x faster
 #: than b here").
