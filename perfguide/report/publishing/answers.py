@@ -196,17 +196,10 @@ def verdict_badge(verdict: str, defined: str | None = VERDICTS_DEFINED) -> str:
 
 def measured_here(claim: Claim) -> str:
     """What a claim measured, as one sentence with its subject first, "here", and beside it
-    where a rerun lands and, for a claim that asked for more than a direction and missed it,
-    what it asked for.
-
-    >>> measured_here(Claim("a is at least 10x faster than b", False, "…", "7.58x faster",
-    ...     "at least 10x faster", "6.90x to 8.30x faster", "a was 7.58x faster than b"))
-    'a was 7.58x faster than b here (claimed: at least 10x faster; rerun interval: 6.90x to \
-8.30x faster)'
-    """
-    notes = [f"claimed: {claim.target}"] * bool(claim.target and claim.held is not True)
-    notes += [f"{RERUN}: {claim.interval}"] * bool(claim.interval)
-    return f"{claim.sentence} here" + (f" ({'; '.join(notes)})" if notes else "")
+    where it was judged, where a rerun lands and, for a claim that asked for more than a
+    direction and missed it, what it asked for; its verdict is shown apart
+    (:meth:`~perfguide.report.verdicts.claims.Claim.here`)."""
+    return claim.here(verdict=False)
 
 
 def measured_html(measured: str, reading: str = GLOSSARY[RERUN]) -> str:

@@ -83,6 +83,9 @@ class Claim:
     #: Each process's value of a ratio it worked out for itself, where the claim was judged on
     #: one (published, so that a calibration fits how far it moves between runs).
     processes: tuple[float, ...] = ()
+    #: Where it was judged, as :meth:`on` named it ("mlp", "training step"), where the same
+    #: claim was judged on several parts.
+    said_of: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The claim as plain JSON data."""
@@ -109,25 +112,39 @@ class Claim:
         '1.17x faster (rerun interval: 1.02x to 1.34x faster; inconclusive, claimed: at least \
 1.5x faster)'
         """
-        return f"{self.effect}{self._notes}"
+        return f"{self.effect}{self._notes(verdict=True)}"
 
     @property
     def stated(self) -> str:
         """The measurement as a statement of its own, subject first where the claim knows it,
-        with what :attr:`quoted` adds.
+        with where it was judged and what :attr:`quoted` adds.
 
         >>> Claim("a beats b", True, "", "2.00x faster", "", "1.90x to 2.10x faster",
-        ...       "a was 2.00x faster than b").stated
-        'a was 2.00x faster than b here (rerun interval: 1.90x to 2.10x faster)'
+        ...       "a was 2.00x faster than b").on("mlp").stated
+        'a was 2.00x faster than b here (mlp; rerun interval: 1.90x to 2.10x faster)'
         """
-        return f"{self.measured} here{self._notes}" if self.measured else self.quoted
+        return self.here(verdict=True) if self.measured else self.quoted
 
-    @property
-    def _notes(self) -> str:
-        notes = [f"{RERUN}: {self.interval}"] if self.interval else []
+    def here(self, verdict: bool) -> str:
+        """:attr:`sentence` with "here", then where it was judged, its rerun interval and,
+        unless it held, what it asked for, with its verdict if ``verdict`` (not where a badge
+        shows the verdict beside it).
+
+        >>> Claim("a is at least 10x faster than b", False, "…", "7.58x faster",
+        ...     "at least 10x faster", "6.90x to 8.30x faster", "a was 7.58x faster than b"
+        ...     ).here(verdict=False)
+        'a was 7.58x faster than b here (rerun interval: 6.90x to 8.30x faster; claimed: at \
+least 10x faster)'
+        """
+        return f"{self.sentence} here{self._notes(verdict, self.said_of)}"
+
+    def _notes(self, verdict: bool, said_of: str = "") -> str:
+        notes = [said_of] if said_of else []
+        notes += [f"{RERUN}: {self.interval}"] if self.interval else []
         if self.held is not True:
-            claimed = f", claimed: {self.target}" if self.target else ""
-            notes.append(f"{self.verdict.lower()}{claimed}")
+            asked = [self.verdict.lower()] * verdict
+            asked += [f"claimed: {self.target}"] if self.target else []
+            notes += [", ".join(asked)] if asked else []
         return f" ({'; '.join(notes)})" if notes else ""
 
     @property
@@ -157,7 +174,7 @@ class Claim:
         >>> Claim("bfloat16 is faster than float32", True, "").on("a product").statement
         'bfloat16 is faster than float32 (a product)'
         """
-        return dataclasses.replace(self, statement=f"{self.statement} ({what})")
+        return dataclasses.replace(self, statement=f"{self.statement} ({what})", said_of=what)
 
 
 def exact(statement: str, held: bool, evidence: str, effect: str = "") -> Claim:
