@@ -152,6 +152,7 @@ def test_workers_replay_what_their_processes_answered_without_starting_any(
         measured = workers.run("eager-add", ["numpy"], size=1000, quick=True)
         trace = workers.trace(0, eager.ADD, "eager", 1000, str(logdir))
         cores = workers.call("perfguide.measure.cpu:usable_cores")
+        each = workers.call_each("perfguide.measure.cpu:usable_cores", [{}])
         names = workers.names
     replay(monkeypatch, page)
     Path(trace).unlink()
@@ -165,6 +166,7 @@ def test_workers_replay_what_their_processes_answered_without_starting_any(
         assert replayed.run("eager-add", ["numpy"], size=1000, quick=True) == measured
         assert replayed.trace(0, eager.ADD, "eager", 1000, str(logdir)) == trace
         assert replayed.call("perfguide.measure.cpu:usable_cores") == cores
+        assert replayed.call_each("perfguide.measure.cpu:usable_cores", [{}]) == each
         assert replayed.names == names
     assert Path(trace).is_file()
     recording.finish(page)  # every answer handed back, none left over

@@ -204,6 +204,7 @@ class Workers:
             f", {name}={value}" for name, value in sorted((settings or {}).items())
         )
         # They import TensorFlow side by side (nothing is timed yet), then wait for jobs.
+        self._processes = processes  # as many as a replay's recording answers for
         self._workers = [] if replaying() else [_Worker(*self._start) for _ in range(processes)]
         # Started only when a comparison needs more processes, and kept for the next one; the
         # calls that set the workers up, the last of each target, for those started later.
@@ -397,8 +398,8 @@ class Workers:
         """What ``target`` returns in the first ``len(kwargs)`` workers, each called with its
         own keyword arguments, side by side: for work nothing times (converting models, say),
         which one process would otherwise do while the other core idles."""
-        if len(kwargs) > len(self._workers):
-            raise ValueError(f"{len(kwargs)} calls for {len(self._workers)} processes")
+        if len(kwargs) > self._processes:
+            raise ValueError(f"{len(kwargs)} calls for {self._processes} processes")
         requests = [{"call": target, "kwargs": dict(each)} for each in kwargs]
 
         def answered() -> list[Any]:
