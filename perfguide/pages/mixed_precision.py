@@ -363,7 +363,7 @@ def _answer(cpu: Cpu, steps: ClaimReport, float16_ops: OpTable) -> str:
     kernel = "oneDNN's" if is_onednn(top.op) else "TensorFlow's generic"
     return (
         f"Because the CPU decides. This one {cpu.has('bfloat16')} bfloat16 instructions and "
-        f"{cpu.has('float16')} float16 ones. A training step: {bfloat16_step}; "
+        f"{cpu.has('float16')} float16 ones. {bfloat16_step}; "
         f"{float16_step}. Under mixed_float16 oneDNN's kernels ran "
         f"{float16_ops.share(is_onednn):.0%} of the op time and {kernel} {top.op} took the most "
         f"({top.share:.0%}). {_why_float16(cpu, steps, is_onednn(top.op))}The weights stay "
