@@ -2,18 +2,21 @@
 ``KERAS_BACKEND`` (or ``TF_USE_LEGACY_KERAS=1``) set, it writes an ``.npz`` to the path it is
 given: every model's inference output on one batch, and, where the backend trains, the loss
 ``evaluate`` reads from the shared weights and the loss and weights after one ``fit`` step from
-them (dropout off: it draws random masks)."""
+them (dropout off: it draws random masks). It starts as a worker does: the workloads, which load
+Keras and its backend, are imported only after :func:`import_tensorflow_lean`."""
 
 import sys
 
 import numpy as np
 
-from perfguide.workloads import keras_backends as kb
-from perfguide.workloads import keras_processes
+from perfguide.processes.fresh import import_tensorflow_lean
 
 
 def results() -> dict[str, np.ndarray]:
-    found = {}
+    from perfguide.workloads import keras_backends as kb
+    from perfguide.workloads import keras_processes
+
+    found = {"backend": np.asarray(kb.backend_in_process())}
     for model, spec in kb.MODELS.items():
         x, y = kb.make_data(model)
         x, y = x[:8], y[:8]
@@ -29,4 +32,5 @@ def results() -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    np.savez(sys.argv[1], backend=kb.backend_in_process(), **results())
+    import_tensorflow_lean()
+    np.savez(sys.argv[1], **results())

@@ -5,8 +5,11 @@ Each worker keeps TensorFlow to one intra-op thread, since TensorFlow's default,
 core in every worker, makes the workers contend."""
 
 import os
+import sys
 
 import pytest
+
+from perfguide.processes.fresh import TELEMETRY
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +26,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The tests that convert models in this process run no library's telemetry, as the
+    # chapters' processes run none.
+    for name in TELEMETRY:
+        sys.modules.setdefault(name, None)
     # Only in a worker of several: the processes the tests start set their own threads.
     if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         import tensorflow as tf

@@ -91,6 +91,19 @@ def test_tensorflow_loads_without_plotting_and_jax_still_loads_after_it():
 
 
 @pytest.mark.processes
+def test_openvino_loads_and_converts_without_its_telemetry():
+    pytest.importorskip("openvino")
+    probe = (
+        "import sys; from perfguide.processes import fresh; fresh.import_tensorflow_lean(); "
+        "import openvino; from openvino.tools.ovc import telemetry_utils; "
+        "print(sys.modules['openvino_telemetry'], telemetry_utils.tm.__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "openvino.tools.ovc.telemetry_stub"]
+
+
+@pytest.mark.processes
 def test_default_workers_leave_onednn_and_threads_to_tensorflow(two):
     env = two.environment
     # TensorFlow turns oneDNN on by default only on some CPUs: as it does in this process.

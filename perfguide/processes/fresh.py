@@ -44,6 +44,9 @@ SCRATCH_PREFIX = "perfguide-process-"
 CRASH_REPORT = {"PYTHONFAULTHANDLER": "1"}
 #: How a crash report's first line starts, and how many of its stack's lines a reason keeps.
 CRASH_MARK, CRASH_FRAMES = "Fatal Python error", 8
+#: Usage telemetry that a library runs when imported, which no process of ours imports
+#: (:func:`import_tensorflow_lean` says why).
+TELEMETRY = ("openvino_telemetry",)
 
 
 class ChildError(RuntimeError):
@@ -102,14 +105,19 @@ def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.Tempor
 
 
 def import_tensorflow_lean() -> None:
-    """Import TensorFlow in this process, which measures and never plots, without two packages
-    it pulls in wherever they are installed and does not need here: Keras imports
-    ``matplotlib.pyplot`` (kept out for good; Keras does without it), and TensorFlow Lite imports
-    JAX for its converter from JAX functions (kept out only while TensorFlow loads, and not at
-    all where Keras runs on JAX; a workload on JAX imports it later all the same). Measured here,
-    matplotlib cost 0.7 of the 5.4 CPU-seconds a fresh process took to import TensorFlow, and JAX
-    0.9 of 7.1; a build starts about a hundred such processes."""
-    sys.modules.setdefault("matplotlib", None)  # Python's mark of a module that is absent
+    """Import TensorFlow in this process, which measures and never plots, without packages that
+    it, or a runtime loaded later, pulls in wherever they are installed and that are not needed
+    here: Keras imports ``matplotlib.pyplot`` (kept out for good; Keras does without it);
+    TensorFlow Lite imports JAX for its converter from JAX functions (kept out only while
+    TensorFlow loads, and not at all where Keras runs on JAX; a workload on JAX imports it later
+    all the same); and every ``import openvino`` runs OpenVINO's usage telemetry, which counts
+    the import in a file under the home folder and sends it to Google Analytics from a forked
+    process (:data:`TELEMETRY`, kept out for good; OpenVINO's converter runs on its own
+    stand-in).
+    Measured here, matplotlib cost 0.7 of the 5.4 CPU-seconds a fresh process took to import
+    TensorFlow, and JAX 0.9 of 7.1; a build starts about a hundred such processes."""
+    for name in ("matplotlib", *TELEMETRY):
+        sys.modules.setdefault(name, None)  # Python's mark of a module that is absent
     keep_jax_out = os.environ.get("KERAS_BACKEND") != "jax" and "jax" not in sys.modules
     if keep_jax_out:
         sys.modules["jax"] = None
