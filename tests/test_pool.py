@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 
+import psutil
 import pytest
 from never_settled import NeverSettled
 
@@ -101,6 +102,25 @@ def test_openvino_loads_and_converts_without_its_telemetry():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "openvino.tools.ovc.telemetry_stub"]
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, waiting for the process that adopted it to read
+    its exit, does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.processes
+def test_a_stopped_worker_leaves_nothing_it_forked_running():
+    with pool.Workers(1) as workers:
+        (child,) = workers.call("tests.hung_fork:fork_a_hung_child")
+        assert running(child)
+    # Killed with the worker's process group: gone within moments, not its ten minutes.
+    psutil.wait_procs([psutil.Process(child)] if running(child) else [], timeout=10)
+    assert not running(child)
 
 
 @pytest.mark.processes

@@ -17,9 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -30,7 +28,13 @@ from typing import IO, Any
 
 from perfguide.measure.measurement import Measurement, across_processes
 from perfguide.processes import pinned
-from perfguide.processes.fresh import ChildError, child_environment, failure_reason, own_scratch
+from perfguide.processes.fresh import (
+    ChildError,
+    child_environment,
+    end_group,
+    failure_reason,
+    own_scratch,
+)
 from perfguide.processes.recording import recorded
 
 HOST = "127.0.0.1"
@@ -132,11 +136,9 @@ def _closed(line: str) -> str:
 
 
 def _stop(running: Sequence[_Running]) -> None:
-    """Kill every task still running, with anything it started, and wait for it."""
+    """Kill every task still running, and anything a task started, and wait for each."""
     for r in running:
-        if r.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(r.process.pid, signal.SIGKILL)
+        end_group(r.process)
     for r in running:
         r.process.wait()
         r.stdout.close()

@@ -31,7 +31,6 @@ import importlib
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -175,7 +174,7 @@ class _Server:
         answer = json.loads(line) if line else {}
         if "returned" in answer:
             return answer["returned"]
-        os.killpg(self._process.pid, signal.SIGKILL)
+        fresh.end_group(self._process)
         self._stderr.seek(0)
         stderr = self._stderr.read()
         sys.stderr.write(stderr)

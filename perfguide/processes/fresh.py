@@ -16,8 +16,10 @@ Every child also reports a crash with the Python stack it was on (:data:`CRASH_R
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -90,6 +92,16 @@ def child_environment(settings: Mapping[str, str] | None = None) -> dict[str, st
         if name in BASE_VARIABLES or name.startswith(BASE_PREFIXES)
     }
     return base | CRASH_REPORT | environment.variables_with_prefixes(PASSED_PREFIXES) | settings
+
+
+def end_group(process: subprocess.Popen) -> None:
+    """Kill whatever is left of the process group ``process`` leads (it was started with
+    ``start_new_session``), ``process`` included: what it started, and what a library it
+    loaded forked, which a process that ends at once (as a worker does) leaves behind, hung
+    where a child forked from a process with threads waits for a lock that no thread will
+    release."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def own_scratch(env: Mapping[str, str]) -> tuple[dict[str, str], tempfile.TemporaryDirectory]:

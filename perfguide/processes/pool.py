@@ -38,7 +38,13 @@ from perfguide.measure.environment import quick_everywhere
 from perfguide.measure.limits import PEAK, SHARED_FILE_ENV, MachineLimits
 from perfguide.measure.measurement import Measurement, across_processes
 from perfguide.measure.timer import no_progress
-from perfguide.processes.fresh import ChildError, child_environment, failure_reason, own_scratch
+from perfguide.processes.fresh import (
+    ChildError,
+    child_environment,
+    end_group,
+    failure_reason,
+    own_scratch,
+)
 from perfguide.processes.recording import recorded, replaying
 from perfguide.processes.worker import Job, trace_variant
 from perfguide.report.publishing.results import write_atomically
@@ -85,7 +91,12 @@ class _Worker:
         command = [sys.executable, "-m", "perfguide.processes.worker", device]
         env, self.scratch = own_scratch(env)
         self.process = subprocess.Popen(
-            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr
+            command,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            start_new_session=True,  # its own process group: stopped with all it forked
         )
         self.buffer = b""
         self.name = ""
@@ -143,6 +154,7 @@ class _Worker:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        end_group(self.process)
         self.process.stdout.close()
         if self.stderr is not None:
             self.stderr.close()
