@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from perfguide.processes.fresh import TELEMETRY
+from perfguide.processes.fresh import TELEMETRY_MODULES, TELEMETRY_OFF
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +28,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     # The tests that convert models in this process run no library's telemetry, as the
     # chapters' processes run none.
-    for name in TELEMETRY:
+    for name in TELEMETRY_MODULES:
         sys.modules.setdefault(name, None)
+    os.environ.update(TELEMETRY_OFF)
     # Only in a worker of several: the processes the tests start set their own threads.
     if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         import tensorflow as tf

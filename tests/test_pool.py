@@ -60,10 +60,16 @@ def test_child_gets_tensorflow_settings_and_a_minimal_base(monkeypatch):
     assert env["LC_ALL"] == "C.UTF-8" and env["HOME"] == "/root"
     assert env["PATH"] == os.environ["PATH"]
     assert not set(dropped) & set(env)
-    for name in set(env) - set(fresh.CRASH_REPORT):
+    for name in set(env) - set(fresh.CRASH_REPORT) - set(fresh.TELEMETRY_OFF):
         assert name in fresh.BASE_VARIABLES or name.startswith(
             fresh.BASE_PREFIXES + fresh.PASSED_PREFIXES
         ), name
+
+
+def test_every_child_runs_with_onnx_runtimes_telemetry_off(monkeypatch):
+    monkeypatch.setenv("ORT_DISABLE_TELEMETRY", "0")
+    assert fresh.child_environment()["ORT_DISABLE_TELEMETRY"] == "1"
+    assert fresh.child_environment({"TF_NUM_INTRAOP_THREADS": "1"})["ORT_DISABLE_TELEMETRY"] == "1"
 
 
 def test_settings_win_over_the_parents_variables(monkeypatch):

@@ -11,7 +11,8 @@ As pyperf does with its workers, a fresh process gets a minimal environment, so 
 of the parent cannot change what is measured; unlike pyperf, it also gets every ``TF_*``,
 ``XLA_*``, ``CUDA_*``, ``ONEDNN_*``, ``KERAS_*`` and ``PERFGUIDE_*`` variable of the parent on
 purpose, since those are settings of what is measured. The settings asked for win over the parent's.
-Every child also reports a crash with the Python stack it was on (:data:`CRASH_REPORT`).
+Every child also reports a crash with the Python stack it was on (:data:`CRASH_REPORT`), and
+runs no library's usage telemetry (:data:`TELEMETRY_OFF`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,11 @@ CRASH_REPORT = {"PYTHONFAULTHANDLER": "1"}
 CRASH_MARK, CRASH_FRAMES = "Fatal Python error", 8
 #: Usage telemetry that a library runs when imported, which no process of ours imports
 #: (:func:`import_tensorflow_lean` says why).
-TELEMETRY = ("openvino_telemetry",)
+TELEMETRY_MODULES = ("openvino_telemetry",)
+#: Usage telemetry switched off in every child by the variable its library reads as it loads:
+#: ONNX Runtime's (on Linux since 1.29, on unless told), which starts a thread that uploads to
+#: Microsoft's collector in any process that loads it, a timed one included.
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
 
 
 class ChildError(RuntimeError):
@@ -91,7 +96,8 @@ def child_environment(settings: Mapping[str, str] | None = None) -> dict[str, st
         for name, value in os.environ.items()
         if name in BASE_VARIABLES or name.startswith(BASE_PREFIXES)
     }
-    return base | CRASH_REPORT | environment.variables_with_prefixes(PASSED_PREFIXES) | settings
+    passed = environment.variables_with_prefixes(PASSED_PREFIXES)
+    return base | CRASH_REPORT | TELEMETRY_OFF | passed | settings
 
 
 def end_group(process: subprocess.Popen) -> None:
@@ -124,11 +130,11 @@ def import_tensorflow_lean() -> None:
     TensorFlow loads, and not at all where Keras runs on JAX; a workload on JAX imports it later
     all the same); and every ``import openvino`` runs OpenVINO's usage telemetry, which counts
     the import in a file under the home folder and sends it to Google Analytics from a forked
-    process (:data:`TELEMETRY`, kept out for good; OpenVINO's converter runs on its own
+    process (:data:`TELEMETRY_MODULES`, kept out for good; OpenVINO's converter runs on its own
     stand-in).
     Measured here, matplotlib cost 0.7 of the 5.4 CPU-seconds a fresh process took to import
     TensorFlow, and JAX 0.9 of 7.1; a build starts about a hundred such processes."""
-    for name in ("matplotlib", *TELEMETRY):
+    for name in ("matplotlib", *TELEMETRY_MODULES):
         sys.modules.setdefault(name, None)  # Python's mark of a module that is absent
     keep_jax_out = os.environ.get("KERAS_BACKEND") != "jax" and "jax" not in sys.modules
     if keep_jax_out:
